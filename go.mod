@@ -1,0 +1,3 @@
+module github.com/vsh-rdma/vsh
+
+go 1.26
