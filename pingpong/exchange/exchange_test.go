@@ -1,0 +1,150 @@
+package exchange_test
+
+import (
+	"bytes"
+	"errors"
+	"net"
+	"strings"
+	"testing"
+
+	"github.com/vsh-rdma/vsh/pingpong/exchange"
+	"github.com/vsh-rdma/vsh/verbs"
+)
+
+func gid(t *testing.T, s string) verbs.GID {
+	t.Helper()
+	g, err := verbs.ParseGID(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+// The bytes rc_pingpong sends: sprintf(msg, "%04x:%06x:%06x:%s", ...) over
+// sizeof msg = 52 (rdma-core libibverbs/examples/rc_pingpong.c, pingpong.c).
+func TestMarshalMatchesRdmaCore(t *testing.T) {
+	d := exchange.Dest{LID: 0, QPN: 0x11, PSN: 0xa3f1c2, GID: gid(t, "::ffff:10.0.0.1")}
+	m := d.Marshal()
+	want := "0000:000011:a3f1c2:00000000000000000000ffff0a000001\x00"
+	if string(m[:]) != want {
+		t.Fatalf("Marshal = %q\nwant      %q", m[:], want)
+	}
+	if len(m) != 52 {
+		t.Fatalf("len = %d", len(m))
+	}
+	back, err := exchange.Parse(m[:])
+	if err != nil || back != d {
+		t.Fatalf("Parse(Marshal) = %+v, %v; want %+v", back, err, d)
+	}
+}
+
+func TestParse(t *testing.T) {
+	tests := []struct {
+		in      string
+		wantErr string
+	}{
+		{"0000:000011:a3f1c2:00000000000000000000ffff0a000001", ""},
+		{"1:2:3:00000000000000000000000000000000", ""}, // sscanf %x accepts short fields
+		{"0000:000011:a3f1c2", "want LID:QPN:PSN:GID"},
+		{"zzzz:000011:a3f1c2:00000000000000000000ffff0a000001", "not hex"},
+		{"0000:000011:a3f1c2:0000", "32 hex digits"},
+		{"10000:1:1:00000000000000000000000000000000", "16 bits"},
+		{"", "want LID:QPN:PSN:GID"},
+	}
+	for _, tc := range tests {
+		_, err := exchange.Parse([]byte(tc.in))
+		if tc.wantErr == "" {
+			if err != nil {
+				t.Errorf("Parse(%q) = %v", tc.in, err)
+			}
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), tc.wantErr) || !errors.Is(err, exchange.ErrMalformed) {
+			t.Errorf("Parse(%q) = %v; want error containing %q", tc.in, err, tc.wantErr)
+		}
+	}
+}
+
+func TestHandshakeOverTCP(t *testing.T) {
+	for _, slots := range []int{1, exchange.MaxQP} {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		client := []exchange.Dest{{QPN: 0x12, PSN: 0x345, GID: gid(t, "10.0.0.1")}}
+		server := []exchange.Dest{{QPN: 0x13, PSN: 0x678, GID: gid(t, "10.0.0.2")}}
+		if slots > 1 {
+			client = append(client, exchange.Dest{QPN: 0x14, PSN: 1, GID: gid(t, "10.0.0.1")})
+		}
+		type result struct {
+			remote []exchange.Dest
+			err    error
+		}
+		done := make(chan result, 1)
+		go func() {
+			c, err := ln.Accept()
+			if err != nil {
+				done <- result{nil, err}
+				return
+			}
+			defer c.Close()
+			var connected bool
+			r, err := exchange.Server(c, server, slots, func(remote []exchange.Dest) error {
+				connected = len(remote) > 0
+				return nil
+			})
+			if err == nil && !connected {
+				err = errors.New("connect not called")
+			}
+			done <- result{r, err}
+		}()
+		c, err := net.Dial("tcp", ln.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := exchange.Client(c, client, slots)
+		c.Close()
+		if err != nil {
+			t.Fatalf("slots=%d: Client: %v", slots, err)
+		}
+		if len(got) != 1 || got[0] != server[0] {
+			t.Errorf("slots=%d: client learned %+v; want %+v", slots, got, server)
+		}
+		res := <-done
+		if res.err != nil {
+			t.Fatalf("slots=%d: Server: %v", slots, res.err)
+		}
+		if len(res.remote) != len(client) || res.remote[0] != client[0] {
+			t.Errorf("slots=%d: server learned %+v; want %+v", slots, res.remote, client)
+		}
+		ln.Close()
+	}
+}
+
+func TestServerShortRead(t *testing.T) {
+	var rw struct {
+		bytes.Buffer
+	}
+	rw.WriteString("0000:000011")
+	_, err := exchange.Server(&rw, nil, 1, nil)
+	if err == nil || !strings.Contains(err.Error(), "couldn't read remote address") {
+		t.Fatalf("Server on a short message = %v", err)
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	f.Add([]byte("0000:000011:a3f1c2:00000000000000000000ffff0a000001\x00"))
+	f.Add([]byte("1:2:3:4"))
+	f.Add([]byte(":::"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		d, err := exchange.Parse(b)
+		if err != nil {
+			return
+		}
+		m := d.Marshal()
+		d2, err := exchange.Parse(m[:])
+		if err != nil || d2.LID != d.LID || d2.GID != d.GID || d2.QPN != d.QPN&0xffffff || d2.PSN != d.PSN&0xffffff {
+			t.Fatalf("round trip of %+v = %+v, %v", d, d2, err)
+		}
+	})
+}
