@@ -1,0 +1,372 @@
+package sim
+
+import (
+	"net/netip"
+	"time"
+
+	"github.com/vsh-rdma/vsh/verbs"
+)
+
+// device is one simulated rxe device (struct rxe_dev) with its one port.
+type device struct {
+	f         *Fabric
+	idx       int
+	name      string
+	mac       [6]byte
+	ip        netip.Addr
+	guid      uint64
+	gids      [2]verbs.GID
+	portState verbs.PortState
+
+	nextQPN   uint32 // rxe_pool's cyclic index allocation (xa_alloc_cyclic)
+	nextMRIdx uint32
+	qps       map[uint32]*qp // by QPN, for packet delivery
+	mrs       map[uint32]*mr // by pool index (key >> 8)
+	ctxs      []*context
+}
+
+var _ verbs.Device = (*device)(nil)
+
+// Name implements verbs.Device.
+func (d *device) Name() string { return d.name }
+
+// GUID implements verbs.Device: the node GUID, EUI-64 of the MAC as rxe
+// derives it (rxe_register_device, addrconf_addr_eui48).
+func (d *device) GUID() uint64 { return d.guid }
+
+// Open implements verbs.Device (ibv_open_device).
+func (d *device) Open() (verbs.Context, error) {
+	f := d.f
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.closed {
+		return nil, verbs.Errorf("ibv_open_device", verbs.ENODEV, "create a new simulator with sim.New", "the simulator was closed")
+	}
+	c := &context{dev: d}
+	d.ctxs = append(d.ctxs, c)
+	return c, nil
+}
+
+// gid returns GID table entry i and whether it is populated.
+func (d *device) gid(i int) (verbs.GID, bool) {
+	if i >= 0 && i < len(d.gids) {
+		return d.gids[i], true
+	}
+	return verbs.GID{}, false
+}
+
+// hasGID reports whether g is one of d's RoCE v2 GIDs (rxe_match_dgid).
+func (d *device) hasGID(g verbs.GID) bool {
+	for _, x := range d.gids {
+		if x == g {
+			return true
+		}
+	}
+	return false
+}
+
+// allocQPN hands out the next QP number the way rxe's pool does: cyclic
+// from the last one given, skipping numbers in use.
+func (d *device) allocQPN() (uint32, bool) {
+	for tries := 0; tries < rxeMaxQPIndex; tries++ {
+		n := d.nextQPN
+		d.nextQPN++
+		if d.nextQPN > rxeMaxQPIndex {
+			d.nextQPN = rxeMinQPIndex + 1
+		}
+		if _, used := d.qps[n]; !used {
+			return n, true
+		}
+	}
+	return 0, false
+}
+
+func (d *device) allocMRIndex() (uint32, bool) {
+	for tries := 0; tries < rxeMaxMRIndex; tries++ {
+		n := d.nextMRIdx
+		d.nextMRIdx++
+		if d.nextMRIdx > rxeMaxMRIndex {
+			d.nextMRIdx = rxeMinMRIndex
+		}
+		if _, used := d.mrs[n]; !used {
+			return n, true
+		}
+	}
+	return 0, false
+}
+
+// portEvent delivers a port event to every open context of the device, as
+// ib_dispatch_event does to every registered handler.
+func (d *device) portEvent(t verbs.EventType) {
+	for _, c := range d.ctxs {
+		c.events = append(c.events, asyncEv{ev: verbs.AsyncEvent{Type: t, PortNum: 1}})
+	}
+}
+
+// SetPortState brings the port of device i down (verbs.PortDown) or up
+// (verbs.PortActive), as rxe does when its netdev goes down or up
+// (rxe_port_down / rxe_port_up): every open context gets
+// IBV_EVENT_PORT_ERR or IBV_EVENT_PORT_ACTIVE, and while the port is down
+// nothing is sent or received.
+func (f *Fabric) SetPortState(i int, s verbs.PortState) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if i < 0 || i >= len(f.devs) {
+		return verbs.Errorf("set_port_state", verbs.ENODEV, "", "no device sim%d", i)
+	}
+	if s != verbs.PortActive && s != verbs.PortDown {
+		return verbs.Errorf("set_port_state", verbs.EINVAL, "use IBV_PORT_ACTIVE or IBV_PORT_DOWN",
+			"rxe's port is either ACTIVE or DOWN, not %s", s)
+	}
+	d := f.devs[i]
+	if d.portState == s {
+		return nil
+	}
+	d.portState = s
+	if s == verbs.PortActive {
+		d.portEvent(verbs.EventPortActive)
+	} else {
+		d.portEvent(verbs.EventPortErr)
+	}
+	return nil
+}
+
+// asyncEv is a queued async event.
+type asyncEv struct {
+	ev verbs.AsyncEvent
+}
+
+// context is an open device (struct ibv_context, a uverbs file).
+type context struct {
+	dev    *device
+	closed bool
+	why    string // why it is closed
+
+	events []asyncEv // the async event queue, oldest first
+
+	pds      []*pd
+	cqs      []*cq
+	channels []*channel
+}
+
+var _ verbs.Context = (*context)(nil)
+
+func (c *context) fab() *Fabric { return c.dev.f }
+
+// check returns an error when the context cannot be used.
+func (c *context) check(op string) error {
+	if c.closed {
+		return verbs.Errorf(op, verbs.EINVAL, "open the device again (open_device)",
+			"the device context was closed (%s)", c.why)
+	}
+	return nil
+}
+
+// Device implements verbs.Context.
+func (c *context) Device() verbs.Device { return c.dev }
+
+// QueryDevice implements verbs.Context (ibv_query_device; rxe_query_device
+// copies rxe->attr, set by rxe_init_device_param).
+func (c *context) QueryDevice() (verbs.DeviceAttr, error) {
+	f := c.fab()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := c.check("ibv_query_device"); err != nil {
+		return verbs.DeviceAttr{}, err
+	}
+	return c.dev.deviceAttr(), nil
+}
+
+func checkPort(op string, port uint8) error {
+	if port != 1 {
+		return verbs.Errorf(op, verbs.EINVAL, "use port 1: rxe devices have a single port",
+			"port %d does not exist (rdma_is_port_valid); rxe has one port, numbered 1", port)
+	}
+	return nil
+}
+
+// QueryPort implements verbs.Context (ibv_query_port, rxe_query_port).
+func (c *context) QueryPort(port uint8) (verbs.PortAttr, error) {
+	f := c.fab()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := c.check("ibv_query_port"); err != nil {
+		return verbs.PortAttr{}, err
+	}
+	if err := checkPort("ibv_query_port", port); err != nil {
+		return verbs.PortAttr{}, err
+	}
+	return c.dev.portAttr(), nil
+}
+
+func checkGIDIndex(op string, index int) error {
+	if index < 0 || index >= rxePortGIDTblLen {
+		return verbs.Errorf(op, verbs.EINVAL, "GID indexes run from 0 to 1023; rxe fills 0 (link-local) and 1 (IPv4-mapped)",
+			"GID index %d is outside the table of %d entries (rdma_get_gid_attr)", index, rxePortGIDTblLen)
+	}
+	return nil
+}
+
+// QueryGID implements verbs.Context (ibv_query_gid). An empty slot gives
+// the zero GID and no error, as libibverbs preserves ("Preserve API
+// behavior for empty GID").
+func (c *context) QueryGID(port uint8, index int) (verbs.GID, error) {
+	f := c.fab()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, err := range []error{c.check("ibv_query_gid"), checkPort("ibv_query_gid", port), checkGIDIndex("ibv_query_gid", index)} {
+		if err != nil {
+			return verbs.GID{}, err
+		}
+	}
+	g, _ := c.dev.gid(index)
+	return g, nil
+}
+
+// QueryGIDType implements verbs.Context (ibv_query_gid_type). Both of rxe's
+// GIDs are RoCE v2; an empty slot reads as IB/RoCE v1, as libibverbs
+// reports it.
+func (c *context) QueryGIDType(port uint8, index int) (verbs.GIDType, error) {
+	f := c.fab()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, err := range []error{c.check("ibv_query_gid_type"), checkPort("ibv_query_gid_type", port), checkGIDIndex("ibv_query_gid_type", index)} {
+		if err != nil {
+			return 0, err
+		}
+	}
+	if _, ok := c.dev.gid(index); ok {
+		return verbs.GIDTypeRoCEv2, nil
+	}
+	return verbs.GIDTypeRoCEv1, nil
+}
+
+// AllocPD implements verbs.Context (ibv_alloc_pd).
+func (c *context) AllocPD() (verbs.PD, error) {
+	f := c.fab()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := c.check("ibv_alloc_pd"); err != nil {
+		return nil, err
+	}
+	p := &pd{ctx: c}
+	c.pds = append(c.pds, p)
+	return p, nil
+}
+
+// CreateCompChannel implements verbs.Context (ibv_create_comp_channel).
+func (c *context) CreateCompChannel() (verbs.CompChannel, error) {
+	f := c.fab()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := c.check("ibv_create_comp_channel"); err != nil {
+		return nil, err
+	}
+	ch := &channel{ctx: c}
+	c.channels = append(c.channels, ch)
+	return ch, nil
+}
+
+// GetAsyncEvent implements verbs.Context (ibv_get_async_event). With no
+// event queued it returns EAGAIN, as a non-blocking async fd does. In
+// automatic delivery mode, wait lets virtual time run (up to wait) so that
+// timers can raise events.
+func (c *context) GetAsyncEvent(wait time.Duration) (verbs.AsyncEvent, error) {
+	f := c.fab()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := c.check("ibv_get_async_event"); err != nil {
+		return verbs.AsyncEvent{}, err
+	}
+	if len(c.events) == 0 && wait > 0 {
+		f.waitFor(wait, func() bool { return len(c.events) > 0 })
+	}
+	if len(c.events) == 0 {
+		return verbs.AsyncEvent{}, verbs.Errorf("ibv_get_async_event", verbs.EAGAIN, "",
+			"no async event is pending")
+	}
+	e := c.events[0]
+	c.events = c.events[1:]
+	// Reading an event counts it as reported to its object
+	// (ib_uverbs_event_read); ibv_ack_async_event counts it completed.
+	switch {
+	case e.ev.QP != nil:
+		e.ev.QP.(*qp).eventsUnacked++
+	case e.ev.CQ != nil:
+		e.ev.CQ.(*cq).asyncUnacked++
+	case e.ev.SRQ != nil:
+		e.ev.SRQ.(*srq).eventsUnacked++
+	}
+	return e.ev, nil
+}
+
+// AckAsyncEvent implements verbs.Context (ibv_ack_async_event).
+func (c *context) AckAsyncEvent(e verbs.AsyncEvent) {
+	f := c.fab()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	switch {
+	case e.QP != nil:
+		if q, ok := e.QP.(*qp); ok && q.eventsUnacked > 0 {
+			q.eventsUnacked--
+		}
+	case e.CQ != nil:
+		if q, ok := e.CQ.(*cq); ok && q.asyncUnacked > 0 {
+			q.asyncUnacked--
+		}
+	case e.SRQ != nil:
+		if q, ok := e.SRQ.(*srq); ok && q.eventsUnacked > 0 {
+			q.eventsUnacked--
+		}
+	}
+}
+
+// Close implements verbs.Context (ibv_close_device). As when a process
+// closes its uverbs file, every object still open is destroyed with it
+// (uverbs_destroy_ufile_hw); using one afterwards is an error.
+func (c *context) Close() error {
+	f := c.fab()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if c.closed {
+		return verbs.Errorf("ibv_close_device", verbs.EINVAL, "close each context once",
+			"the device context is already closed (%s)", c.why)
+	}
+	c.closeLocked("ibv_close_device was called")
+	return nil
+}
+
+func (c *context) closeLocked(why string) {
+	gone := "its device context was closed"
+	for _, p := range c.pds {
+		for _, q := range append([]*qp(nil), p.qps...) {
+			q.destroyLocked(gone)
+		}
+		for _, s := range p.srqs {
+			s.kill(gone)
+		}
+		for _, a := range p.ahs {
+			a.dead = gone
+		}
+		for _, m := range p.mrs {
+			m.destroyLocked(gone)
+		}
+		p.qps, p.srqs, p.ahs, p.mrs = nil, nil, nil, nil
+		p.dead = gone
+	}
+	for _, q := range c.cqs {
+		q.dead = gone
+	}
+	for _, ch := range c.channels {
+		ch.dead = gone
+	}
+	c.pds, c.cqs, c.channels, c.events = nil, nil, nil, nil
+	c.closed, c.why = true, why
+	d := c.dev
+	for i, x := range d.ctxs {
+		if x == c {
+			d.ctxs = append(d.ctxs[:i], d.ctxs[i+1:]...)
+			break
+		}
+	}
+}

@@ -1,0 +1,48 @@
+// Package sim implements a deterministic, pure-Go RDMA device for teaching
+// and tests: a simulated RoCEv2 RNIC that behaves, observably, as Linux
+// soft-RoCE (rxe, kernel 6.1 with rdma-core 44) does.
+//
+// A Fabric is a verbs.Provider: devices sim0, sim1, ... on one simulated
+// Ethernet segment, each with one port (ACTIVE, Ethernet link layer, max MTU
+// 4096, active MTU 1024 as for a 1500-byte netdev), an IPv4 address
+// (10.0.0.1, 10.0.0.2, ...) and rxe's GID table: index 0 the link-local
+// fe80:: GID derived from the MAC, index 1 the IPv4-mapped RoCE v2 GID.
+//
+//	f := sim.New(sim.Config{})          // two devices, seed 1
+//	devs, _ := f.Devices()
+//	ctx, _ := devs[0].Open()
+//	pd, _ := ctx.AllocPD()
+//	...                                 // as with libibverbs
+//
+// # Fidelity
+//
+// Every validation rule is rxe's or the kernel core's, and each one cites
+// the function it comes from: attribute limits from rxe_param.h; queue
+// depths rounded as rxe_queue_init rounds them (2^k-1); the QP state
+// machine of ib_modify_qp_is_ok (verbs.CheckTransition) followed by
+// rxe_qp_chk_attr; the posting rules of rdma-core's rxe provider
+// (validate_send_wr, rxe_post_recv) and of the kernel's doorbell
+// (rxe_post_send). Where rxe surprises a learner — a send posted before RTS
+// is refused with EINVAL yet stays queued; a bad lkey is an
+// IBV_WC_LOC_PROT_ERR completion, not a post error — the error or the
+// completion says why. Where rxe would crash or hang a C program (a NULL
+// AH, destroying a CQ with unacknowledged events), the simulator returns an
+// error that says so instead.
+//
+// # Determinism
+//
+// QP numbers are allocated as rxe's pool allocates them (cyclic from 17;
+// 16 is the GSI QP), memory keys are index<<8 | 8 bits drawn from the
+// seeded source, MACs, GUIDs and MR addresses come from the same source.
+// The same Config and the same calls give the same results, byte for byte.
+//
+// # Engines and fabric
+//
+// Each QP runs rxe's three engines — requester, completer and responder —
+// as plain functions over its state: a verb, a packet or a timer schedules
+// them and the fabric runs them until none is pending. The core starts no
+// goroutine and does no I/O; time is virtual. By default the fabric
+// delivers automatically after every verb (verbs.DeliverAuto); with
+// verbs.DeliverStep nothing moves until Step, Run or Advance (the
+// verbs.Stepper interface).
+package sim

@@ -1,0 +1,863 @@
+package sim
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/vsh-rdma/vsh/verbs"
+)
+
+// deadErr is the error for using an object that was destroyed: the C API
+// would touch freed memory; the simulator says what happened instead.
+func deadErr(op, what, why string) error {
+	return verbs.Errorf(op, verbs.EINVAL, "create a new one; a destroyed object cannot be used again",
+		"%s was destroyed (%s)", what, why)
+}
+
+// ---------------------------------------------------------------- PD
+
+// pd is a protection domain (struct rxe_pd).
+type pd struct {
+	ctx  *context
+	dead string
+	mrs  []*mr
+	qps  []*qp
+	srqs []*srq
+	ahs  []*ah
+}
+
+var _ verbs.PD = (*pd)(nil)
+
+func (p *pd) check(op string) error {
+	if p.dead != "" {
+		return deadErr(op, "the PD", p.dead)
+	}
+	return p.ctx.check(op)
+}
+
+// Context implements verbs.PD.
+func (p *pd) Context() verbs.Context { return p.ctx }
+
+// Dealloc implements verbs.PD (ibv_dealloc_pd). The kernel refuses with
+// EBUSY while anything still uses the PD (uverbs_free_pd: pd->usecnt,
+// counted by MRs, QPs, SRQs and AHs).
+func (p *pd) Dealloc() error {
+	f := p.ctx.fab()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	const op = "ibv_dealloc_pd"
+	if err := p.check(op); err != nil {
+		return err
+	}
+	var users []string
+	add := func(n int, what string) {
+		if n > 0 {
+			users = append(users, fmt.Sprintf("%d %s", n, what))
+		}
+	}
+	add(len(p.qps), "QP(s)")
+	add(len(p.srqs), "SRQ(s)")
+	add(len(p.mrs), "MR(s)")
+	add(len(p.ahs), "AH(s)")
+	if len(users) > 0 {
+		return verbs.Errorf(op, verbs.EBUSY, "destroy the QPs, SRQs and AHs and deregister the MRs first; a PD goes last",
+			"the PD is still used by %s (uverbs_free_pd: pd->usecnt != 0)", strings.Join(users, ", "))
+	}
+	p.dead = "ibv_dealloc_pd"
+	c := p.ctx
+	for i, x := range c.pds {
+		if x == p {
+			c.pds = append(c.pds[:i], c.pds[i+1:]...)
+			break
+		}
+	}
+	return nil
+}
+
+// ---------------------------------------------------------------- MR
+
+// mr is a registered memory region (struct rxe_mr) over memory the
+// simulator owns.
+type mr struct {
+	pd     *pd
+	dead   string
+	index  uint32
+	addr   uint64
+	buf    []byte
+	lkey   uint32
+	rkey   uint32
+	access verbs.Access
+}
+
+var _ verbs.MR = (*mr)(nil)
+
+// Access flags ib_check_mr_access accepts: LOCAL_WRITE..HUGETLB and the
+// optional range (bits 20-29), where RELAXED_ORDERING lives.
+const (
+	accessSupported = verbs.Access(1<<8-1) | verbs.Access(0x3ff<<20)
+	accessOptional  = verbs.Access(0x3ff << 20)
+)
+
+// AllocMR implements verbs.PD: memalign + ibv_reg_mr.
+//
+// Checks, in the kernel's order: ib_check_mr_access (REMOTE_WRITE or
+// REMOTE_ATOMIC without LOCAL_WRITE, unknown bits, ON_DEMAND without ODP
+// support: EINVAL), then ib_umem_get (an empty region pins no page:
+// EINVAL). Keys follow rxe_mr_init: lkey = pool index << 8 | 8 random
+// bits, rkey = lkey when any remote access is asked, else 0.
+func (p *pd) AllocMR(length int, access verbs.Access) (verbs.MR, error) {
+	f := p.ctx.fab()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	const op = "ibv_reg_mr"
+	if err := p.check(op); err != nil {
+		return nil, err
+	}
+	if access&(verbs.AccessRemoteWrite|verbs.AccessRemoteAtomic) != 0 && access&verbs.AccessLocalWrite == 0 {
+		return nil, verbs.Errorf(op, verbs.EINVAL, "add local_write: access=local_write,"+(access&verbs.AccessRemote).Short(),
+			"%s needs IBV_ACCESS_LOCAL_WRITE too (ib_check_mr_access: memory the remote side may write must be locally writable)",
+			(access & (verbs.AccessRemoteWrite | verbs.AccessRemoteAtomic)).String())
+	}
+	if extra := access &^ accessSupported; extra != 0 {
+		return nil, verbs.Errorf(op, verbs.EINVAL, "use only the IBV_ACCESS_* flags",
+			"access has unknown bits %#x (ib_check_mr_access)", uint32(extra))
+	}
+	if access&verbs.AccessOnDemand != 0 {
+		return nil, verbs.Errorf(op, verbs.EINVAL, "drop on_demand; register the memory normally",
+			"IBV_ACCESS_ON_DEMAND needs on-demand paging, which rxe in Linux 6.1 does not support (ib_check_mr_access)")
+	}
+	if length <= 0 {
+		return nil, verbs.Errorf(op, verbs.EINVAL, "register at least one byte",
+			"a region of %d bytes covers no page (ib_umem_get: npages == 0)", length)
+	}
+	if length > maxMRBytes || f.memUsed+int64(length) > maxTotalBytes {
+		return nil, verbs.Errorf(op, verbs.ENOMEM, "register less memory (on a real system, raise ulimit -l)",
+			"the simulator keeps registered memory under %d MiB per MR and %d MiB in all (%d MiB in use)",
+			maxMRBytes>>20, maxTotalBytes>>20, f.memUsed>>20)
+	}
+	d := p.ctx.dev
+	idx, ok := d.allocMRIndex()
+	if !ok {
+		return nil, verbs.Errorf(op, verbs.ENOMEM, "deregister some MRs", "the device has no free MR index")
+	}
+	m := &mr{pd: p, index: idx, addr: f.allocAddr(length), buf: make([]byte, length), access: access}
+	m.lkey = idx<<8 | f.random8()
+	if access&verbs.AccessRemote != 0 {
+		m.rkey = m.lkey
+	}
+	f.memUsed += int64(length)
+	d.mrs[idx] = m
+	p.mrs = append(p.mrs, m)
+	return m, nil
+}
+
+func (m *mr) PD() verbs.PD         { return m.pd }
+func (m *mr) Addr() uint64         { return m.addr }
+func (m *mr) Length() int          { return len(m.buf) }
+func (m *mr) LKey() uint32         { return m.lkey }
+func (m *mr) RKey() uint32         { return m.rkey }
+func (m *mr) Access() verbs.Access { return m.access }
+
+// Bytes implements verbs.MR: the registered memory itself.
+func (m *mr) Bytes() []byte { return m.buf }
+
+// Dereg implements verbs.MR (ibv_dereg_mr). Work requests still queued that
+// name this MR's keys fail when the device reaches them, as on rxe.
+func (m *mr) Dereg() error {
+	f := m.pd.ctx.fab()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	const op = "ibv_dereg_mr"
+	if m.dead != "" {
+		return deadErr(op, fmt.Sprintf("the MR (lkey %#x)", m.lkey), m.dead)
+	}
+	if err := m.pd.ctx.check(op); err != nil {
+		return err
+	}
+	m.destroyLocked("ibv_dereg_mr")
+	p := m.pd
+	for i, x := range p.mrs {
+		if x == m {
+			p.mrs = append(p.mrs[:i], p.mrs[i+1:]...)
+			break
+		}
+	}
+	return nil
+}
+
+func (m *mr) destroyLocked(why string) {
+	f := m.pd.ctx.fab()
+	m.dead = why
+	f.memUsed -= int64(len(m.buf))
+	d := m.pd.ctx.dev
+	if d.mrs[m.index] == m {
+		delete(d.mrs, m.index)
+	}
+}
+
+// contains reports whether [addr, addr+n) lies inside the region
+// (mr_check_range).
+func (m *mr) contains(addr uint64, n uint64) bool {
+	l := uint64(len(m.buf))
+	return addr >= m.addr && n <= l && addr-m.addr <= l-n
+}
+
+// ---------------------------------------------------------------- AH
+
+// ah is an address handle (struct rxe_ah).
+type ah struct {
+	pd   *pd
+	dead string
+	attr verbs.AHAttr
+}
+
+var _ verbs.AH = (*ah)(nil)
+
+// checkAV applies the checks the kernel makes on an address vector, for
+// ibv_create_ah and for IBV_QP_AV: the port (rdma_is_port_valid), a GRH on
+// RoCE (rdma_check_ah_attr: RDMA_AH_ATTR_TYPE_ROCE needs IB_AH_GRH), and
+// the source GID index (rdma_get_gid_attr: outside the table EINVAL, an
+// empty slot ENODATA).
+func checkAV(op, field string, d *device, a *verbs.AHAttr) error {
+	if a.PortNum != 1 {
+		return verbs.Errorf(op, verbs.EINVAL, "set port_num=1 in the address vector",
+			"%s.port_num is %d; rxe has one port, numbered 1 (rdma_is_port_valid)", field, a.PortNum)
+	}
+	if !a.IsGlobal {
+		return verbs.Errorf(op, verbs.EINVAL,
+			"set is_global=1 with dgid=<peer GID> and sgid_index=1 (rc_pingpong: pass -g 1)",
+			"%s has no GRH (is_global=0), but on RoCE the GRH is mandatory: it carries the IP addresses (rdma_check_ah_attr)", field)
+	}
+	if int(a.GRH.SGIDIndex) >= rxePortGIDTblLen {
+		return verbs.Errorf(op, verbs.EINVAL, "use sgid_index=1 (the IPv4-mapped GID) or 0 (link-local)",
+			"%s.grh.sgid_index %d is outside the GID table (rdma_get_gid_attr)", field, a.GRH.SGIDIndex)
+	}
+	if _, ok := d.gid(int(a.GRH.SGIDIndex)); !ok {
+		return verbs.Errorf(op, eNODATA, "use sgid_index=1 (the IPv4-mapped GID) or 0 (link-local); query_gid shows the table",
+			"%s.grh.sgid_index %d names an empty GID table slot; %s has GIDs at 0 (%s) and 1 (%s) (rdma_get_gid_attr)",
+			field, a.GRH.SGIDIndex, d.name, d.gids[0], d.gids[1])
+	}
+	return nil
+}
+
+// CreateAH implements verbs.PD (ibv_create_ah; ib_uverbs_create_ah,
+// rdma_create_user_ah, rxe_create_ah).
+func (p *pd) CreateAH(attr verbs.AHAttr) (verbs.AH, error) {
+	f := p.ctx.fab()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	const op = "ibv_create_ah"
+	if err := p.check(op); err != nil {
+		return nil, err
+	}
+	if err := checkAV(op, "ah_attr", p.ctx.dev, &attr); err != nil {
+		return nil, err
+	}
+	a := &ah{pd: p, attr: attr}
+	p.ahs = append(p.ahs, a)
+	return a, nil
+}
+
+// PD implements verbs.AH.
+func (a *ah) PD() verbs.PD { return a.pd }
+
+// Attr implements verbs.AH.
+func (a *ah) Attr() verbs.AHAttr { return a.attr }
+
+func (a *ah) alive() bool              { return a.dead == "" }
+func (a *ah) fabric() *Fabric          { return a.pd.ctx.fab() }
+func (a *ah) ctxCheck(op string) error { return a.pd.ctx.check(op) }
+
+// Destroy implements verbs.AH (ibv_destroy_ah). rxe never refuses; a UD
+// send still queued with this AH fails when the device reaches it.
+func (a *ah) Destroy() error {
+	f := a.fabric()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	const op = "ibv_destroy_ah"
+	if a.dead != "" {
+		return deadErr(op, "the AH", a.dead)
+	}
+	if err := a.ctxCheck(op); err != nil {
+		return err
+	}
+	a.dead = "ibv_destroy_ah"
+	p := a.pd
+	for i, x := range p.ahs {
+		if x == a {
+			p.ahs = append(p.ahs[:i], p.ahs[i+1:]...)
+			break
+		}
+	}
+	return nil
+}
+
+// ---------------------------------------------------------------- channel
+
+// channel is a completion event channel (struct ibv_comp_channel).
+type channel struct {
+	ctx    *context
+	dead   string
+	refcnt int   // CQs that use it
+	events []*cq // completion events, oldest first
+}
+
+var _ verbs.CompChannel = (*channel)(nil)
+
+func (ch *channel) Context() verbs.Context { return ch.ctx }
+
+// GetEvent implements verbs.CompChannel (ibv_get_cq_event).
+func (ch *channel) GetEvent(wait time.Duration) (verbs.CQ, error) {
+	f := ch.ctx.fab()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	const op = "ibv_get_cq_event"
+	if ch.dead != "" {
+		return nil, deadErr(op, "the completion channel", ch.dead)
+	}
+	if err := ch.ctx.check(op); err != nil {
+		return nil, err
+	}
+	if len(ch.events) == 0 && wait > 0 {
+		f.waitFor(wait, func() bool { return len(ch.events) > 0 })
+	}
+	if len(ch.events) == 0 {
+		return nil, verbs.Errorf(op, verbs.EAGAIN, "arm the CQ with req_notify_cq before waiting, and poll what is already there",
+			"no completion event is pending")
+	}
+	c := ch.events[0]
+	ch.events = ch.events[1:]
+	c.compUnacked++
+	return c, nil
+}
+
+// Destroy implements verbs.CompChannel (ibv_destroy_comp_channel, which
+// refuses with EBUSY while CQs use the channel).
+func (ch *channel) Destroy() error {
+	f := ch.ctx.fab()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	const op = "ibv_destroy_comp_channel"
+	if ch.dead != "" {
+		return deadErr(op, "the completion channel", ch.dead)
+	}
+	if err := ch.ctx.check(op); err != nil {
+		return err
+	}
+	if ch.refcnt > 0 {
+		return verbs.Errorf(op, verbs.EBUSY, "destroy the CQs created with this channel first",
+			"%d CQ(s) still use this completion channel (ibv_destroy_comp_channel: channel->refcnt)", ch.refcnt)
+	}
+	ch.dead = "ibv_destroy_comp_channel"
+	c := ch.ctx
+	for i, x := range c.channels {
+		if x == ch {
+			c.channels = append(c.channels[:i], c.channels[i+1:]...)
+			break
+		}
+	}
+	return nil
+}
+
+// ---------------------------------------------------------------- CQ
+
+// CQ notification states (enum ib_cq_notify_flags).
+const (
+	notifyNone      = 0
+	notifySolicited = 1 // IB_CQ_SOLICITED
+	notifyNextComp  = 2 // IB_CQ_NEXT_COMP
+)
+
+// cq is a completion queue (struct rxe_cq): a ring of cqe entries.
+type cq struct {
+	ctx          *context
+	dead         string
+	ch           *channel
+	cqe          int // capacity, as rxe rounded it
+	ring         []verbs.WC
+	head, count  int
+	notify       int
+	usecnt       int // QPs (send or receive side) that use it
+	overflowed   bool
+	compUnacked  int // completion events read but not acknowledged
+	asyncUnacked int // async events read but not acknowledged
+}
+
+var _ verbs.CQ = (*cq)(nil)
+
+func checkCQE(op string, n int, count int) error {
+	if n <= 0 {
+		return verbs.Errorf(op, verbs.EINVAL, "ask for at least one entry",
+			"cqe %d is not positive (rxe_cq_chk_attr)", n)
+	}
+	if n > rxeMaxCQE {
+		return verbs.Errorf(op, verbs.EINVAL, fmt.Sprintf("ask for at most %d entries (query_device: max_cqe)", rxeMaxCQE),
+			"cqe %d is larger than the device's max_cqe %d (rxe_cq_chk_attr)", n, rxeMaxCQE)
+	}
+	if n < count {
+		return verbs.Errorf(op, verbs.EINVAL, "poll the CQ first, or keep it larger",
+			"cqe %d is smaller than the %d completions the CQ holds now (rxe_cq_chk_attr)", n, count)
+	}
+	return nil
+}
+
+// CreateCQ implements verbs.Context (ibv_create_cq; ib_uverbs_create_cq,
+// rxe_cq_chk_attr, rxe_cq_from_init). The depth is rounded as
+// rxe_queue_init rounds it: 1 stays 1, 10 becomes 15, 16 becomes 31.
+func (c *context) CreateCQ(attr verbs.CQInitAttr) (verbs.CQ, error) {
+	f := c.fab()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	const op = "ibv_create_cq"
+	if err := c.check(op); err != nil {
+		return nil, err
+	}
+	var ch *channel
+	if attr.Channel != nil {
+		x, ok := attr.Channel.(*channel)
+		if !ok || x.ctx != c {
+			return nil, verbs.Errorf(op, verbs.EINVAL, "create the channel on the same device context",
+				"the completion channel belongs to another device context")
+		}
+		if x.dead != "" {
+			return nil, deadErr(op, "the completion channel", x.dead)
+		}
+		ch = x
+	}
+	if attr.CompVector < 0 || attr.CompVector >= numCompVectors {
+		return nil, verbs.Errorf(op, verbs.EINVAL, "use comp_vector=0",
+			"comp_vector %d is not below the device's num_comp_vectors (%d) (create_cq)", attr.CompVector, numCompVectors)
+	}
+	if err := checkCQE(op, attr.CQE, 0); err != nil {
+		return nil, err
+	}
+	n := roundQueue(attr.CQE)
+	q := &cq{ctx: c, ch: ch, cqe: n, ring: make([]verbs.WC, n)}
+	if ch != nil {
+		ch.refcnt++
+	}
+	c.cqs = append(c.cqs, q)
+	return q, nil
+}
+
+func (q *cq) check(op string) error {
+	if q.dead != "" {
+		return deadErr(op, "the CQ", q.dead)
+	}
+	return q.ctx.check(op)
+}
+
+func (q *cq) Context() verbs.Context { return q.ctx }
+
+// CQE implements verbs.CQ: the rounded depth (ibv_cq.cqe).
+func (q *cq) CQE() int {
+	f := q.ctx.fab()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return q.cqe
+}
+
+func (q *cq) Channel() verbs.CompChannel {
+	if q.ch == nil {
+		return nil
+	}
+	return q.ch
+}
+
+// post queues a completion (rxe_cq_post). A full CQ loses it and raises
+// IBV_EVENT_CQ_ERR; the caller decides what that does to the QP.
+func (q *cq) post(wc verbs.WC, solicited bool) bool {
+	if q.dead != "" {
+		return false
+	}
+	if q.count == q.cqe {
+		q.overflowed = true
+		q.ctx.events = append(q.ctx.events, asyncEv{ev: verbs.AsyncEvent{Type: verbs.EventCQErr, CQ: q}})
+		return false
+	}
+	q.ring[(q.head+q.count)%q.cqe] = wc
+	q.count++
+	if q.notify == notifyNextComp || (q.notify == notifySolicited && solicited) {
+		q.notify = notifyNone
+		if q.ch != nil && q.ch.dead == "" {
+			q.ch.events = append(q.ch.events, q)
+		}
+	}
+	return true
+}
+
+// Poll implements verbs.CQ (ibv_poll_cq, rxe_poll_cq). In automatic
+// delivery mode an empty CQ lets virtual time run to the next timer, as
+// real time passes while a program spins on ibv_poll_cq.
+func (q *cq) Poll(wc []verbs.WC) (int, error) {
+	f := q.ctx.fab()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	const op = "ibv_poll_cq"
+	if err := q.check(op); err != nil {
+		return 0, err
+	}
+	if q.count == 0 && len(wc) > 0 {
+		f.idlePoll(func() bool { return q.count > 0 })
+	}
+	n := 0
+	for n < len(wc) && q.count > 0 {
+		wc[n] = q.ring[q.head]
+		q.ring[q.head] = verbs.WC{}
+		q.head = (q.head + 1) % q.cqe
+		q.count--
+		n++
+	}
+	return n, nil
+}
+
+// ReqNotify implements verbs.CQ (ibv_req_notify_cq, rxe_req_notify_cq): an
+// armed next-completion request is not downgraded to solicited-only.
+func (q *cq) ReqNotify(solicitedOnly bool) error {
+	f := q.ctx.fab()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := q.check("ibv_req_notify_cq"); err != nil {
+		return err
+	}
+	if q.notify != notifyNextComp {
+		if solicitedOnly {
+			q.notify = notifySolicited
+		} else {
+			q.notify = notifyNextComp
+		}
+	}
+	return nil
+}
+
+// AckEvents implements verbs.CQ (ibv_ack_cq_events).
+func (q *cq) AckEvents(n int) {
+	f := q.ctx.fab()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if n <= 0 {
+		return
+	}
+	q.compUnacked -= n
+	if q.compUnacked < 0 {
+		q.compUnacked = 0
+	}
+}
+
+// Resize implements verbs.CQ (ibv_resize_cq; rxe_resize_cq checks the new
+// size as at creation and against the entries held now, then rounds it).
+func (q *cq) Resize(n int) error {
+	f := q.ctx.fab()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	const op = "ibv_resize_cq"
+	if err := q.check(op); err != nil {
+		return err
+	}
+	if err := checkCQE(op, n, q.count); err != nil {
+		return err
+	}
+	n = roundQueue(n)
+	ring := make([]verbs.WC, n)
+	for i := 0; i < q.count; i++ {
+		ring[i] = q.ring[(q.head+i)%q.cqe]
+	}
+	q.ring, q.head, q.cqe = ring, 0, n
+	return nil
+}
+
+// Destroy implements verbs.CQ (ibv_destroy_cq). The core refuses with
+// EBUSY while a QP uses the CQ (ib_destroy_cq_user: cq->usecnt).
+func (q *cq) Destroy() error {
+	f := q.ctx.fab()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	const op = "ibv_destroy_cq"
+	if err := q.check(op); err != nil {
+		return err
+	}
+	if q.usecnt > 0 {
+		return verbs.Errorf(op, verbs.EBUSY, "destroy the QPs that use this CQ first",
+			"%d QP(s) still use this CQ (ib_destroy_cq_user: cq->usecnt)", q.usecnt)
+	}
+	if q.compUnacked > 0 || q.asyncUnacked > 0 {
+		return verbs.Errorf(op, verbs.EBUSY, "call ack_cq_events (and ack_async_event) for every event you got",
+			"%d completion event(s) and %d async event(s) of this CQ were read but not acknowledged; "+
+				"real libibverbs would block forever here waiting for them (ibv_cmd_destroy_cq)", q.compUnacked, q.asyncUnacked)
+	}
+	q.dead = "ibv_destroy_cq"
+	if q.ch != nil {
+		q.ch.refcnt--
+		// Unread events of this CQ go with it (ib_uverbs_release_ucq).
+		kept := q.ch.events[:0]
+		for _, x := range q.ch.events {
+			if x != q {
+				kept = append(kept, x)
+			}
+		}
+		q.ch.events = kept
+	}
+	q.ctx.dropEvents(func(e *verbs.AsyncEvent) bool { return e.CQ == verbs.CQ(q) })
+	c := q.ctx
+	for i, x := range c.cqs {
+		if x == q {
+			c.cqs = append(c.cqs[:i], c.cqs[i+1:]...)
+			break
+		}
+	}
+	return nil
+}
+
+// dropEvents removes queued async events of a destroyed object
+// (ib_uverbs_release_uevent).
+func (c *context) dropEvents(match func(*verbs.AsyncEvent) bool) {
+	kept := c.events[:0]
+	for _, e := range c.events {
+		if !match(&e.ev) {
+			kept = append(kept, e)
+		}
+	}
+	c.events = kept
+}
+
+// ---------------------------------------------------------------- SRQ
+
+// recvWQE is a posted receive (struct rxe_recv_wqe).
+type recvWQE struct {
+	wrID   uint64
+	sge    []verbs.SGE
+	length uint32
+}
+
+// recvQueue is a ring of receive WQEs with rxe's capacity.
+type recvQueue struct {
+	buf         []recvWQE
+	head, count int
+	maxWR       int // capacity (rounded)
+	maxSGE      int
+}
+
+func (r *recvQueue) init(maxWR, maxSGE int) {
+	r.maxWR, r.maxSGE = maxWR, maxSGE
+	r.buf = make([]recvWQE, maxWR)
+	r.head, r.count = 0, 0
+}
+
+func (r *recvQueue) full() bool { return r.count >= r.maxWR }
+
+func (r *recvQueue) push(wr *verbs.RecvWR) {
+	w := &r.buf[(r.head+r.count)%r.maxWR]
+	w.wrID = wr.WRID
+	w.sge = append(w.sge[:0], wr.SGList...)
+	w.length = 0
+	for _, s := range wr.SGList {
+		w.length += s.Length
+	}
+	r.count++
+}
+
+// peek returns the oldest WQE, or nil.
+func (r *recvQueue) peek() *recvWQE {
+	if r.count == 0 {
+		return nil
+	}
+	return &r.buf[r.head]
+}
+
+func (r *recvQueue) pop() {
+	if r.count == 0 {
+		return
+	}
+	r.head = (r.head + 1) % r.maxWR
+	r.count--
+}
+
+func (r *recvQueue) clear() { r.head, r.count = 0, 0 }
+
+// resize keeps the queued WQEs (rxe_queue_resize).
+func (r *recvQueue) resize(n int) {
+	buf := make([]recvWQE, n)
+	for i := 0; i < r.count; i++ {
+		buf[i] = r.buf[(r.head+i)%r.maxWR]
+	}
+	r.buf, r.head, r.maxWR = buf, 0, n
+}
+
+// srq is a shared receive queue (struct rxe_srq).
+type srq struct {
+	pd            *pd
+	dead          string
+	rq            recvQueue
+	limit         int // armed when > 0 (rxe: srq->limit)
+	usecnt        int // QPs attached
+	eventsUnacked int
+	context       any
+}
+
+var _ verbs.SRQ = (*srq)(nil)
+
+func (s *srq) check(op string) error {
+	if s.dead != "" {
+		return deadErr(op, "the SRQ", s.dead)
+	}
+	return s.pd.ctx.check(op)
+}
+
+func (s *srq) kill(why string) { s.dead = why }
+
+// CreateSRQ implements verbs.PD (ibv_create_srq; rxe_srq_chk_init,
+// rxe_srq_from_init). max_wr is rounded like every rxe queue; max_sge 0
+// becomes 1; srq_limit is taken as given, so a non-zero limit arms the SRQ
+// at creation.
+func (p *pd) CreateSRQ(attr verbs.SRQInitAttr) (verbs.SRQ, error) {
+	f := p.ctx.fab()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	const op = "ibv_create_srq"
+	if err := p.check(op); err != nil {
+		return nil, err
+	}
+	a := attr.Attr
+	if a.MaxWR > rxeMaxSRQWR {
+		return nil, verbs.Errorf(op, verbs.EINVAL, fmt.Sprintf("ask for at most %d (query_device: max_srq_wr)", rxeMaxSRQWR),
+			"max_wr %d is larger than the device's max_srq_wr %d (rxe_srq_chk_init)", a.MaxWR, rxeMaxSRQWR)
+	}
+	if a.MaxWR <= 0 {
+		return nil, verbs.Errorf(op, verbs.EINVAL, "ask for at least one receive WR",
+			"max_wr %d is not positive (rxe_srq_chk_init)", a.MaxWR)
+	}
+	if a.MaxSGE > rxeMaxSRQSGE || a.MaxSGE < 0 {
+		return nil, verbs.Errorf(op, verbs.EINVAL, fmt.Sprintf("ask for at most %d (query_device: max_srq_sge)", rxeMaxSRQSGE),
+			"max_sge %d is larger than the device's max_srq_sge %d (rxe_srq_chk_init)", a.MaxSGE, rxeMaxSRQSGE)
+	}
+	if a.MaxSGE < rxeMinSRQSGE {
+		a.MaxSGE = rxeMinSRQSGE
+	}
+	if a.SRQLimit < 0 {
+		a.SRQLimit = 0
+	}
+	s := &srq{pd: p, limit: a.SRQLimit, context: attr.Context}
+	s.rq.init(roundQueue(a.MaxWR), a.MaxSGE)
+	p.srqs = append(p.srqs, s)
+	return s, nil
+}
+
+func (s *srq) PD() verbs.PD { return s.pd }
+
+// PostRecv implements verbs.SRQ (ibv_post_srq_recv; rdma-core's
+// rxe_post_srq_recv / rxe_post_one_recv): a full queue is ENOMEM, too many
+// SGEs EINVAL; an empty list posts nothing and succeeds.
+func (s *srq) PostRecv(wrs []verbs.RecvWR) (int, error) {
+	f := s.pd.ctx.fab()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	const op = "ibv_post_srq_recv"
+	if err := s.check(op); err != nil {
+		return 0, err
+	}
+	for i := range wrs {
+		if s.rq.full() {
+			return i, verbs.Errorf(op, verbs.ENOMEM, "poll completions (each consumed receive frees a slot) or create the SRQ larger",
+				"the SRQ is full: it holds %d receive WRs (max_wr as rounded by rxe)", s.rq.maxWR)
+		}
+		if len(wrs[i].SGList) > s.rq.maxSGE {
+			return i, verbs.Errorf(op, verbs.EINVAL, "use fewer SGEs, or create the SRQ with a larger max_sge",
+				"receive WR %d has %d SGEs; the SRQ takes at most %d (rxe_post_one_recv)", i, len(wrs[i].SGList), s.rq.maxSGE)
+		}
+		s.rq.push(&wrs[i])
+	}
+	f.afterVerb()
+	return len(wrs), nil
+}
+
+// Modify implements verbs.SRQ (ibv_modify_srq; rxe_srq_chk_attr,
+// rxe_srq_from_attr): IBV_SRQ_MAX_WR resizes the queue, IBV_SRQ_LIMIT arms
+// the limit event (0 disarms it).
+func (s *srq) Modify(attr verbs.SRQAttr, mask verbs.SRQAttrMask) error {
+	f := s.pd.ctx.fab()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	const op = "ibv_modify_srq"
+	if err := s.check(op); err != nil {
+		return err
+	}
+	if mask&verbs.SRQAttrMaxWR != 0 {
+		if attr.MaxWR > rxeMaxSRQWR {
+			return verbs.Errorf(op, verbs.EINVAL, fmt.Sprintf("ask for at most %d", rxeMaxSRQWR),
+				"max_wr %d is larger than the device's max_srq_wr %d (rxe_srq_chk_attr)", attr.MaxWR, rxeMaxSRQWR)
+		}
+		if attr.MaxWR <= 0 {
+			return verbs.Errorf(op, verbs.EINVAL, "ask for at least one receive WR",
+				"max_wr %d is not positive (rxe_srq_chk_attr)", attr.MaxWR)
+		}
+		if s.limit > 0 && attr.MaxWR < s.limit {
+			return verbs.Errorf(op, verbs.EINVAL, "lower or disarm the limit first (limit=0)",
+				"max_wr %d is below the armed srq_limit %d (rxe_srq_chk_attr)", attr.MaxWR, s.limit)
+		}
+	}
+	if mask&verbs.SRQAttrLimit != 0 {
+		if attr.SRQLimit > rxeMaxSRQWR || attr.SRQLimit < 0 {
+			return verbs.Errorf(op, verbs.EINVAL, "use a limit between 0 and max_wr",
+				"srq_limit %d is larger than the device's max_srq_wr %d (rxe_srq_chk_attr)", attr.SRQLimit, rxeMaxSRQWR)
+		}
+		if attr.SRQLimit > s.rq.maxWR {
+			return verbs.Errorf(op, verbs.EINVAL, fmt.Sprintf("use a limit of at most %d", s.rq.maxWR),
+				"srq_limit %d is larger than the SRQ's max_wr %d (rxe_srq_chk_attr)", attr.SRQLimit, s.rq.maxWR)
+		}
+	}
+	if mask&verbs.SRQAttrMaxWR != 0 {
+		n := roundQueue(attr.MaxWR)
+		if n < s.rq.count {
+			return verbs.Errorf(op, verbs.EINVAL, "let the SRQ drain first",
+				"max_wr %d would hold fewer than the %d receive WRs queued now (rxe_queue_resize)", attr.MaxWR, s.rq.count)
+		}
+		s.rq.resize(n)
+	}
+	if mask&verbs.SRQAttrLimit != 0 {
+		s.limit = attr.SRQLimit
+	}
+	return nil
+}
+
+// Query implements verbs.SRQ (ibv_query_srq, rxe_query_srq).
+func (s *srq) Query() (verbs.SRQAttr, error) {
+	f := s.pd.ctx.fab()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := s.check("ibv_query_srq"); err != nil {
+		return verbs.SRQAttr{}, err
+	}
+	return verbs.SRQAttr{MaxWR: s.rq.maxWR, MaxSGE: s.rq.maxSGE, SRQLimit: s.limit}, nil
+}
+
+// Destroy implements verbs.SRQ (ibv_destroy_srq; the core refuses with
+// EBUSY while QPs use it: ib_destroy_srq_user, srq->usecnt).
+func (s *srq) Destroy() error {
+	f := s.pd.ctx.fab()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	const op = "ibv_destroy_srq"
+	if err := s.check(op); err != nil {
+		return err
+	}
+	if s.usecnt > 0 {
+		return verbs.Errorf(op, verbs.EBUSY, "destroy the QPs attached to this SRQ first",
+			"%d QP(s) still take their receives from this SRQ (ib_destroy_srq_user: srq->usecnt)", s.usecnt)
+	}
+	if s.eventsUnacked > 0 {
+		return verbs.Errorf(op, verbs.EBUSY, "call ack_async_event for every event you got",
+			"%d async event(s) of this SRQ were read but not acknowledged; real libibverbs would block forever here (ibv_cmd_destroy_srq)",
+			s.eventsUnacked)
+	}
+	s.dead = "ibv_destroy_srq"
+	s.pd.ctx.dropEvents(func(e *verbs.AsyncEvent) bool { return e.SRQ == verbs.SRQ(s) })
+	p := s.pd
+	for i, x := range p.srqs {
+		if x == s {
+			p.srqs = append(p.srqs[:i], p.srqs[i+1:]...)
+			break
+		}
+	}
+	return nil
+}

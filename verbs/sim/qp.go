@@ -1,0 +1,820 @@
+package sim
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/vsh-rdma/vsh/verbs"
+)
+
+// engState mirrors rxe's enum rxe_qp_state: the state each of the
+// requester, completer and responder is in (rxe_qp.c rxe_qp_from_attr).
+type engState uint8
+
+const (
+	engReset engState = iota
+	engInit
+	engReady
+	engDrain
+	engDrained
+	engError
+)
+
+// wqeState mirrors rxe's enum wqe_state.
+type wqeState uint8
+
+const (
+	wqePosted wqeState = iota
+	wqeProcessing
+	wqePending
+	wqeDone
+	wqeError
+)
+
+func (s wqeState) String() string {
+	switch s {
+	case wqePosted:
+		return "posted"
+	case wqeProcessing:
+		return "sending"
+	case wqePending:
+		return "sent"
+	case wqeDone:
+		return "done"
+	}
+	return "flushing"
+}
+
+// sendWQE is a posted send work request (struct rxe_send_wqe), with the
+// transport's progress through it.
+type sendWQE struct {
+	wr      verbs.SendWR // SGList aliases sge
+	sge     []verbs.SGE
+	inline  []byte // the data of an IBV_SEND_INLINE WR, copied at post time
+	ah      *ah    // UD: the address handle
+	length  uint32 // total bytes (dma.length)
+	ssn     uint32
+	state   wqeState
+	status  verbs.WCStatus
+	errWhy  string // why the WQE failed, for the learner
+	xfer    wqeXfer
+	signal  bool // completion requested (or sq_sig_all)
+	rdAtom  bool // holds a max_rd_atomic slot (wqe->has_rd_atomic)
+	readBuf []byte
+}
+
+// sendQueue is a ring of send WQEs with rxe's capacity. Indexes below
+// 'next' (counted from head) have been started by the requester.
+type sendQueue struct {
+	buf         []sendWQE
+	head, count int
+	maxWR       int
+	maxSGE      int
+	maxInline   int
+}
+
+func (s *sendQueue) full() bool { return s.count >= s.maxWR }
+
+// at returns the i-th WQE from the head.
+func (s *sendQueue) at(i int) *sendWQE { return &s.buf[(s.head+i)%len(s.buf)] }
+
+func (s *sendQueue) pop() {
+	if s.count == 0 {
+		return
+	}
+	w := s.at(0)
+	w.ah = nil
+	s.head = (s.head + 1) % len(s.buf)
+	s.count--
+}
+
+// qp is a queue pair (struct rxe_qp).
+type qp struct {
+	pd       *pd
+	dead     string
+	qpn      uint32
+	typ      verbs.QPType
+	scq, rcq *cq
+	srq      *srq
+	sqSigAll bool
+	userCtx  any
+	initCap  verbs.QPCap // as rxe returned it at creation
+
+	attr          verbs.QPAttr  // qp->attr: what modify_qp stored
+	port          uint8         // ib_qp->port
+	cached        verbs.QPState // libibverbs' ibv_qp.state
+	req           engState
+	comp          engState
+	resp          engState
+	sq            sendQueue
+	rq            recvQueue // unused with an SRQ
+	mcast         []verbs.GID
+	ssn           uint32
+	mtu           int
+	eventsUnacked int
+
+	t transport // requester, completer and responder state
+}
+
+var _ verbs.QP = (*qp)(nil)
+
+func (q *qp) name() string { return fmt.Sprintf("QP %#x", q.qpn) }
+
+func (q *qp) fab() *Fabric { return q.pd.ctx.fab() }
+
+func (q *qp) check(op string) error {
+	if q.dead != "" {
+		return deadErr(op, q.name(), q.dead)
+	}
+	return q.pd.ctx.check(op)
+}
+
+// huge maps a negative count to what it is in C (a u32 far above any
+// limit), so that the limit checks refuse it.
+func huge(n int) int64 {
+	if n < 0 {
+		return 1 << 32
+	}
+	return int64(n)
+}
+
+// CreateQP implements verbs.PD (ibv_create_qp). The order of checks is the
+// kernel's: the QP type (create_qp in uverbs_cmd.c, then rxe_qp_chk_init:
+// only RC, UC, UD), the CQs, then the capabilities against the device's
+// limits (rxe_qp_chk_cap). The queues are sized as rxe_qp_init_req and
+// rxe_qp_init_resp size them, and the caps rxe returns are what Query
+// reports: max_send_wr rounded to 2^k-1, max_send_sge and max_inline_data
+// both derived from one WQE size of max(16*max_send_sge, max_inline_data).
+func (p *pd) CreateQP(attr verbs.QPInitAttr) (verbs.QP, error) {
+	f := p.ctx.fab()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	const op = "ibv_create_qp"
+	if err := p.check(op); err != nil {
+		return nil, err
+	}
+	switch attr.Type {
+	case verbs.QPTypeRC, verbs.QPTypeUC, verbs.QPTypeUD:
+	case verbs.QPTypeRawPacket, verbs.QPTypeXRCSend:
+		return nil, verbs.Errorf(op, verbs.EOPNOTSUPP, "use type rc, uc or ud",
+			"rxe does not support %s QPs (rxe_qp_chk_init accepts RC, UC and UD only)", attr.Type)
+	case verbs.QPTypeXRCRecv:
+		return nil, verbs.Errorf(op, verbs.EINVAL, "use type rc, uc or ud",
+			"an XRC_RECV QP needs an XRC domain, and rxe has no XRC support")
+	default:
+		return nil, verbs.Errorf(op, verbs.EINVAL, "use type rc, uc or ud",
+			"%s is not a QP type (create_qp)", attr.Type)
+	}
+	var s *srq
+	if attr.SRQ != nil {
+		x, ok := attr.SRQ.(*srq)
+		if !ok || x.pd.ctx != p.ctx {
+			return nil, verbs.Errorf(op, verbs.EINVAL, "create the SRQ on the same device context",
+				"the SRQ belongs to another device context")
+		}
+		if x.dead != "" {
+			return nil, deadErr(op, "the SRQ", x.dead)
+		}
+		s = x
+	}
+	cqOf := func(c verbs.CQ, which string) (*cq, error) {
+		if c == nil {
+			return nil, verbs.Errorf(op, verbs.EINVAL, "create a CQ and pass it as "+which,
+				"%s is missing; every QP needs a send CQ and a receive CQ (rxe_qp_chk_init)", which)
+		}
+		x, ok := c.(*cq)
+		if !ok || x.ctx != p.ctx {
+			return nil, verbs.Errorf(op, verbs.EINVAL, "create the CQ on the same device context",
+				"%s belongs to another device context", which)
+		}
+		if x.dead != "" {
+			return nil, deadErr(op, "the "+which, x.dead)
+		}
+		return x, nil
+	}
+	scq, err := cqOf(attr.SendCQ, "send_cq")
+	if err != nil {
+		return nil, err
+	}
+	rcq, err := cqOf(attr.RecvCQ, "recv_cq")
+	if err != nil {
+		return nil, err
+	}
+	if err := checkCaps(op, &attr.Cap, s != nil); err != nil {
+		return nil, err
+	}
+	d := p.ctx.dev
+	qpn, ok := d.allocQPN()
+	if !ok {
+		return nil, verbs.Errorf(op, verbs.ENOMEM, "destroy some QPs", "the device has no free QP number")
+	}
+	q := &qp{pd: p, qpn: qpn, typ: attr.Type, scq: scq, rcq: rcq, srq: s, sqSigAll: attr.SQSigAll, userCtx: attr.Context}
+	// rxe_qp_init_misc: path_mtu starts at IB_MTU_256.
+	q.attr.PathMTU = verbs.MTU256
+	q.mtu = 256
+	q.attr.State = verbs.QPSReset
+	// rxe_qp_init_req: one WQE size serves both SGEs and inline data.
+	wqe := attr.Cap.MaxSendSGE * rxeSGESize
+	if attr.Cap.MaxInlineData > wqe {
+		wqe = attr.Cap.MaxInlineData
+	}
+	q.sq.maxWR = roundQueue(attr.Cap.MaxSendWR)
+	q.sq.maxSGE = wqe / rxeSGESize
+	q.sq.maxInline = wqe
+	q.sq.buf = make([]sendWQE, q.sq.maxWR+1)
+	q.initCap = verbs.QPCap{MaxSendWR: q.sq.maxWR, MaxSendSGE: q.sq.maxSGE, MaxInlineData: q.sq.maxInline}
+	if s == nil {
+		q.rq.init(roundQueue(attr.Cap.MaxRecvWR), attr.Cap.MaxRecvSGE)
+		q.initCap.MaxRecvWR, q.initCap.MaxRecvSGE = q.rq.maxWR, q.rq.maxSGE
+	} else {
+		s.usecnt++
+	}
+	scq.usecnt++
+	rcq.usecnt++
+	q.t.init(q)
+	d.qps[qpn] = q
+	p.qps = append(p.qps, q)
+	return q, nil
+}
+
+// checkCaps is rxe_qp_chk_cap.
+func checkCaps(op string, c *verbs.QPCap, hasSRQ bool) error {
+	type lim struct {
+		name string
+		v    int
+		max  int64
+		skip bool
+	}
+	for _, l := range []lim{
+		{"max_send_wr", c.MaxSendWR, rxeMaxQPWR, false},
+		{"max_send_sge", c.MaxSendSGE, rxeMaxSGE, false},
+		{"max_recv_wr", c.MaxRecvWR, rxeMaxQPWR, hasSRQ},
+		{"max_recv_sge", c.MaxRecvSGE, rxeMaxSGE, hasSRQ},
+		{"max_inline_data", c.MaxInlineData, rxeMaxInlineData, false},
+	} {
+		if !l.skip && huge(l.v) > l.max {
+			return verbs.Errorf(op, verbs.EINVAL, fmt.Sprintf("ask for at most %d (query_device shows the limits)", l.max),
+				"cap.%s %d is larger than the device allows (%d) (rxe_qp_chk_cap)", l.name, l.v, l.max)
+		}
+	}
+	return nil
+}
+
+func (q *qp) PD() verbs.PD       { return q.pd }
+func (q *qp) Num() uint32        { return q.qpn }
+func (q *qp) Type() verbs.QPType { return q.typ }
+
+// standardBits is IB_QP_ATTR_STANDARD_BITS: IBV_QP_STATE..IBV_QP_DEST_QPN.
+const standardBits = verbs.QPAttrMask(1<<21 - 1)
+
+// Modify implements verbs.QP (ibv_modify_qp).
+//
+// The checks run as the kernel runs them, with the core's transition table
+// first: ib_uverbs_modify_qp (mask bits beyond IBV_QP_DEST_QPN are
+// EOPNOTSUPP; state values beyond ERR are EINVAL); the source GID of an
+// address vector (rdma_get_gid_attr: an empty slot is ENODATA);
+// ib_modify_qp_is_ok (verbs.CheckTransition, with the current state taken
+// from IBV_QP_CUR_STATE when given, as rxe_qp_chk_attr does); the port and
+// address vector (modify_qp, rdma_check_ah_attr: RoCE needs a GRH); the ban
+// on alternate paths on RoCE (_ib_modify_qp); then rxe_qp_chk_attr (SQ
+// still draining, path_mtu above the port's max_mtu, max_rd_atomic above
+// the device's max_qp_rd_atom, timeout above 31). Nothing else is checked:
+// PSNs are masked to 24 bits (_ib_modify_qp), retry counts and
+// min_rnr_timer are stored as given, max_dest_rd_atomic is not bounded.
+func (q *qp) Modify(a *verbs.QPAttr, mask verbs.QPAttrMask) error {
+	f := q.fab()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	const op = "ibv_modify_qp"
+	if err := q.check(op); err != nil {
+		return err
+	}
+	if a == nil {
+		return verbs.Errorf(op, verbs.EINVAL, "pass the attributes", "attr is nil")
+	}
+	if extra := mask &^ standardBits; extra != 0 {
+		return verbs.Errorf(op, verbs.EOPNOTSUPP, "drop "+extra.Short(),
+			"%s is not accepted by ibv_modify_qp (ib_uverbs_modify_qp: only IBV_QP_STATE..IBV_QP_DEST_QPN)", extra)
+	}
+	if (mask&verbs.AttrState != 0 && a.State > verbs.QPSErr) || (mask&verbs.AttrCurState != 0 && a.CurState > verbs.QPSErr) {
+		return verbs.Errorf(op, verbs.EINVAL, "use one of reset, init, rtr, rts, sqd, err",
+			"%s is not a QP state a program can ask for (modify_qp: qp_state > IB_QPS_ERR)", a.State)
+	}
+	d := q.pd.ctx.dev
+	if mask&verbs.AttrAV != 0 && a.AH.IsGlobal && a.AH.PortNum == 1 && int(a.AH.GRH.SGIDIndex) < rxePortGIDTblLen {
+		if err := checkAV(op, "ah_attr", d, &a.AH); err != nil {
+			return err // ENODATA: an empty GID slot
+		}
+	}
+	cur := q.attr.State
+	if mask&verbs.AttrCurState != 0 {
+		cur = a.CurState
+	}
+	next := cur
+	if mask&verbs.AttrState != 0 {
+		next = a.State
+	}
+	if e := verbs.CheckTransition(q.typ, cur, next, mask); e != nil {
+		return e
+	}
+	if mask&verbs.AttrPort != 0 {
+		if err := checkPort(op, a.PortNum); err != nil {
+			return err
+		}
+	}
+	if mask&verbs.AttrAV != 0 {
+		if err := checkAV(op, "ah_attr", d, &a.AH); err != nil {
+			return err
+		}
+	}
+	if mask&verbs.AttrAltPath != 0 {
+		return verbs.Errorf(op, verbs.EINVAL, "drop alt_path: RoCE has no alternate paths",
+			"alternate paths (APM) are InfiniBand-only; the core refuses IBV_QP_ALT_PATH on a RoCE port (_ib_modify_qp)")
+	}
+	if mask&verbs.AttrState != 0 && cur == verbs.QPSSQD && q.req == engDrain && next != verbs.QPSErr {
+		return verbs.Errorf(op, verbs.EINVAL, "wait for IBV_EVENT_SQ_DRAINED, or go to err",
+			"the send queue is still draining; from SQD only ERR is allowed until it has drained (rxe_qp_chk_attr)")
+	}
+	if mask&verbs.AttrPathMTU != 0 {
+		if a.PathMTU > verbs.MTU4096 {
+			return verbs.Errorf(op, verbs.EINVAL, "use path_mtu=1024 (the port's active MTU) or at most 4096",
+				"path_mtu %s is larger than the port's max_mtu IBV_MTU_4096 (rxe_qp_chk_attr)", a.PathMTU)
+		}
+		if a.PathMTU == 0 {
+			// rxe 6.1 only compares against max_mtu and would store an
+			// MTU of -1 bytes; the simulator refuses instead.
+			return verbs.Errorf(op, verbs.EINVAL, "use path_mtu=1024 (IBV_MTU_1024 is 3)",
+				"path_mtu 0 is not an MTU (the enum runs from IBV_MTU_256=1 to IBV_MTU_4096=5); "+
+					"rxe itself does not catch this, the simulator does")
+		}
+	}
+	if mask&verbs.AttrMaxQPRdAtomic != 0 && int(a.MaxRdAtomic) > rxeMaxQPRdAtom {
+		return verbs.Errorf(op, verbs.EINVAL, fmt.Sprintf("use max_rd_atomic of at most %d", rxeMaxQPRdAtom),
+			"max_rd_atomic %d is larger than the device's max_qp_rd_atom %d (rxe_qp_chk_attr)", a.MaxRdAtomic, rxeMaxQPRdAtom)
+	}
+	if mask&verbs.AttrTimeout != 0 && a.Timeout > 31 {
+		return verbs.Errorf(op, verbs.EINVAL, "use timeout=14 (about 67 ms); the field has 5 bits",
+			"timeout %d is larger than 31 (rxe_qp_chk_attr)", a.Timeout)
+	}
+	q.apply(a, mask)
+	if mask&verbs.AttrState != 0 {
+		q.cached = a.State // ibv_modify_qp updates ibv_qp.state
+	}
+	f.afterVerb()
+	return nil
+}
+
+// apply is rxe_qp_from_attr.
+func (q *qp) apply(a *verbs.QPAttr, mask verbs.QPAttrMask) {
+	s := &q.attr
+	if mask&verbs.AttrMaxQPRdAtomic != 0 {
+		n := 0
+		if a.MaxRdAtomic > 0 {
+			n = roundPow2(int(a.MaxRdAtomic))
+		}
+		s.MaxRdAtomic = uint8(n)
+		q.t.rdAtomicFree = n
+	}
+	if mask&verbs.AttrMaxDestRdAtomic != 0 {
+		n := 0
+		if a.MaxDestRdAtomic > 0 {
+			n = roundPow2(int(a.MaxDestRdAtomic))
+		}
+		s.MaxDestRdAtomic = uint8(n) // a u8 in struct ib_qp_attr: 256 wraps to 0, as in rxe
+		q.t.resizeResources(n)
+	}
+	if mask&verbs.AttrCurState != 0 {
+		s.CurState = a.State // rxe stores attr->qp_state here, not cur_qp_state
+	}
+	if mask&verbs.AttrEnSQDAsyncNotify != 0 {
+		s.EnSQDAsyncNotify = a.EnSQDAsyncNotify
+	}
+	if mask&verbs.AttrAccessFlags != 0 {
+		s.AccessFlags = a.AccessFlags
+	}
+	if mask&verbs.AttrPKeyIndex != 0 {
+		s.PKeyIndex = a.PKeyIndex
+	}
+	if mask&verbs.AttrPort != 0 {
+		s.PortNum = a.PortNum
+		q.port = a.PortNum
+	}
+	if mask&verbs.AttrQKey != 0 {
+		s.QKey = a.QKey
+	}
+	if mask&verbs.AttrAV != 0 {
+		s.AH = a.AH
+	}
+	if mask&verbs.AttrPathMTU != 0 {
+		s.PathMTU = a.PathMTU
+		q.mtu = a.PathMTU.Bytes()
+	}
+	if mask&verbs.AttrTimeout != 0 {
+		s.Timeout = a.Timeout
+	}
+	if mask&verbs.AttrRetryCnt != 0 {
+		s.RetryCnt = a.RetryCnt
+		q.t.retryLeft = int(a.RetryCnt)
+	}
+	if mask&verbs.AttrRNRRetry != 0 {
+		s.RNRRetry = a.RNRRetry
+		q.t.rnrRetryLeft = int(a.RNRRetry)
+	}
+	if mask&verbs.AttrRQPSN != 0 {
+		s.RQPSN = a.RQPSN & psnMask
+		q.t.respPSN = s.RQPSN
+	}
+	if mask&verbs.AttrMinRNRTimer != 0 {
+		s.MinRNRTimer = a.MinRNRTimer
+	}
+	if mask&verbs.AttrSQPSN != 0 {
+		s.SQPSN = a.SQPSN & psnMask
+		q.t.reqPSN = s.SQPSN
+		q.t.compPSN = s.SQPSN
+	}
+	if mask&verbs.AttrPathMigState != 0 {
+		s.PathMigState = a.PathMigState
+	}
+	if mask&verbs.AttrDestQPN != 0 {
+		s.DestQPN = a.DestQPN
+	}
+	if mask&verbs.AttrState != 0 {
+		s.State = a.State
+		switch a.State {
+		case verbs.QPSReset:
+			q.reset()
+		case verbs.QPSInit:
+			q.req, q.resp, q.comp = engInit, engInit, engInit
+		case verbs.QPSRTR:
+			q.resp = engReady
+		case verbs.QPSRTS:
+			q.req, q.comp = engReady, engReady
+		case verbs.QPSSQD:
+			if q.req != engDrained {
+				q.req = engDrain
+				q.f().schedule(q, taskReq)
+			}
+		case verbs.QPSErr:
+			q.toError()
+		}
+	}
+}
+
+func (q *qp) f() *Fabric { return q.pd.ctx.fab() }
+
+// reset is rxe_qp_reset: the engines stop, the send queue and (without an
+// SRQ) the receive queue are emptied without completions, packets for the
+// QP are dropped, the sequence state is cleared. Attributes stay.
+func (q *qp) reset() {
+	q.req, q.comp, q.resp = engReset, engReset, engReset
+	for q.sq.count > 0 {
+		q.sq.pop()
+	}
+	if q.srq == nil {
+		q.rq.clear()
+	}
+	q.ssn = 0
+	q.t.reset()
+	q.f().cancelQP(q)
+}
+
+// toError is rxe_qp_error: every engine goes to ERROR and the tasks run to
+// flush the queues.
+func (q *qp) toError() {
+	q.req, q.resp, q.comp = engError, engError, engError
+	q.attr.State = verbs.QPSErr
+	q.f().schedule(q, taskResp|taskComp|taskReq)
+}
+
+// Query implements verbs.QP (ibv_query_qp, rxe_qp_to_attr and
+// rxe_qp_to_init): stored attributes, the live PSNs, rxe's rounded caps and
+// depths, and an address vector that always reads as global.
+func (q *qp) Query(mask verbs.QPAttrMask) (verbs.QPAttr, verbs.QPInitAttr, error) {
+	f := q.fab()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := q.check("ibv_query_qp"); err != nil {
+		return verbs.QPAttr{}, verbs.QPInitAttr{}, err
+	}
+	a := q.attr
+	a.RQPSN = q.t.respPSN
+	a.SQPSN = q.t.reqPSN
+	a.Cap = verbs.QPCap{MaxSendWR: q.sq.maxWR, MaxSendSGE: q.sq.maxSGE, MaxInlineData: q.sq.maxInline}
+	if q.srq == nil {
+		a.Cap.MaxRecvWR, a.Cap.MaxRecvSGE = q.rq.maxWR, q.rq.maxSGE
+	}
+	// rxe_av_to_attr always sets IB_AH_GRH.
+	a.AH = verbs.AHAttr{GRH: q.attr.AH.GRH, IsGlobal: true, PortNum: q.attr.AH.PortNum}
+	a.AltAH = verbs.AHAttr{IsGlobal: true}
+	a.SQDraining = q.req == engDrain
+	if mask&verbs.AttrState != 0 {
+		q.cached = a.State // ibv_query_qp refreshes ibv_qp.state
+	}
+	init := verbs.QPInitAttr{Type: q.typ, SendCQ: q.scq, RecvCQ: q.rcq, Cap: a.Cap, SQSigAll: q.sqSigAll, Context: q.userCtx}
+	if q.srq != nil {
+		init.SRQ = q.srq
+	}
+	return a, init, nil
+}
+
+// PostSend implements verbs.QP (ibv_post_send), as rdma-core 44's rxe
+// provider and the 6.1 kernel do it together.
+//
+// rxe_post_send (providers/rxe/rxe.c) writes each WR into the send queue
+// that user space shares with the kernel, after validate_send_wr: more SGEs
+// than max_send_sge, an atomic on fewer than 8 bytes or an unaligned remote
+// address, or inline data above max_inline_data are EINVAL; a full queue is
+// ENOMEM. Nothing else is checked here: a bad lkey, an opcode the QP type
+// cannot do or a destroyed AH surface later as error completions. Then it
+// rings the doorbell (post_send_db), and the kernel's rxe_post_send refuses
+// with EINVAL unless the requester is ready, that is unless the QP is in
+// RTS (or SQD or ERR). The WRs are already in the queue by then: they stay
+// there and go out after the QP reaches RTS and a later post rings again.
+func (q *qp) PostSend(wrs []verbs.SendWR) (int, error) {
+	f := q.fab()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	const op = "ibv_post_send"
+	if err := q.check(op); err != nil {
+		return 0, err
+	}
+	if len(wrs) == 0 {
+		return 0, verbs.Errorf(op, verbs.EINVAL, "pass at least one work request", "the work request list is empty (rxe_post_send: !wr_list)")
+	}
+	n := len(wrs)
+	var werr error
+	for i := range wrs {
+		if err := q.postOneSend(op, i, &wrs[i]); err != nil {
+			n, werr = i, err
+			break
+		}
+	}
+	// post_send_db: the kernel's rxe_post_send.
+	if q.req < engReady {
+		where := "none of them was"
+		if n > 0 {
+			where = fmt.Sprintf("the %d WR(s) before it are", n)
+			if n == len(wrs) {
+				where = "all of them are"
+			}
+		}
+		return n, verbs.Errorf(op, verbs.EINVAL, "move the QP to RTS first (rtr → rts with sq_psn, timeout, retry_cnt, rnr_retry, max_rd_atomic); receives may be posted from INIT",
+			"the QP is in %s and sends need RTS: rxe's kernel refused the doorbell (rxe_post_send: req.state < READY). "+
+				"rdma-core had already written the WRs into the send queue, so %s queued and will be sent after the QP reaches RTS and the next ibv_post_send",
+			q.attr.State, where)
+	}
+	f.schedule(q, taskReq)
+	f.afterVerb()
+	return n, werr
+}
+
+func (q *qp) postOneSend(op string, i int, wr *verbs.SendWR) error {
+	var length uint32 // unsigned int in rdma-core: wraps as C does
+	for _, s := range wr.SGList {
+		length += s.Length
+	}
+	if len(wr.SGList) > q.sq.maxSGE {
+		return verbs.Errorf(op, verbs.EINVAL, "use fewer SGEs, or create the QP with a larger max_send_sge",
+			"send WR %d has %d SGEs; this QP takes at most %d (validate_send_wr)", i, len(wr.SGList), q.sq.maxSGE)
+	}
+	if wr.Opcode.IsAtomic() {
+		if length < 8 {
+			return verbs.Errorf(op, verbs.EINVAL, "give the atomic an 8-byte local buffer for the original value",
+				"atomic WR %d has %d bytes of local buffer; atomics need 8 (validate_send_wr)", i, length)
+		}
+		if wr.RemoteAddr&7 != 0 {
+			return verbs.Errorf(op, verbs.EINVAL, "align remote_addr to 8 bytes",
+				"atomic WR %d targets remote_addr %#x, which is not 8-byte aligned (validate_send_wr)", i, wr.RemoteAddr)
+		}
+	}
+	if wr.Flags&verbs.SendInline != 0 && length > uint32(q.sq.maxInline) {
+		return verbs.Errorf(op, verbs.EINVAL, "send it without inline, or create the QP with a larger max_inline_data",
+			"send WR %d has %d bytes of inline data; this QP takes at most %d (validate_send_wr)", i, length, q.sq.maxInline)
+	}
+	if wr.Opcode == verbs.WRBindMW {
+		return verbs.Errorf(op, verbs.EINVAL, "memory windows are not modelled by the simulator",
+			"IBV_WR_BIND_MW needs a memory window, which this API does not have")
+	}
+	var a *ah
+	if q.typ == verbs.QPTypeUD && (wr.Opcode == verbs.WRSend || wr.Opcode == verbs.WRSendWithImm) {
+		x, ok := wr.AH.(*ah)
+		if wr.AH == nil || !ok {
+			// rdma-core dereferences wr.ud.ah: in C this crashes.
+			return verbs.Errorf(op, verbs.EINVAL, "create an AH for the destination (create_ah) and set ah=",
+				"UD send WR %d has no address handle (in C, rdma-core would dereference a NULL ah and crash)", i)
+		}
+		a = x
+	}
+	if q.sq.full() {
+		return verbs.Errorf(op, verbs.ENOMEM, "poll the send CQ: a WR's slot is freed when it completes (unsignaled ones when a later signaled one completes)",
+			"the send queue is full: it holds %d WRs (max_send_wr as rounded by rxe)", q.sq.maxWR)
+	}
+	var inline []byte
+	if wr.Flags&verbs.SendInline != 0 {
+		buf, err := q.gatherInline(op, i, wr.SGList, length)
+		if err != nil {
+			return err
+		}
+		inline = buf
+	}
+	w := q.sq.at(q.sq.count)
+	w.sge = append(w.sge[:0], wr.SGList...)
+	w.wr = *wr
+	w.wr.SGList = w.sge
+	w.wr.AH = nil
+	w.inline = append(w.inline[:0], inline...)
+	w.ah = a
+	w.length = length
+	q.ssn++
+	w.ssn = q.ssn
+	w.state = wqePosted
+	w.status = verbs.WCSuccess
+	w.errWhy = ""
+	w.signal = q.sqSigAll || wr.Flags&verbs.SendSignaled != 0
+	w.rdAtom = false
+	w.xfer = wqeXfer{}
+	q.sq.count++
+	return nil
+}
+
+// gatherInline copies inline data at post time, as rdma-core's
+// init_send_wqe does with memcpy from the SGE addresses. The lkeys are not
+// used; the addresses only have to be memory of this process.
+func (q *qp) gatherInline(op string, i int, sgl []verbs.SGE, length uint32) ([]byte, error) {
+	buf := q.t.inlineScratch[:0]
+	for _, s := range sgl {
+		m := q.pd.ctx.findMem(s.Addr, uint64(s.Length))
+		if m == nil {
+			return nil, verbs.Errorf(op, verbs.EFAULT, "point the SGE into memory from alloc_mr",
+				"inline WR %d reads %d bytes at %#x, which is no memory this program owns (in C this memcpy would crash)", i, s.Length, s.Addr)
+		}
+		off := s.Addr - m.addr
+		buf = append(buf, m.buf[off:off+uint64(s.Length)]...)
+	}
+	q.t.inlineScratch = buf
+	return buf, nil
+}
+
+// findMem finds memory of this process (any MR of the context) that holds
+// [addr, addr+n).
+func (c *context) findMem(addr, n uint64) *mr {
+	for _, p := range c.pds {
+		for _, m := range p.mrs {
+			if m.contains(addr, n) {
+				return m
+			}
+		}
+	}
+	return nil
+}
+
+// PostRecv implements verbs.QP (ibv_post_recv; rdma-core's rxe_post_recv,
+// which never enters the kernel): EINVAL in RESET (C10-97.2.1) or when the
+// QP uses an SRQ; per WR, a full queue is ENOMEM and too many SGEs EINVAL.
+func (q *qp) PostRecv(wrs []verbs.RecvWR) (int, error) {
+	f := q.fab()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	const op = "ibv_post_recv"
+	if err := q.check(op); err != nil {
+		return 0, err
+	}
+	if q.srq != nil {
+		return 0, verbs.Errorf(op, verbs.EINVAL, "post receives to the SRQ (post_srq_recv)",
+			"this QP takes its receives from an SRQ and has no receive queue of its own (rxe_post_recv: no rq queue)")
+	}
+	if len(wrs) == 0 {
+		return 0, verbs.Errorf(op, verbs.EINVAL, "pass at least one work request", "the work request list is empty (rxe_post_recv: !recv_wr)")
+	}
+	if q.cached == verbs.QPSReset {
+		return 0, verbs.Errorf(op, verbs.EINVAL, "move the QP to INIT first: receives may be posted from INIT on",
+			"the QP is in RESET, where receives cannot be posted (rxe_post_recv, C10-97.2.1)")
+	}
+	for i := range wrs {
+		if q.rq.full() {
+			return i, verbs.Errorf(op, verbs.ENOMEM, "poll the receive CQ, or create the QP with a larger max_recv_wr",
+				"the receive queue is full: it holds %d WRs (max_recv_wr as rounded by rxe)", q.rq.maxWR)
+		}
+		if len(wrs[i].SGList) > q.rq.maxSGE {
+			return i, verbs.Errorf(op, verbs.EINVAL, "use fewer SGEs, or create the QP with a larger max_recv_sge",
+				"receive WR %d has %d SGEs; this QP takes at most %d (rxe_post_one_recv)", i, len(wrs[i].SGList), q.rq.maxSGE)
+		}
+		q.rq.push(&wrs[i])
+	}
+	// rdma-core does not enter the kernel: a responder that is waiting for
+	// a receive WQE (RNR) is woken by the peer's retry, not by this post.
+	f.afterVerb()
+	return len(wrs), nil
+}
+
+// AttachMcast implements verbs.QP (ibv_attach_mcast; ib_attach_mcast: UD
+// only, a multicast GID; uverbs ignores a repeated attach).
+func (q *qp) AttachMcast(gid verbs.GID, lid uint16) error {
+	f := q.fab()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	const op = "ibv_attach_mcast"
+	if err := q.check(op); err != nil {
+		return err
+	}
+	if err := checkMcast(op, q, gid); err != nil {
+		return err
+	}
+	for _, g := range q.mcast {
+		if g == gid {
+			return nil
+		}
+	}
+	if len(q.mcast) >= rxeMaxMcastQPAttach {
+		return verbs.Errorf(op, verbs.ENOMEM, "detach from a group first", "the QP is attached to %d groups already", len(q.mcast))
+	}
+	q.mcast = append(q.mcast, gid)
+	return nil
+}
+
+// DetachMcast implements verbs.QP (ibv_detach_mcast; uverbs: EINVAL when
+// the QP is not attached to the group).
+func (q *qp) DetachMcast(gid verbs.GID, lid uint16) error {
+	f := q.fab()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	const op = "ibv_detach_mcast"
+	if err := q.check(op); err != nil {
+		return err
+	}
+	if err := checkMcast(op, q, gid); err != nil {
+		return err
+	}
+	for i, g := range q.mcast {
+		if g == gid {
+			q.mcast = append(q.mcast[:i], q.mcast[i+1:]...)
+			return nil
+		}
+	}
+	return verbs.Errorf(op, verbs.EINVAL, "attach before detaching", "the QP is not attached to %s (ib_uverbs_detach_mcast)", gid)
+}
+
+func checkMcast(op string, q *qp, gid verbs.GID) error {
+	if !gid.IsMulticast() {
+		return verbs.Errorf(op, verbs.EINVAL, "use a multicast GID (ff0e::...)", "%s is not a multicast GID (ib_attach_mcast)", gid)
+	}
+	if q.typ != verbs.QPTypeUD {
+		return verbs.Errorf(op, verbs.EINVAL, "multicast needs a UD QP", "%s is %s; only UD QPs join multicast groups (ib_attach_mcast)", q.name(), q.typ)
+	}
+	return nil
+}
+
+// Destroy implements verbs.QP (ibv_destroy_qp). uverbs refuses with EBUSY
+// while the QP is attached to multicast groups (uverbs_free_qp).
+func (q *qp) Destroy() error {
+	f := q.fab()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	const op = "ibv_destroy_qp"
+	if err := q.check(op); err != nil {
+		return err
+	}
+	if len(q.mcast) > 0 {
+		gids := make([]string, len(q.mcast))
+		for i, g := range q.mcast {
+			gids[i] = g.String()
+		}
+		return verbs.Errorf(op, verbs.EBUSY, "detach_mcast from every group first",
+			"%s is still attached to multicast group(s) %s (uverbs_free_qp)", q.name(), strings.Join(gids, ", "))
+	}
+	if q.eventsUnacked > 0 {
+		return verbs.Errorf(op, verbs.EBUSY, "call ack_async_event for every event you got",
+			"%d async event(s) of %s were read but not acknowledged; real libibverbs would block forever here (ibv_cmd_destroy_qp)",
+			q.eventsUnacked, q.name())
+	}
+	q.destroyLocked("ibv_destroy_qp")
+	return nil
+}
+
+// destroyLocked tears the QP down (rxe_qp_do_cleanup): no completions, its
+// packets and timers dropped, the CQs, SRQ and PD released.
+func (q *qp) destroyLocked(why string) {
+	if q.dead != "" {
+		return
+	}
+	q.dead = why
+	f := q.f()
+	f.cancelQP(q)
+	d := q.pd.ctx.dev
+	if d.qps[q.qpn] == q {
+		delete(d.qps, q.qpn)
+	}
+	q.scq.usecnt--
+	q.rcq.usecnt--
+	if q.srq != nil {
+		q.srq.usecnt--
+	}
+	q.pd.ctx.dropEvents(func(e *verbs.AsyncEvent) bool { return e.QP == verbs.QP(q) })
+	p := q.pd
+	for i, x := range p.qps {
+		if x == q {
+			p.qps = append(p.qps[:i], p.qps[i+1:]...)
+			break
+		}
+	}
+}
