@@ -183,6 +183,21 @@ func init() {
 		},
 	})
 	Register(Scenario{
+		Name:   "mr/dereg-while-referenced",
+		Source: "sw/rxe/rxe_mr.c rxe_dereg_mr (6.1): refused (-EINVAL) only while memory windows are bound (IBA 10.6.7.2.6); posted WRs that name its lkey do not hold it — they fail when they run",
+		Run: func(e *Env) {
+			mr, err := e.PD().AllocMR(4096, verbs.AccessLocalWrite)
+			e.Must(err, "ibv_reg_mr")
+			q := e.QP(verbs.QPTypeRC)
+			e.Bring(q, q.Num(), verbs.QPSInit)
+			_, err = q.PostRecv([]verbs.RecvWR{{WRID: 1, SGList: []verbs.SGE{{Addr: mr.Addr(), Length: 64, LKey: mr.LKey()}}}})
+			e.Must(err, "ibv_post_recv into the MR")
+			if err := mr.Dereg(); err != nil {
+				e.Errorf("ibv_dereg_mr of an MR a posted receive names = %v; want success", err)
+			}
+		},
+	})
+	Register(Scenario{
 		Name:   "mr/dereg-twice",
 		Source: "ibv_dereg_mr(3); DESIGN.md: double destroy is a clear error, never a crash",
 		Run: func(e *Env) {

@@ -227,6 +227,20 @@ func init() {
 		},
 	})
 	Register(Scenario{
+		Name:   "post/opcode-checked-later",
+		Source: srcPostSend + " — nothing about the opcode; the kernel's rxe_req.c rxe_requester finds no UC opcode for READ or atomics (next_opcode) and completes the WR with IB_WC_LOC_QP_OP_ERR",
+		Run: func(e *Env) {
+			mr := e.MR(e.PD(), 4096, verbs.AccessLocalWrite|verbs.AccessRemoteWrite|verbs.AccessRemoteRead|verbs.AccessRemoteAtomic)
+			a, _ := e.Pair(verbs.QPTypeUC)
+			for _, op := range []verbs.WROpcode{verbs.WRRDMARead, verbs.WRAtomicFetchAndAdd} {
+				_, err := a.PostSend([]verbs.SendWR{{WRID: 1, Opcode: op, Flags: verbs.SendSignaled, SGList: []verbs.SGE{sendSGE(mr, 8)}, RemoteAddr: mr.Addr(), RKey: mr.RKey()}})
+				if err != nil {
+					e.Errorf("ibv_post_send(%v) on a UC QP = %v; want success at post time (the error comes as a completion)", op, err)
+				}
+			}
+		},
+	})
+	Register(Scenario{
 		Name:   "post/send-zero-length",
 		Source: "ibv_post_send(3): num_sge may be 0 (a zero-length message); validate_send_wr has no minimum",
 		Run: func(e *Env) {

@@ -1,6 +1,8 @@
 package verbstest
 
 import (
+	"syscall"
+
 	"github.com/vsh-rdma/vsh/verbs"
 )
 
@@ -132,6 +134,43 @@ func init() {
 					e.Errorf("query: qp_type = %v; want UD", init.Type)
 				}
 			}
+		},
+	})
+	Register(Scenario{
+		Name:   "qp/unsupported-types",
+		Source: "sw/rxe/rxe_qp.c rxe_qp_chk_init: only RC, UC, UD (and GSI) — others are -EOPNOTSUPP; rdma-core v44 libibverbs/cmd_qp.c ibv_icmd_create_qp: XRC_RECV without an XRCD, or an unknown type, is EINVAL",
+		Run: func(e *Env) {
+			for _, c := range []struct {
+				typ  verbs.QPType
+				want syscall.Errno
+			}{
+				{verbs.QPTypeXRCSend, verbs.EOPNOTSUPP},
+				{verbs.QPTypeXRCRecv, verbs.EINVAL},
+				{verbs.QPType(99), verbs.EINVAL},
+			} {
+				e.NoPanic("ibv_create_qp("+c.typ.String()+")", func() {
+					q, err := e.PD().CreateQP(verbs.QPInitAttr{Type: c.typ, SendCQ: e.CQ(), RecvCQ: e.CQ(), Cap: DefaultCap})
+					if err == nil {
+						e.Defer(func() { _ = q.Destroy() })
+					}
+					e.ExpectErrno(err, c.want, "ibv_create_qp(%v)", c.typ)
+				})
+			}
+		},
+	})
+	Register(Scenario{
+		Name:   "qp/raw-packet-needs-cap-net-raw",
+		Source: "core/uverbs_std_types_qp.c UVERBS_METHOD_QP_CREATE: IB_UVERBS_QPT_RAW_PACKET without capable(CAP_NET_RAW) is -EPERM, checked before the driver; with it, rxe_qp_chk_init says -EOPNOTSUPP. Options.CapNetRaw says which applies",
+		Run: func(e *Env) {
+			want := verbs.EPERM
+			if e.Opts.CapNetRaw {
+				want = verbs.EOPNOTSUPP
+			}
+			q, err := e.PD().CreateQP(verbs.QPInitAttr{Type: verbs.QPTypeRawPacket, SendCQ: e.CQ(), RecvCQ: e.CQ(), Cap: DefaultCap})
+			if err == nil {
+				e.Defer(func() { _ = q.Destroy() })
+			}
+			e.ExpectErrno(err, want, "ibv_create_qp(IBV_QPT_RAW_PACKET), CAP_NET_RAW %v", e.Opts.CapNetRaw)
 		},
 	})
 	Register(Scenario{

@@ -26,6 +26,20 @@ func init() {
 		},
 	})
 	Register(Scenario{
+		Name:   "srq/limit-given-at-create-is-kept",
+		Source: "ibv_create_srq(3) calls srq_limit \"irrelevant for ibv_create_srq\", but uverbs passes it (uverbs_std_types_srq.c UVERBS_ATTR_CREATE_SRQ_LIMIT) and rxe_srq.c rxe_srq_from_init stores it unchecked (srq->limit), so query returns it and the limit is armed",
+		Run: func(e *Env) {
+			srq, err := e.PD().CreateSRQ(verbs.SRQInitAttr{Attr: verbs.SRQAttr{MaxWR: 16, MaxSGE: 1, SRQLimit: 5}})
+			e.Must(err, "ibv_create_srq(max_wr 16, srq_limit 5)")
+			e.Defer(func() { _ = srq.Destroy() })
+			a, err := srq.Query()
+			e.Must(err, "ibv_query_srq")
+			if a.SRQLimit != 5 {
+				e.Errorf("srq_limit after create with 5 = %d; want 5 (rxe keeps it)", a.SRQLimit)
+			}
+		},
+	})
+	Register(Scenario{
 		Name:   "srq/max-wr-zero",
 		Source: srcSRQInit,
 		Run: func(e *Env) {
