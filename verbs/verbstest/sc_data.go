@@ -61,23 +61,30 @@ func init() {
 		},
 	})
 	Register(Scenario{
-		Name:   "data/send-bad-lkey-completes-in-error",
-		Source: "sw/rxe/rxe_req.c rxe_requester (Linux 6.1): finish_packet → rxe_mr.c copy_data fails the lkey lookup with -EINVAL, which becomes IB_WC_LOC_QP_OP_ERR (only -EFAULT, an SGE outside its MR, gives IB_WC_LOC_PROT_ERR); the completer then moves the QP to ERR (rxe_comp.c)",
+		Name:   "data/send-bad-sge-completes-in-error",
+		Source: "sw/rxe/rxe_req.c rxe_requester (Linux 6.1): finish_packet → rxe_mr.c copy_data; an lkey that lookup_mr cannot resolve is -EINVAL, which becomes IB_WC_LOC_QP_OP_ERR; a valid lkey with the SGE outside its MR fails mr_check_range in rxe_mr_copy with -EFAULT, which becomes IB_WC_LOC_PROT_ERR; the completer then moves the QP to ERR (rxe_comp.c)",
 		Needs:  CapDataPath,
 		Run: func(e *Env) {
-			a, b := e.Pair(verbs.QPTypeRC)
 			mr := e.MR(e.PD(), 4096, verbs.AccessLocalWrite)
-			prepostRecv(e, b, mr, 1)
 			for _, c := range []struct {
 				name string
 				sge  verbs.SGE
 				want verbs.WCStatus
 			}{
 				{"wrong lkey", verbs.SGE{Addr: mr.Addr(), Length: 64, LKey: mr.LKey() ^ 0xff}, verbs.WCLocQPOpErr},
+				{"SGE past the end of its MR", verbs.SGE{Addr: mr.Addr() + 4096 - 32, Length: 64, LKey: mr.LKey()}, verbs.WCLocProtErr},
 			} {
+				cq := e.NewCQ(e.Ctx, verbs.CQInitAttr{CQE: 16})
+				mk := func() verbs.QP {
+					return e.NewQP(e.PD(), verbs.QPInitAttr{Type: verbs.QPTypeRC, SendCQ: cq, RecvCQ: e.CQ(), Cap: DefaultCap})
+				}
+				a, b := mk(), mk()
+				e.Bring(a, b.Num(), verbs.QPSRTS)
+				e.Bring(b, a.Num(), verbs.QPSRTS)
+				prepostRecv(e, b, e.MR(e.PD(), 4096, verbs.AccessLocalWrite), 1)
 				_, err := a.PostSend([]verbs.SendWR{{WRID: 9, Opcode: verbs.WRSend, Flags: verbs.SendSignaled, SGList: []verbs.SGE{c.sge}}})
 				e.Must(err, "ibv_post_send with %s", c.name)
-				wcs := e.PollN(e.CQ(), 1)
+				wcs := e.PollN(cq, 1)
 				if len(wcs) != 1 || wcs[0].WRID != 9 || wcs[0].Status != c.want {
 					e.Errorf("%s: completions %+v; want wr_id 9 with %v", c.name, wcs, c.want)
 				}
