@@ -82,7 +82,10 @@ func init() {
 			AttrMaxDestRdAtomic | AttrAltPath | AttrAccessFlags | AttrPKeyIndex | AttrMinRNRTimer | AttrPathMigState},
 		[2]QPAttrMask{0, AttrAV | AttrAltPath | AttrAccessFlags | AttrPKeyIndex | AttrPathMigState},
 		[2]QPAttrMask{0, AttrPKeyIndex | AttrQKey})
-	// SQE→RTS exists for UC and UD only; RC has no SQE (an RC send error takes the QP to ERR).
+	// SQE→RTS: the kernel's row is valid for every type, with optional
+	// attributes for UC and UD only. An RC QP never reaches SQE on rxe (an RC
+	// send error takes it to ERR), so for RC the row is unreachable.
+	transitions[transKey{QPTypeRC, QPSSQE, QPSRTS}] = Transition{From: QPSSQE, To: QPSRTS}
 	transitions[transKey{QPTypeUC, QPSSQE, QPSRTS}] = Transition{From: QPSSQE, To: QPSRTS, Optional: AttrCurState | AttrAccessFlags}
 	transitions[transKey{QPTypeUD, QPSSQE, QPSRTS}] = Transition{From: QPSSQE, To: QPSRTS, Optional: AttrCurState | AttrQKey}
 }
