@@ -1,0 +1,186 @@
+// Command vsh is the verbs shell: type the verbs of an RDMA program one at a
+// time and see every object's state, every completion and every packet.
+//
+//	vsh                       interactive, on the simulator (two devices, seed 1)
+//	vsh -f lesson.vsh         run a script (or a notebook.md's vsh blocks)
+//	vsh < lesson.vsh          the same, from stdin
+//	vsh --backend ibverbs     real verbs (rxe, ConnectX) through libibverbs
+//
+// main only wires: flags, the backend, then the shell. Nothing below it
+// exits the process.
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"runtime/debug"
+	"strings"
+
+	"golang.org/x/term"
+
+	"github.com/vsh-rdma/vsh/shell"
+	"github.com/vsh-rdma/vsh/verbs"
+	"github.com/vsh-rdma/vsh/verbs/sim"
+)
+
+// version is set with -ldflags "-X main.version=v1.2.3"; otherwise the
+// module version from the build info, or "devel".
+var version = ""
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+// openIBVerbs opens the real backend. It is nil unless a file built with
+// the ibverbs tag (Linux, cgo, libibverbs headers) sets it.
+var openIBVerbs func() (verbs.Provider, error)
+
+const usage = `usage: vsh [flags]            interactive on a terminal; otherwise reads a script from stdin
+       vsh [flags] -f FILE    run a script (.vsh) or a notebook's vsh blocks (.md)
+
+Flags:
+  --backend sim|ibverbs  where the verbs run: the simulator (default) or libibverbs
+  --devices N            simulated devices sim0..simN-1 (default 2)
+  --seed N               the simulator's seed: same script + same seed = same transcript (default 1)
+  --plain                no colour (also when not on a terminal, or NO_COLOR is set)
+  -k, --keep-going       do not stop a script at its first failing command
+  -f FILE                run FILE instead of reading commands interactively
+  --version              print the version
+  --help                 print this help
+
+In a script '#' starts a comment, and a line starting with "! " must fail.
+Inside vsh, help lists the commands and explain X explains any error, state or opcode.
+`
+
+// run is main without the exit: it returns the exit status.
+func run(argv []string, stdin *os.File, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("vsh", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	backend := fs.String("backend", "sim", "")
+	devices := fs.Int("devices", 2, "")
+	seed := fs.Int64("seed", 1, "")
+	plain := fs.Bool("plain", false, "")
+	var keep bool
+	fs.BoolVar(&keep, "k", false, "")
+	fs.BoolVar(&keep, "keep-going", false, "")
+	file := fs.String("f", "", "")
+	showVersion := fs.Bool("version", false, "")
+	help := fs.Bool("help", false, "")
+	fs.BoolVar(help, "h", false, "")
+	if err := fs.Parse(argv); err != nil {
+		fmt.Fprintf(stderr, "vsh: %v\n\n%s", err, usage)
+		return 2
+	}
+	if *help {
+		fmt.Fprint(stdout, usage)
+		return 0
+	}
+	if *showVersion {
+		fmt.Fprintf(stdout, "vsh %s\n", versionString())
+		return 0
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "vsh: unexpected argument %q (a script is given with -f FILE)\n\n%s", fs.Arg(0), usage)
+		return 2
+	}
+	if *devices < 1 || *devices > 250 {
+		fmt.Fprintf(stderr, "vsh: --devices %d: give 1 to 250\n", *devices)
+		return 2
+	}
+
+	var open func() (verbs.Provider, error)
+	var desc string
+	switch *backend {
+	case "sim":
+		n, s := *devices, *seed
+		open = func() (verbs.Provider, error) { return sim.New(sim.Config{Devices: n, Seed: s}), nil }
+		desc = fmt.Sprintf("sim (%d device%s, seed %d)", n, map[bool]string{true: "", false: "s"}[n == 1], s)
+	case "ibverbs":
+		if openIBVerbs == nil {
+			fmt.Fprint(stderr, "vsh: the ibverbs backend is not built into this vsh.\n"+
+				"It talks to real RDMA devices (soft-RoCE rxe, ConnectX) through libibverbs, so it needs Linux, cgo and\n"+
+				"libibverbs' headers. On Debian or Ubuntu: sudo apt-get install libibverbs-dev rdma-core ibverbs-providers,\n"+
+				"then build with the ibverbs tag: make build (adds it when the headers are there), or\n"+
+				"CGO_ENABLED=1 go build -tags ibverbs ./cmd/vsh. For a soft-RoCE device: sudo rdma link add rxe0 type rxe netdev eth0,\n"+
+				"or make lab for a VM that has one. Until then, --backend sim runs everything on the simulator.\n")
+			return 2
+		}
+		open = openIBVerbs
+		desc = "ibverbs"
+	default:
+		fmt.Fprintf(stderr, "vsh: unknown backend %q: sim or ibverbs\n", *backend)
+		return 2
+	}
+
+	interactive := *file == "" && isTerminal(stdin) && isTerminal(stdout)
+	_, noColor := os.LookupEnv("NO_COLOR")
+	if v := os.Getenv("NO_COLOR"); noColor && v == "" {
+		noColor = false // NO_COLOR= (empty) does not count, as no-color.org says
+	}
+	sh, err := shell.New(shell.Options{
+		Open:    open,
+		Plain:   *plain || noColor || !isTerminal(stdout),
+		Backend: desc,
+		Version: versionString(),
+	})
+	if err != nil {
+		fmt.Fprintf(stderr, "vsh: %v\n", err)
+		return 1
+	}
+	defer sh.Close()
+
+	if interactive {
+		status, err := sh.RunTTY(stdin, stdout.(*os.File))
+		if err != nil {
+			fmt.Fprintf(stderr, "vsh: %v\n", err)
+			return 1
+		}
+		return status
+	}
+
+	in, name := io.Reader(stdin), "stdin"
+	if *file != "" {
+		f, err := os.Open(*file)
+		if err != nil {
+			fmt.Fprintf(stderr, "vsh: %v\n", err)
+			return 1
+		}
+		defer f.Close()
+		in, name = f, *file
+	}
+	if err := sh.RunScript(in, stdout, name, keep); err != nil {
+		var se *shell.ScriptError
+		if errors.As(err, &se) {
+			fmt.Fprintf(stderr, "vsh: %v\n", firstLine(se.Error()))
+		} else {
+			fmt.Fprintf(stderr, "vsh: %v\n", err)
+		}
+		return 1
+	}
+	return 0
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+func isTerminal(f any) bool {
+	x, ok := f.(*os.File)
+	return ok && term.IsTerminal(int(x.Fd()))
+}
+
+func versionString() string {
+	if version != "" {
+		return version
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return "devel"
+}

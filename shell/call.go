@@ -1,0 +1,437 @@
+package shell
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/vsh-rdma/vsh/verbs"
+)
+
+// call is one run of a command: its parsed arguments and its output.
+type call struct {
+	s    *Shell
+	cmd  *command
+	a    *args
+	out  *output
+	cell *Cell
+	src  string // the line the tokens came from
+}
+
+// verb prints the line of one libibverbs call, tagged with its path.
+func (c *call) verb(p pathKind, format string, a ...any) {
+	st := c.s.st
+	text := st.render(st.verb, fmt.Sprintf(format, a...))
+	tag := "[control path]"
+	style := st.control
+	if p == pathData {
+		tag, style = "[data path]", st.data
+	}
+	c.out.add(text + "  " + st.render(style, tag))
+}
+
+func (c *call) line(format string, a ...any) { c.out.addf(format, a...) }
+
+func (c *call) created(o *object) {
+	c.cell.Created = append(c.cell.Created, o.name)
+}
+
+func (c *call) has(key string) bool {
+	_, ok := c.a.kv[key]
+	return ok
+}
+
+func (c *call) raw(key string) string { return c.a.kv[key] }
+
+// bad reports a value that does not parse.
+func (c *call) bad(key string, err error) error {
+	hint := c.cmd.usageHint()
+	if sp := c.cmd.findSpec(key, keyArg); sp != nil && sp.help != "" {
+		hint = key + "= is " + sp.help
+	}
+	return usagef(hint, "bad %s=%s: %v", key, c.a.kv[key], err)
+}
+
+// obj resolves positional argument i as a handle of kind k.
+func (c *call) obj(i int, k kind) (*object, error) {
+	if i >= len(c.a.pos) {
+		return nil, usagef(c.cmd.usageHint(), "missing the %s", kindInfo[k].noun)
+	}
+	return c.s.h.lookup(c.a.pos[i].text, k)
+}
+
+// keyObj resolves key=HANDLE.
+func (c *call) keyObj(key string, k kind) (*object, bool, error) {
+	v, ok := c.a.kv[key]
+	if !ok {
+		return nil, false, nil
+	}
+	o, err := c.s.h.lookup(v, k)
+	if err != nil {
+		return nil, true, err
+	}
+	return o, true, nil
+}
+
+// num reads key as an unsigned number of the given width, def when absent.
+func (c *call) num(key string, def uint64, bits int) (uint64, error) {
+	v, ok := c.a.kv[key]
+	if !ok {
+		return def, nil
+	}
+	n, err := parseUint(v, bits)
+	if err != nil {
+		return 0, c.bad(key, err)
+	}
+	return n, nil
+}
+
+func (c *call) u8(key string, def uint8) (uint8, error) {
+	n, err := c.num(key, uint64(def), 8)
+	return uint8(n), err
+}
+
+func (c *call) u32(key string, def uint32) (uint32, error) {
+	n, err := c.num(key, uint64(def), 32)
+	return uint32(n), err
+}
+
+// count reads a count that sizes an allocation, with a ceiling.
+func (c *call) count(key string, def, most int) (int, error) {
+	n, err := c.num(key, uint64(def), 31)
+	if err != nil {
+		return 0, err
+	}
+	if n > uint64(most) {
+		return 0, usagef(fmt.Sprintf("use at most %d", most), "%s=%d is more than vsh allows here (%d)", key, n, most)
+	}
+	return int(n), nil
+}
+
+// intArg reads a signed-int-sized number, passed to the backend as it is.
+func (c *call) intArg(key string, def int) (int, error) {
+	n, err := c.num(key, uint64(def), 31)
+	return int(n), err
+}
+
+func (c *call) size(key string, def uint64) (uint64, error) {
+	v, ok := c.a.kv[key]
+	if !ok {
+		return def, nil
+	}
+	n, err := parseSize(v)
+	if err != nil {
+		return 0, c.bad(key, err)
+	}
+	return n, nil
+}
+
+func (c *call) dur(key string, def time.Duration) (time.Duration, error) {
+	v, ok := c.a.kv[key]
+	if !ok {
+		return def, nil
+	}
+	d, err := parseDuration(v)
+	if err != nil {
+		return 0, c.bad(key, err)
+	}
+	return d, nil
+}
+
+func (c *call) boolArg(key string, def bool) (bool, error) {
+	v, ok := c.a.kv[key]
+	if !ok {
+		return def, nil
+	}
+	b, err := parseBool(v)
+	if err != nil {
+		return false, c.bad(key, err)
+	}
+	return b, nil
+}
+
+func (c *call) access(key string, def verbs.Access) (verbs.Access, error) {
+	v, ok := c.a.kv[key]
+	if !ok {
+		return def, nil
+	}
+	acc, err := verbs.ParseAccess(v)
+	if err != nil {
+		return 0, c.bad(key, err)
+	}
+	return acc, nil
+}
+
+// posNum reads positional i as a number, def when absent.
+func (c *call) posNum(i int, name string, def uint64) (uint64, error) {
+	if i >= len(c.a.pos) {
+		return def, nil
+	}
+	n, err := parseSize(c.a.pos[i].text)
+	if err != nil {
+		return 0, usagef(c.cmd.usageHint(), "bad %s %q: %v", name, c.a.pos[i].text, err)
+	}
+	return n, nil
+}
+
+// qpnValue reads a QP number or a QP handle (dest_qpn=qp1).
+func (c *call) qpn(key string) (uint32, bool, error) {
+	v, ok := c.a.kv[key]
+	if !ok {
+		return 0, false, nil
+	}
+	if k, isHandle := kindOfName(v); isHandle {
+		if k != kQP {
+			return 0, true, c.bad(key, fmt.Errorf("%s is a %s; give a QP (qp1) or a QP number", v, kindInfo[k].noun))
+		}
+		o, err := c.s.h.lookup(v, kQP)
+		if err != nil {
+			return 0, true, err
+		}
+		return o.qp.Num(), true, nil
+	}
+	n, err := parseUint(v, 24)
+	if err != nil {
+		return 0, true, c.bad(key, err)
+	}
+	return uint32(n), true, nil
+}
+
+// gid reads a GID, or a handle whose GID at index is meant: a QP or context
+// (its device), a device name, A or B.
+func (c *call) gid(key string, index int) (verbs.GID, bool, error) {
+	v, ok := c.a.kv[key]
+	if !ok {
+		return verbs.GID{}, false, nil
+	}
+	g, err := c.s.gidOf(v, index)
+	if err != nil {
+		return verbs.GID{}, true, c.bad(key, err)
+	}
+	return g, true, nil
+}
+
+// gidOf resolves a GID written as an address or as a handle.
+func (s *Shell) gidOf(v string, index int) (verbs.GID, error) {
+	if k, isHandle := kindOfName(v); isHandle {
+		o, ok := s.h.byName[strings.ToLower(v)]
+		if !ok {
+			return verbs.GID{}, s.h.notFound(v, k)
+		}
+		ctx := ctxOf(o)
+		if ctx == nil {
+			return verbs.GID{}, fmt.Errorf("%s has no device; give a QP, a context or a device", v)
+		}
+		return queryGIDAt(ctx, index, o.name)
+	}
+	if d, err := s.device(v); err == nil {
+		ctx, err := d.Open()
+		if err != nil {
+			return verbs.GID{}, err
+		}
+		defer ctx.Close()
+		return queryGIDAt(ctx, index, d.Name())
+	}
+	return verbs.ParseGID(v)
+}
+
+func queryGIDAt(ctx verbs.Context, index int, who string) (verbs.GID, error) {
+	g, err := ctx.QueryGID(1, index)
+	if err != nil {
+		return verbs.GID{}, fmt.Errorf("reading %s's GID at index %d: %w", who, index, err)
+	}
+	return g, nil
+}
+
+// ctxOf returns the context an object was made from.
+func ctxOf(o *object) verbs.Context {
+	for ; o != nil; o = o.parent {
+		if o.kind == kCtx {
+			return o.ctx
+		}
+	}
+	return nil
+}
+
+// mrOffset reads "mr1" or "mr1+100" (also "mr1-8" is refused).
+func (s *Shell) mrOffset(v string) (*object, uint64, error) {
+	name, off := v, uint64(0)
+	if i := strings.IndexByte(v, '+'); i >= 0 {
+		name = v[:i]
+		n, err := parseSize(v[i+1:])
+		if err != nil {
+			return nil, 0, fmt.Errorf("bad offset in %q: %v", v, err)
+		}
+		off = n
+	}
+	o, err := s.h.lookup(name, kMR)
+	if err != nil {
+		return nil, 0, err
+	}
+	return o, off, nil
+}
+
+// remote resolves the remote buffer of an RDMA or atomic work request:
+// remote=mr1+100, or remote_addr= and rkey= (numbers or handles).
+func (c *call) remote() (addr uint64, rkey uint32, given bool, err error) {
+	if v, ok := c.a.kv["remote"]; ok {
+		if c.has("remote_addr") || c.has("rkey") {
+			return 0, 0, true, usagef("give either remote=mr1+OFF or remote_addr= with rkey=", "remote= and remote_addr=/rkey= both given")
+		}
+		o, off, err := c.s.mrOffset(v)
+		if err != nil {
+			return 0, 0, true, c.bad("remote", err)
+		}
+		return o.mr.Addr() + off, o.mr.RKey(), true, nil
+	}
+	if v, ok := c.a.kv["remote_addr"]; ok {
+		given = true
+		if k, isHandle := kindOfName(strings.SplitN(v, "+", 2)[0]); isHandle && k == kMR {
+			o, off, err := c.s.mrOffset(v)
+			if err != nil {
+				return 0, 0, true, c.bad("remote_addr", err)
+			}
+			addr = o.mr.Addr() + off
+		} else if addr, err = parseUint(v, 64); err != nil {
+			return 0, 0, true, c.bad("remote_addr", err)
+		}
+	}
+	if v, ok := c.a.kv["rkey"]; ok {
+		given = true
+		if k, isHandle := kindOfName(v); isHandle && k == kMR {
+			o, err := c.s.h.lookup(v, kMR)
+			if err != nil {
+				return 0, 0, true, err
+			}
+			rkey = o.mr.RKey()
+		} else {
+			n, err := parseUint(v, 32)
+			if err != nil {
+				return 0, 0, true, c.bad("rkey", err)
+			}
+			rkey = uint32(n)
+		}
+	}
+	return addr, rkey, given, nil
+}
+
+// sges builds the scatter/gather list from mr=/offset=/length= or sge=.
+// It returns the SGEs and a description for the verb line.
+func (c *call) sges(defLen func(mrLen uint64) uint64) ([]verbs.SGE, string, error) {
+	if v, ok := c.a.kv["sge"]; ok {
+		if c.has("mr") || c.has("offset") || c.has("length") {
+			return nil, "", usagef("give either mr= (with offset= and length=) or sge=", "sge= and mr= both given")
+		}
+		var out []verbs.SGE
+		var desc []string
+		for _, item := range strings.Split(v, ",") {
+			parts := strings.Split(item, ":")
+			if len(parts) > 3 || parts[0] == "" {
+				return nil, "", c.bad("sge", fmt.Errorf("%q is not MR:OFFSET:LENGTH", item))
+			}
+			o, err := c.s.h.lookup(parts[0], kMR)
+			if err != nil {
+				return nil, "", err
+			}
+			var off uint64
+			if len(parts) > 1 {
+				if off, err = parseSize(parts[1]); err != nil {
+					return nil, "", c.bad("sge", err)
+				}
+			}
+			mrLen := uint64(o.mr.Length())
+			length := uint64(0)
+			if mrLen > off {
+				length = mrLen - off
+			}
+			if len(parts) > 2 {
+				if length, err = parseSize(parts[2]); err != nil {
+					return nil, "", c.bad("sge", err)
+				}
+			}
+			if length > 1<<32-1 {
+				return nil, "", c.bad("sge", fmt.Errorf("length %d does not fit in 32 bits", length))
+			}
+			out = append(out, verbs.SGE{Addr: o.mr.Addr() + off, Length: uint32(length), LKey: o.mr.LKey()})
+			desc = append(desc, fmt.Sprintf("%s+%d:%d", o.name, off, length))
+		}
+		if len(out) > 64 {
+			return nil, "", c.bad("sge", fmt.Errorf("%d SGEs; vsh takes at most 64", len(out)))
+		}
+		return out, strings.Join(desc, ","), nil
+	}
+	o, given, err := c.keyObj("mr", kMR)
+	if err != nil {
+		return nil, "", err
+	}
+	if !given {
+		if c.has("offset") || c.has("length") {
+			return nil, "", usagef("add mr=mr0", "offset= and length= need mr=")
+		}
+		return nil, "no SGE", nil
+	}
+	off, err := c.size("offset", 0)
+	if err != nil {
+		return nil, "", err
+	}
+	mrLen := uint64(o.mr.Length())
+	def := uint64(0)
+	if mrLen > off {
+		def = mrLen - off
+	}
+	if defLen != nil {
+		def = defLen(def)
+	}
+	length, err := c.size("length", def)
+	if err != nil {
+		return nil, "", err
+	}
+	if length > 1<<32-1 {
+		return nil, "", c.bad("length", fmt.Errorf("%d does not fit in 32 bits", length))
+	}
+	return []verbs.SGE{{Addr: o.mr.Addr() + off, Length: uint32(length), LKey: o.mr.LKey()}},
+		fmt.Sprintf("%s+%d:%d", o.name, off, length), nil
+}
+
+// device resolves a device name, or A and B.
+func (s *Shell) device(name string) (verbs.Device, error) {
+	if len(s.devs) == 0 {
+		return nil, usagef("this backend has no RDMA device; on Linux create one with: rdma link add rxe0 type rxe netdev eth0",
+			"no devices")
+	}
+	switch name {
+	case "A", "a":
+		return s.devs[0], nil
+	case "B", "b":
+		if len(s.devs) > 1 {
+			return s.devs[1], nil
+		}
+		return s.devs[0], nil
+	}
+	var names []string
+	for _, d := range s.devs {
+		if d.Name() == name {
+			return d, nil
+		}
+		names = append(names, d.Name())
+	}
+	if n, err := strconv.Atoi(name); err == nil && n >= 0 && n < len(s.devs) {
+		return s.devs[n], nil
+	}
+	hint := "the devices are " + strings.Join(names, ", ") + ", and A and B"
+	if near := nearest(name, names); near != "" {
+		hint = "did you mean " + near + "? " + hint
+	}
+	return nil, usagef(hint, "no device %q", name)
+}
+
+// nextWRID returns the next automatic wr_id.
+func (s *Shell) nextWRID() uint64 {
+	id := s.wrid
+	s.wrid++
+	return id
+}
+
+// hex24 prints a QPN as rc_pingpong does.
+func hex24(n uint32) string { return fmt.Sprintf("0x%06x", n) }

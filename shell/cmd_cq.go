@@ -1,0 +1,323 @@
+package shell
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/vsh-rdma/vsh/verbs"
+)
+
+func cmdCreateChannel(c *call) error {
+	ctx, err := c.obj(0, kCtx)
+	if err != nil {
+		return err
+	}
+	ch, err := ctx.ctx.CreateCompChannel()
+	if err != nil {
+		return err
+	}
+	o := c.s.h.add(&object{kind: kChan, ch: ch, parent: ctx, dev: ctx.dev})
+	c.created(o)
+	c.verb(pathControl, "ibv_create_comp_channel(%s) → %s", c.s.hn(ctx), c.s.hn(o))
+	return nil
+}
+
+func cmdDestroyChannel(c *call) error {
+	o, err := c.obj(0, kChan)
+	if err != nil {
+		return err
+	}
+	if err := o.ch.Destroy(); err != nil {
+		return busyHint(err, c.s, o)
+	}
+	c.verb(pathControl, "ibv_destroy_comp_channel(%s) = 0", c.s.hn(o))
+	c.s.forget(o)
+	return nil
+}
+
+func cmdCreateCQ(c *call) error {
+	ctx, err := c.obj(0, kCtx)
+	if err != nil {
+		return err
+	}
+	cqe, err := c.intArg("cqe", 16)
+	if err != nil {
+		return err
+	}
+	vec, err := c.intArg("comp_vector", 0)
+	if err != nil {
+		return err
+	}
+	ch, _, err := c.keyObj("channel", kChan)
+	if err != nil {
+		return err
+	}
+	attr := verbs.CQInitAttr{CQE: cqe, CompVector: vec}
+	chName := "NULL"
+	if ch != nil {
+		attr.Channel = ch.ch
+		chName = ch.name
+	}
+	cq, err := ctx.ctx.CreateCQ(attr)
+	if err != nil {
+		return err
+	}
+	o := c.s.h.add(&object{kind: kCQ, cq: cq, parent: ctx, dev: ctx.dev, chObj: ch})
+	c.created(o)
+	c.verb(pathControl, "ibv_create_cq(%s, cqe=%d, channel=%s, comp_vector=%d) → %s", c.s.hn(ctx), cqe, chName, vec, c.s.hn(o))
+	c.line("%s: cqe %d (the device rounds up what is asked)", o.name, cq.CQE())
+	return nil
+}
+
+func cmdResizeCQ(c *call) error {
+	o, err := c.obj(0, kCQ)
+	if err != nil {
+		return err
+	}
+	cqe, err := c.intArg("cqe", 0)
+	if err != nil {
+		return err
+	}
+	if err := o.cq.Resize(cqe); err != nil {
+		return err
+	}
+	c.verb(pathControl, "ibv_resize_cq(%s, %d) = 0", c.s.hn(o), cqe)
+	c.line("%s: cqe %d", o.name, o.cq.CQE())
+	return nil
+}
+
+func cmdDestroyCQ(c *call) error {
+	o, err := c.obj(0, kCQ)
+	if err != nil {
+		return err
+	}
+	if err := o.cq.Destroy(); err != nil {
+		return busyHint(err, c.s, o)
+	}
+	c.verb(pathControl, "ibv_destroy_cq(%s) = 0", c.s.hn(o))
+	c.s.forget(o)
+	return nil
+}
+
+func cmdReqNotify(c *call) error {
+	o, err := c.obj(0, kCQ)
+	if err != nil {
+		return err
+	}
+	sol := c.a.flags["solicited"]
+	if err := o.cq.ReqNotify(sol); err != nil {
+		return err
+	}
+	c.verb(pathData, "ibv_req_notify_cq(%s, solicited_only=%d) = 0", c.s.hn(o), b2i(sol))
+	if o.chObj == nil {
+		c.line("%s has no completion channel, so no event will be seen; create it with channel=ch0", o.name)
+	}
+	return nil
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func cmdGetCQEvent(c *call) error {
+	o, err := c.obj(0, kChan)
+	if err != nil {
+		return err
+	}
+	wait, err := c.dur("wait", 0)
+	if err != nil {
+		return err
+	}
+	cq, err := o.ch.GetEvent(wait)
+	if err != nil {
+		if waitErr(err) {
+			if ve, ok := verbs.AsError(err); ok && ve.Hint == "" {
+				e := *ve
+				e.Hint = "arm the CQ with req_notify_cq, then a completion raises the event; wait= waits for it"
+				return &e
+			}
+		}
+		return err
+	}
+	name := "a CQ"
+	for _, x := range c.s.h.ofKind(kCQ) {
+		if x.cq == cq {
+			name = c.s.hn(x)
+		}
+	}
+	c.verb(pathControl, "ibv_get_cq_event(%s) → %s", c.s.hn(o), name)
+	c.line("acknowledge it with ack_cq_events, arm the CQ again with req_notify_cq, then poll it")
+	return nil
+}
+
+func cmdAckCQEvents(c *call) error {
+	o, err := c.obj(0, kCQ)
+	if err != nil {
+		return err
+	}
+	n, err := c.count("n", 1, 1<<20)
+	if err != nil {
+		return err
+	}
+	o.cq.AckEvents(n)
+	c.verb(pathControl, "ibv_ack_cq_events(%s, %d)", c.s.hn(o), n)
+	return nil
+}
+
+// pollSlice is how many completions one ibv_poll_cq call may take.
+const maxPoll = 4096
+
+func cmdPollCQ(c *call) error {
+	o, err := c.obj(0, kCQ)
+	if err != nil {
+		return err
+	}
+	n, err := c.count("n", 16, maxPoll)
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return usagef("n=1 or more", "n=0 polls nothing")
+	}
+	wait, err := c.dur("wait", 0)
+	if err != nil {
+		return err
+	}
+	wcs := make([]verbs.WC, n)
+	got, calls, err := c.s.poll(o.cq, wcs, wait)
+	if err != nil {
+		return err
+	}
+	wcs = wcs[:got]
+	c.cell.Completions = append(c.cell.Completions, wcs...)
+	suffix := ""
+	if calls > 1 {
+		suffix = fmt.Sprintf(" (after %d polls)", calls)
+	}
+	c.verb(pathData, "ibv_poll_cq(%s, %d) = %d%s", c.s.hn(o), n, got, suffix)
+	if got == 0 {
+		c.line("%s", c.s.whyNoCompletion(o))
+		return nil
+	}
+	c.out.add(c.s.wcTable(wcs, o.dev))
+	for _, wc := range wcs {
+		if wc.Status != verbs.WCSuccess {
+			c.line("wr_id %d: %s (%s); explain %s", wc.WRID, wc.Status, wc.Status.Str(), wc.Status)
+		}
+	}
+	return nil
+}
+
+// poll polls cq until it has len(wcs) completions or wait is over. On a
+// fabric that can be stepped, in auto mode, waiting lets virtual time pass;
+// elsewhere it polls in real time.
+func (s *Shell) poll(cq verbs.CQ, wcs []verbs.WC, wait time.Duration) (got, calls int, err error) {
+	n, err := cq.Poll(wcs)
+	calls = 1
+	if err != nil || n == len(wcs) || wait <= 0 {
+		return n, calls, err
+	}
+	got = n
+	if st, ok := s.prov.(verbs.Stepper); ok {
+		if st.DeliveryMode() == verbs.DeliverStep {
+			return got, calls, nil
+		}
+		var waited time.Duration
+		step := time.Millisecond
+		for waited < wait && got < len(wcs) && !s.intr.Load() {
+			packets, timers := st.Pending()
+			if packets == 0 && timers == 0 {
+				break // nothing in flight: no completion can come
+			}
+			d := min(step, wait-waited)
+			st.Advance(d)
+			waited += d
+			step *= 2
+			n, err = cq.Poll(wcs[got:])
+			calls++
+			got += n
+			if err != nil {
+				return got, calls, err
+			}
+		}
+		return got, calls, nil
+	}
+	deadline := time.Now().Add(wait)
+	for got < len(wcs) && time.Now().Before(deadline) && !s.intr.Load() {
+		time.Sleep(time.Millisecond)
+		n, err = cq.Poll(wcs[got:])
+		calls++
+		got += n
+		if err != nil {
+			return got, calls, err
+		}
+	}
+	return got, calls, nil
+}
+
+// whyNoCompletion says why a poll came back empty.
+func (s *Shell) whyNoCompletion(cq *object) string {
+	msg := "no completion yet"
+	if st, ok := s.prov.(verbs.Stepper); ok {
+		packets, timers := st.Pending()
+		switch {
+		case st.DeliveryMode() == verbs.DeliverStep && packets > 0:
+			msg += fmt.Sprintf(": the fabric is in step mode with %d packet%s in flight; step or run delivers them", packets, plural(packets))
+		case timers > 0:
+			msg += fmt.Sprintf(": %d timer%s armed (a retransmit or RNR retry); advance or poll_cq wait= lets time pass", timers, plural(timers))
+		default:
+			msg += ": nothing is in flight; was a signaled send or a receive posted, and did it finish?"
+		}
+	}
+	return msg
+}
+
+// wcTable renders completions with libibverbs' field names as headers.
+func (s *Shell) wcTable(wcs []verbs.WC, dev string) string {
+	var rows [][]string
+	for _, wc := range wcs {
+		imm := "-"
+		if wc.Flags&verbs.WCWithImm != 0 {
+			imm = fmt.Sprintf("0x%x", wc.Imm)
+		}
+		src := "-"
+		if wc.SrcQP != 0 {
+			src = hex24(wc.SrcQP)
+		}
+		status := wc.Status.String()
+		flags := "0"
+		if wc.Flags != 0 {
+			flags = wc.Flags.String()
+		}
+		opcode := wc.Opcode.String()
+		rows = append(rows, []string{fmt.Sprint(wc.WRID), status, opcode, fmt.Sprint(wc.ByteLen),
+			s.qpName(wc.QPNum, dev), src, imm, flags})
+	}
+	return table([]string{"wr_id", "status", "opcode", "byte_len", "qp_num", "src_qp", "imm_data", "wc_flags"}, rows)
+}
+
+// qpName prints a QPN with its handle when the session has it: 0x000011
+// (qp0). QP numbers are per device, so dev (when known) picks among QPs of
+// the same number; otherwise every candidate is named.
+func (s *Shell) qpName(n uint32, dev string) string {
+	var names []string
+	for _, o := range s.h.ofKind(kQP) {
+		if o.qp.Num() == n && (dev == "" || o.dev == dev) {
+			names = append(names, o.name)
+		}
+	}
+	if len(names) == 0 {
+		return hex24(n)
+	}
+	if dev == "" && len(names) > 1 {
+		for i, nm := range names {
+			names[i] = nm + " on " + s.h.byName[nm].dev
+		}
+		return hex24(n) + " (" + strings.Join(names, " or ") + ")"
+	}
+	return hex24(n) + " (" + names[0] + ")"
+}

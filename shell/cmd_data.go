@@ -1,0 +1,258 @@
+package shell
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/vsh-rdma/vsh/verbs"
+)
+
+// maxBatch is the most WRs one post command builds.
+const maxBatch = 4096
+
+// recvWRs builds the receive work requests of post_recv and post_srq_recv.
+func recvWRs(c *call) ([]verbs.RecvWR, []string, error) {
+	sges, desc, err := c.sges(nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	n, err := c.count("count", 1, maxBatch)
+	if err != nil {
+		return nil, nil, err
+	}
+	if n == 0 {
+		return nil, nil, usagef("count=1 or more", "count=0 posts nothing")
+	}
+	first, given, err := wrID(c)
+	if err != nil {
+		return nil, nil, err
+	}
+	wrs := make([]verbs.RecvWR, n)
+	lines := make([]string, n)
+	for i := range wrs {
+		id := first + uint64(i)
+		if !given && i > 0 {
+			id = c.s.nextWRID()
+		}
+		wrs[i] = verbs.RecvWR{WRID: id, SGList: sges}
+		lines[i] = fmt.Sprintf("wr_id %d: sg_list %s", id, desc)
+	}
+	return wrs, lines, nil
+}
+
+// wrID returns the first wr_id: the one given, or the session's next.
+func wrID(c *call) (uint64, bool, error) {
+	if c.has("wr_id") {
+		n, err := c.num("wr_id", 0, 64)
+		return n, true, err
+	}
+	return c.s.nextWRID(), false, nil
+}
+
+func cmdPostRecv(c *call) error {
+	o, err := c.obj(0, kQP)
+	if err != nil {
+		return err
+	}
+	wrs, lines, err := recvWRs(c)
+	if err != nil {
+		return err
+	}
+	n, err := o.qp.PostRecv(wrs)
+	postResult(c, "ibv_post_recv", o, wrs, n, err, lines)
+	return err
+}
+
+func cmdPostSRQRecv(c *call) error {
+	o, err := c.obj(0, kSRQ)
+	if err != nil {
+		return err
+	}
+	wrs, lines, err := recvWRs(c)
+	if err != nil {
+		return err
+	}
+	n, err := o.srq.PostRecv(wrs)
+	postResult(c, "ibv_post_srq_recv", o, wrs, n, err, lines)
+	return err
+}
+
+// postResult prints a post verb's call, what it posted and, on failure,
+// which WR was refused (bad_wr).
+func postResult[W any](c *call, verb string, o *object, wrs []W, n int, err error, lines []string) {
+	if err == nil {
+		c.verb(pathData, "%s(%s, %d WR%s) = 0", verb, c.s.hn(o), len(wrs), plural(len(wrs)))
+		for _, l := range lines {
+			c.line("%s", l)
+		}
+		return
+	}
+	name := verbs.ErrnoName(verbs.ErrnoOf(err))
+	if n >= len(wrs) {
+		c.verb(pathData, "%s(%s, %d WR%s) = %s", verb, c.s.hn(o), len(wrs), plural(len(wrs)), name)
+		for _, l := range lines {
+			c.line("%s  (queued all the same)", l)
+		}
+		return
+	}
+	c.verb(pathData, "%s(%s, %d WR%s) = %s, bad_wr = WR #%d", verb, c.s.hn(o), len(wrs), plural(len(wrs)), name, n+1)
+	for i, l := range lines {
+		switch {
+		case i < n:
+			c.line("%s  (posted)", l)
+		case i == n:
+			c.line("%s  (refused)", l)
+		}
+	}
+	if n+1 < len(lines) {
+		c.line("the %d WR%s after it were not posted", len(lines)-n-1, plural(len(lines)-n-1))
+	}
+}
+
+func cmdPostSend(c *call) error {
+	o, err := c.obj(0, kQP)
+	if err != nil {
+		return err
+	}
+	op := verbs.WRSend
+	if c.has("opcode") {
+		if op, err = verbs.ParseWROpcode(c.raw("opcode")); err != nil {
+			return c.bad("opcode", err)
+		}
+	}
+	var defLen func(uint64) uint64
+	if op.IsAtomic() {
+		defLen = func(uint64) uint64 { return 8 }
+	}
+	sges, desc, err := c.sges(defLen)
+	if err != nil {
+		return err
+	}
+	flags := verbs.SendSignaled
+	if c.has("flags") {
+		if flags, err = verbs.ParseSendFlags(c.raw("flags")); err != nil {
+			return c.bad("flags", err)
+		}
+	}
+	wr := verbs.SendWR{Opcode: op, Flags: flags, SGList: sges}
+	var notes []string
+	if c.has("imm") {
+		if wr.Imm, err = c.u32("imm", 0); err != nil {
+			return err
+		}
+		if !op.HasImm() {
+			notes = append(notes, fmt.Sprintf("imm= is ignored by %s; the *_with_imm opcodes carry it", op))
+		}
+	}
+	addr, rkey, given, err := c.remote()
+	if err != nil {
+		return err
+	}
+	wr.RemoteAddr, wr.RKey = addr, rkey
+	if op.IsRDMA() && !given {
+		notes = append(notes, "no remote buffer given (remote=mr1+OFFSET): remote_addr 0 and rkey 0, which the responder will refuse")
+	}
+	if given && !op.IsRDMA() {
+		notes = append(notes, fmt.Sprintf("the remote buffer is ignored by %s", op))
+	}
+	switch op {
+	case verbs.WRAtomicCmpAndSwp:
+		if wr.CompareAdd, err = c.num("compare", 0, 64); err != nil {
+			return err
+		}
+		if wr.Swap, err = c.num("swap", 0, 64); err != nil {
+			return err
+		}
+	case verbs.WRAtomicFetchAndAdd:
+		if c.has("add") && c.has("compare") {
+			return usagef("fetch_and_add takes add=", "add= and compare= both given")
+		}
+		key := "add"
+		if !c.has("add") {
+			key = "compare"
+		}
+		if wr.CompareAdd, err = c.num(key, 0, 64); err != nil {
+			return err
+		}
+	default:
+		for _, k := range []string{"compare", "swap", "add"} {
+			if c.has(k) {
+				notes = append(notes, fmt.Sprintf("%s= is ignored by %s; it is for atomics", k, op))
+			}
+		}
+	}
+	ah, hasAH, err := c.keyObj("ah", kAH)
+	if err != nil {
+		return err
+	}
+	if hasAH {
+		wr.AH = ah.ah
+	}
+	if o.qpType == verbs.QPTypeUD && !hasAH {
+		return usagef("post_send "+o.name+" mr=mr0 length=64 ah=ah0 remote_qpn=qp1 (create_ah makes ah0)",
+			"a UD send needs ah= (where to) and remote_qpn=")
+	}
+	qpn, hasQPN, err := c.qpn("remote_qpn")
+	if err != nil {
+		return err
+	}
+	wr.RemoteQPN = qpn
+	if wr.RemoteQKey, err = c.u32("remote_qkey", 0x11111111); err != nil {
+		return err
+	}
+	if o.qpType == verbs.QPTypeUD && !hasQPN {
+		return usagef("add remote_qpn=qp1 (or its number)", "a UD send needs remote_qpn=")
+	}
+	n, err := c.count("count", 1, maxBatch)
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return usagef("count=1 or more", "count=0 posts nothing")
+	}
+	first, idGiven, err := wrID(c)
+	if err != nil {
+		return err
+	}
+	wrs := make([]verbs.SendWR, n)
+	lines := make([]string, n)
+	for i := range wrs {
+		w := wr
+		w.WRID = first + uint64(i)
+		if !idGiven && i > 0 {
+			w.WRID = c.s.nextWRID()
+		}
+		wrs[i] = w
+		lines[i] = describeSendWR(c.s, o, w, desc, c.raw("remote_qpn"))
+	}
+	posted, err := o.qp.PostSend(wrs)
+	postResult(c, "ibv_post_send", o, wrs, posted, err, lines)
+	for _, note := range notes {
+		c.line("note: %s", note)
+	}
+	return err
+}
+
+func describeSendWR(s *Shell, o *object, w verbs.SendWR, sge, qpnArg string) string {
+	d := fmt.Sprintf("wr_id %d: %s sg_list %s send_flags %s", w.WRID, w.Opcode, sge, w.Flags)
+	if w.Opcode.HasImm() {
+		d += fmt.Sprintf(" imm_data 0x%x", w.Imm)
+	}
+	if w.Opcode.IsRDMA() {
+		d += fmt.Sprintf(" remote_addr 0x%x rkey 0x%x", w.RemoteAddr, w.RKey)
+	}
+	switch w.Opcode {
+	case verbs.WRAtomicCmpAndSwp:
+		d += fmt.Sprintf(" compare_add %d swap %d", w.CompareAdd, w.Swap)
+	case verbs.WRAtomicFetchAndAdd:
+		d += fmt.Sprintf(" compare_add %d", w.CompareAdd)
+	}
+	if o.qpType == verbs.QPTypeUD {
+		qpn := hex24(w.RemoteQPN)
+		if k, ok := kindOfName(qpnArg); ok && k == kQP {
+			qpn += " (" + strings.ToLower(qpnArg) + ")"
+		}
+		d += fmt.Sprintf(" remote_qpn %s remote_qkey 0x%x", qpn, w.RemoteQKey)
+	}
+	return d
+}

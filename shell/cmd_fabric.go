@@ -1,0 +1,361 @@
+package shell
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/vsh-rdma/vsh/verbs"
+)
+
+// notAvailable is the error of a simulator-only command on a backend that
+// does not offer it.
+func (s *Shell) notAvailable(what, instead string) error {
+	return usagef(instead, "%s is not available on this backend (%s): it does not let vsh %s",
+		what, s.prov.Name(), map[string]string{
+			"stepping":        "hold or move its packets",
+			"packet tracing":  "see its wire",
+			"fault injection": "break its wire",
+		}[what])
+}
+
+func (s *Shell) stepper() (verbs.Stepper, error) {
+	st, ok := s.prov.(verbs.Stepper)
+	if !ok {
+		return nil, s.notAvailable("stepping", "packets move by themselves on real hardware; poll_cq wait=... waits for them")
+	}
+	return st, nil
+}
+
+func cmdBackend(c *call) error {
+	s := c.s
+	c.line("backend %s", s.backendDesc())
+	var names []string
+	for _, d := range s.devs {
+		names = append(names, d.Name())
+	}
+	if len(s.devs) > 0 {
+		b := s.devs[0].Name()
+		if len(s.devs) > 1 {
+			b = s.devs[1].Name()
+		}
+		c.line("devices: %s (A = %s, B = %s)", strings.Join(names, ", "), s.devs[0].Name(), b)
+	} else {
+		c.line("devices: none")
+	}
+	yes := func(ok bool) string {
+		if ok {
+			return "yes"
+		}
+		return "no: this backend does not offer it (real hardware never does)"
+	}
+	_, step := s.prov.(verbs.Stepper)
+	_, obs := s.prov.(verbs.PacketObserver)
+	_, flt := s.prov.(verbs.FaultInjector)
+	_, insp := s.prov.(verbs.Inspector)
+	c.out.add(kvTable([][2]string{
+		{"stepping (fabric, step, run, advance)", yes(step)},
+		{"packet trace (trace)", yes(obs)},
+		{"fault injection (fault)", yes(flt)},
+		{"queue internals (show, live view)", yes(insp)},
+	}))
+	return nil
+}
+
+func cmdFabric(c *call) error {
+	st, err := c.s.stepper()
+	if err != nil {
+		return err
+	}
+	if len(c.a.pos) > 0 {
+		switch strings.ToLower(c.a.pos[0].text) {
+		case "auto":
+			st.SetDeliveryMode(verbs.DeliverAuto)
+		case "step":
+			st.SetDeliveryMode(verbs.DeliverStep)
+		default:
+			return usagef("fabric auto, or fabric step", "unknown mode %q", c.a.pos[0].text)
+		}
+	}
+	packets, timers := st.Pending()
+	c.line("fabric: %s delivery; virtual time %s; in flight: %d packet%s, %d timer%s armed",
+		st.DeliveryMode(), st.Now(), packets, plural(packets), timers, plural(timers))
+	if st.DeliveryMode() == verbs.DeliverStep {
+		c.line("packets wait until step, run or advance moves them")
+	}
+	return nil
+}
+
+func (s *Shell) fabricEvents(c *call, evs []verbs.FabricEvent) {
+	for _, ev := range evs {
+		c.line("t=%s %s: %s", ev.Time, ev.Kind, ev.Text)
+	}
+}
+
+const maxSteps = 100000
+
+func cmdStep(c *call) error {
+	st, err := c.s.stepper()
+	if err != nil {
+		return err
+	}
+	n, err := c.posNum(0, "N", 1)
+	if err != nil {
+		return err
+	}
+	if n > maxSteps {
+		return usagef(fmt.Sprintf("step at most %d at a time, or run", maxSteps), "step %d is too many", n)
+	}
+	done := 0
+	for i := uint64(0); i < n; i++ {
+		ev, ok := st.Step()
+		if !ok {
+			break
+		}
+		done++
+		c.s.fabricEvents(c, []verbs.FabricEvent{ev})
+	}
+	if done == 0 {
+		packets, timers := st.Pending()
+		msg := "nothing to step: no packet in flight"
+		if timers > 0 {
+			msg += fmt.Sprintf("; %d timer%s armed for later (advance moves time)", timers, plural(timers))
+		}
+		c.line("%s", msg)
+		_ = packets
+	}
+	return nil
+}
+
+func cmdRun(c *call) error {
+	st, err := c.s.stepper()
+	if err != nil {
+		return err
+	}
+	evs := st.Run()
+	c.s.fabricEvents(c, evs)
+	packets, timers := st.Pending()
+	c.line("ran %d step%s; virtual time %s; %d packet%s in flight, %d timer%s armed", len(evs), plural(len(evs)),
+		st.Now(), packets, plural(packets), timers, plural(timers))
+	return nil
+}
+
+func cmdAdvance(c *call) error {
+	st, err := c.s.stepper()
+	if err != nil {
+		return err
+	}
+	d, err := parseDuration(c.a.pos[0].text)
+	if err != nil {
+		return usagef("advance 10ms", "bad duration %q: %v", c.a.pos[0].text, err)
+	}
+	evs := st.Advance(d)
+	c.s.fabricEvents(c, evs)
+	c.line("virtual time is now %s", st.Now())
+	return nil
+}
+
+// faultCmd parses a fault rule's arguments with the common machinery.
+var faultCmd = &command{Name: "fault", Usage: "fault ACTION [opcode=NAME] [psn=N] [from=DEV] [to=DEV] [nth=N] [count=N] [prob=P] [delay=D]",
+	Args: []argSpec{
+		pos("ACTION", vFaultAction, true, "drop, duplicate, reorder, delay, corrupt or cut"),
+		key("opcode", vText, "any", "matches when the packet's opcode name contains it (send_only, acknowledge)"),
+		key("psn", vNum, "any", "matches one PSN"),
+		key("from", vDevice, "any", "the sending device"),
+		key("to", vDevice, "any", "the receiving device"),
+		key("nth", vNum, "every", "act on the nth matching packet only"),
+		key("count", vNum, "no limit", "retire the rule after this many hits"),
+		key("prob", vText, "1", "act with this probability, drawn from the seed", "probability"),
+		key("delay", vDuration, "0", "how long delay holds a packet"),
+	}}
+
+func cmdFault(c *call) error {
+	fi, ok := c.s.prov.(verbs.FaultInjector)
+	if !ok {
+		return c.s.notAvailable("fault injection", "on a real network, use tc netem on the RoCE interface")
+	}
+	words := c.a.pos
+	sub := "list"
+	if len(words) > 0 {
+		sub = strings.ToLower(words[0].text)
+	}
+	switch sub {
+	case "list", "ls":
+		if len(words) > 1 {
+			return usagef("fault list", "fault list takes no arguments")
+		}
+		return faultList(c, fi)
+	case "clear":
+		fi.ClearFaults()
+		c.line("all fault rules removed")
+		return nil
+	case "del", "rm", "delete", "remove":
+		if len(words) != 2 {
+			return usagef("fault del 1 (fault list shows the ids)", "fault del needs one rule id")
+		}
+		id, err := strconv.Atoi(words[1].text)
+		if err != nil {
+			return usagef("fault del 1 (fault list shows the ids)", "bad rule id %q", words[1].text)
+		}
+		if err := fi.RemoveFault(id); err != nil {
+			return err
+		}
+		c.line("fault rule %d removed", id)
+		return nil
+	}
+	a, err := parseArgs(faultCmd, words)
+	if err != nil {
+		return err
+	}
+	fc := &call{s: c.s, cmd: faultCmd, a: a, out: c.out, cell: c.cell}
+	act, err := verbs.ParseFaultAction(strings.ToLower(a.pos[0].text))
+	if err != nil {
+		return usagef("fault drop opcode=acknowledge nth=1; "+c.cmd.usageHint(), "%v", err)
+	}
+	r := verbs.FaultRule{Action: act, Opcode: fc.raw("opcode")}
+	if fc.has("psn") {
+		n, err := fc.num("psn", 0, 24)
+		if err != nil {
+			return err
+		}
+		r.PSN, r.HasPSN = uint32(n), true
+	}
+	for _, k := range []string{"from", "to"} {
+		if !fc.has(k) {
+			continue
+		}
+		d, err := c.s.device(fc.raw(k))
+		if err != nil {
+			return err
+		}
+		if k == "from" {
+			r.From = d.Name()
+		} else {
+			r.To = d.Name()
+		}
+	}
+	if r.Nth, err = fc.intArg("nth", 0); err != nil {
+		return err
+	}
+	if r.Count, err = fc.intArg("count", 0); err != nil {
+		return err
+	}
+	if fc.has("prob") {
+		p, err := strconv.ParseFloat(fc.raw("prob"), 64)
+		if err != nil || p < 0 || p > 1 {
+			return fc.bad("prob", fmt.Errorf("a probability is between 0 and 1: 0.1"))
+		}
+		r.Probability = p
+	}
+	if r.Delay, err = fc.dur("delay", 0); err != nil {
+		return err
+	}
+	if act == verbs.FaultDelay && r.Delay == 0 {
+		return usagef("fault delay delay=10us opcode=...", "a delay rule needs delay=")
+	}
+	id, err := fi.AddFault(r)
+	if err != nil {
+		return err
+	}
+	r.ID = id
+	c.line("fault rule %d: %s", id, describeFault(r))
+	return nil
+}
+
+func describeFault(r verbs.FaultRule) string {
+	parts := []string{r.Action.String()}
+	if r.Opcode != "" {
+		parts = append(parts, "opcode~"+r.Opcode)
+	}
+	if r.HasPSN {
+		parts = append(parts, fmt.Sprintf("psn=%d", r.PSN))
+	}
+	if r.From != "" {
+		parts = append(parts, "from="+r.From)
+	}
+	if r.To != "" {
+		parts = append(parts, "to="+r.To)
+	}
+	if r.Nth > 0 {
+		parts = append(parts, fmt.Sprintf("nth=%d", r.Nth))
+	}
+	if r.Count > 0 {
+		parts = append(parts, fmt.Sprintf("count=%d", r.Count))
+	}
+	if r.Probability > 0 && r.Probability < 1 {
+		parts = append(parts, fmt.Sprintf("prob=%g", r.Probability))
+	}
+	if r.Delay > 0 {
+		parts = append(parts, "delay="+r.Delay.String())
+	}
+	if len(parts) == 1 {
+		parts = append(parts, "every packet")
+	}
+	return strings.Join(parts, " ")
+}
+
+func faultList(c *call, fi verbs.FaultInjector) error {
+	rules := fi.Faults()
+	if len(rules) == 0 {
+		c.line("no fault rules; fault drop opcode=acknowledge nth=1 adds one")
+		return nil
+	}
+	var rows [][]string
+	for _, r := range rules {
+		rows = append(rows, []string{fmt.Sprint(r.ID), describeFault(r), fmt.Sprint(r.Hits)})
+	}
+	c.out.add(table([]string{"id", "rule", "hits"}, rows))
+	return nil
+}
+
+func cmdTrace(c *call) error {
+	s := c.s
+	mode := strings.ToLower(c.a.pos[0].text)
+	switch mode {
+	case "off":
+		if len(c.a.pos) > 1 {
+			return usagef("trace off", "trace off takes no file")
+		}
+		if s.tr == nil {
+			c.line("tracing is already off")
+			return nil
+		}
+		err := s.tr.stop()
+		s.tr = nil
+		c.line("tracing off")
+		return err
+	case "on", "pcap":
+	default:
+		return usagef("trace on, trace off or trace pcap FILE", "unknown trace mode %q", c.a.pos[0].text)
+	}
+	obs, ok := s.prov.(verbs.PacketObserver)
+	if !ok {
+		return s.notAvailable("packet tracing", "capture the RoCE interface instead: tcpdump -i eth0 -w roce.pcap udp port 4791")
+	}
+	var file string
+	if mode == "pcap" {
+		if len(c.a.pos) < 2 {
+			return usagef("trace pcap roce.pcap", "trace pcap needs a file")
+		}
+		file = c.a.pos[1].text
+	} else if len(c.a.pos) > 1 {
+		return usagef("trace pcap FILE writes a file; trace on prints", "trace on takes no file")
+	}
+	if s.tr != nil {
+		if err := s.tr.stop(); err != nil {
+			return err
+		}
+		s.tr = nil
+	}
+	tr, err := startTrace(s, obs, file)
+	if err != nil {
+		return err
+	}
+	s.tr = tr
+	if file != "" {
+		c.line("tracing on; packets also go to %s (open it in Wireshark: RoCEv2 is UDP port 4791)", file)
+	} else {
+		c.line("tracing on: every packet on the wire is printed after the command that caused it")
+	}
+	return nil
+}

@@ -1,0 +1,199 @@
+package shell
+
+import (
+	"fmt"
+	"strings"
+)
+
+// maxMR is the largest MR the shell registers: its memory is real memory of
+// this process, and a lesson needs a few KiB.
+const maxMR = 1 << 30
+
+func cmdAllocPD(c *call) error {
+	ctx, err := c.obj(0, kCtx)
+	if err != nil {
+		return err
+	}
+	pd, err := ctx.ctx.AllocPD()
+	if err != nil {
+		return err
+	}
+	o := c.s.h.add(&object{kind: kPD, pd: pd, parent: ctx, dev: ctx.dev})
+	c.created(o)
+	c.verb(pathControl, "ibv_alloc_pd(%s) → %s", c.s.hn(ctx), c.s.hn(o))
+	return nil
+}
+
+func cmdDeallocPD(c *call) error {
+	o, err := c.obj(0, kPD)
+	if err != nil {
+		return err
+	}
+	if err := o.pd.Dealloc(); err != nil {
+		return busyHint(err, c.s, o)
+	}
+	c.verb(pathControl, "ibv_dealloc_pd(%s) = 0", c.s.hn(o))
+	c.s.forget(o)
+	return nil
+}
+
+func cmdRegMR(c *call) error {
+	pd, err := c.obj(0, kPD)
+	if err != nil {
+		return err
+	}
+	length, err := c.size("length", 0)
+	if err != nil {
+		return err
+	}
+	if length > maxMR {
+		return usagef("a lesson needs a few KiB: length=4096", "length=%d is more than vsh registers in one MR (%d bytes)", length, maxMR)
+	}
+	acc, err := c.access("access", 0)
+	if err != nil {
+		return err
+	}
+	mr, err := pd.pd.AllocMR(int(length), acc)
+	if err != nil {
+		return err
+	}
+	o := c.s.h.add(&object{kind: kMR, mr: mr, parent: pd, dev: pd.dev})
+	c.created(o)
+	c.verb(pathControl, "ibv_reg_mr(%s, length=%d, %s) → %s", c.s.hn(pd), length, acc, c.s.hn(o))
+	c.line("%s", mrLine(o))
+	return nil
+}
+
+func mrLine(o *object) string {
+	return fmt.Sprintf("%s: addr 0x%x length %d lkey 0x%x rkey 0x%x access %s",
+		o.name, o.mr.Addr(), o.mr.Length(), o.mr.LKey(), o.mr.RKey(), o.mr.Access().Short())
+}
+
+func cmdDeregMR(c *call) error {
+	o, err := c.obj(0, kMR)
+	if err != nil {
+		return err
+	}
+	if err := o.mr.Dereg(); err != nil {
+		return busyHint(err, c.s, o)
+	}
+	c.verb(pathControl, "ibv_dereg_mr(%s) = 0", c.s.hn(o))
+	c.s.forget(o)
+	return nil
+}
+
+func cmdMem(c *call) error {
+	o, err := c.obj(0, kMR)
+	if err != nil {
+		return err
+	}
+	buf := o.mr.Bytes()
+	off, err := c.posNum(1, "OFFSET", 0)
+	if err != nil {
+		return err
+	}
+	if off > uint64(len(buf)) {
+		return usagef(fmt.Sprintf("%s is %d bytes long", o.name, len(buf)), "offset %d is past the end of %s", off, o.name)
+	}
+	n, err := c.posNum(2, "LENGTH", min(64, uint64(len(buf))-off))
+	if err != nil {
+		return err
+	}
+	if n > uint64(len(buf))-off {
+		return usagef(fmt.Sprintf("%s has %d bytes from offset %d", o.name, uint64(len(buf))-off, off),
+			"offset %d + length %d is past the end of %s (%d bytes)", off, n, o.name, len(buf))
+	}
+	c.line("%s at 0x%x, bytes %d..%d of %d:", o.name, o.mr.Addr()+off, off, off+n, len(buf))
+	c.out.add(hexdump(buf[off:off+n], off))
+	return nil
+}
+
+// hexdump prints 16 bytes a line: offset, hex, text.
+func hexdump(b []byte, base uint64) string {
+	if len(b) == 0 {
+		return "(no bytes)"
+	}
+	var lines []string
+	for i := 0; i < len(b); i += 16 {
+		end := min(i+16, len(b))
+		var hex, text strings.Builder
+		for j := i; j < i+16; j++ {
+			if j == i+8 {
+				hex.WriteByte(' ')
+			}
+			if j < end {
+				fmt.Fprintf(&hex, "%02x ", b[j])
+				if b[j] >= 0x20 && b[j] < 0x7f {
+					text.WriteByte(b[j])
+				} else {
+					text.WriteByte('.')
+				}
+			} else {
+				hex.WriteString("   ")
+			}
+		}
+		lines = append(lines, fmt.Sprintf("%08x  %s |%s|", base+uint64(i), hex.String(), text.String()))
+	}
+	return strings.Join(lines, "\n")
+}
+
+func cmdFill(c *call) error {
+	o, err := c.obj(0, kMR)
+	if err != nil {
+		return err
+	}
+	buf := o.mr.Bytes()
+	off, err := c.size("offset", 0)
+	if err != nil {
+		return err
+	}
+	if off > uint64(len(buf)) {
+		return usagef(fmt.Sprintf("%s is %d bytes long", o.name, len(buf)), "offset=%d is past the end of %s", off, o.name)
+	}
+	data := c.a.pos[1]
+	var src []byte
+	repeat := false
+	if !data.quoted && strings.HasPrefix(strings.ToLower(data.text), "0x") {
+		v, err := parseUint(data.text, 8)
+		if err != nil {
+			return usagef("a byte is 0x00 to 0xff; quote text that starts with 0x: \"0x...\"", "bad byte %s: %v", data.text, err)
+		}
+		src, repeat = []byte{byte(v)}, true
+	} else {
+		src = []byte(data.text)
+	}
+	room := uint64(len(buf)) - off
+	def := room
+	if !repeat {
+		def = min(uint64(len(src)), room)
+	}
+	n, err := c.size("length", def)
+	if err != nil {
+		return err
+	}
+	if n > room {
+		return usagef(fmt.Sprintf("%s has %d bytes from offset %d", o.name, room, off),
+			"offset %d + length %d is past the end of %s (%d bytes)", off, n, o.name, len(buf))
+	}
+	if !repeat && uint64(len(src)) > room {
+		return usagef(fmt.Sprintf("%s has %d bytes from offset %d", o.name, room, off),
+			"%d bytes of text do not fit at offset %d of %s (%d bytes)", len(src), off, o.name, len(buf))
+	}
+	dst := buf[off : off+n]
+	if repeat {
+		for i := range dst {
+			dst[i] = src[0]
+		}
+		c.line("%s bytes %d..%d = 0x%02x", o.name, off, off+n, src[0])
+	} else {
+		for i := range dst {
+			if i < len(src) {
+				dst[i] = src[i]
+			} else {
+				dst[i] = 0
+			}
+		}
+		c.line("%s bytes %d..%d = %s", o.name, off, off+n, quote(string(src)))
+	}
+	return nil
+}

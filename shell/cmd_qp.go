@@ -1,0 +1,672 @@
+package shell
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/vsh-rdma/vsh/verbs"
+)
+
+func cmdCreateQP(c *call) error {
+	pd, err := c.obj(0, kPD)
+	if err != nil {
+		return err
+	}
+	typ, err := verbs.ParseQPType(c.raw("type"))
+	if err != nil {
+		return c.bad("type", err)
+	}
+	scq, _, err := c.keyObj("send_cq", kCQ)
+	if err != nil {
+		return err
+	}
+	rcq, _, err := c.keyObj("recv_cq", kCQ)
+	if err != nil {
+		return err
+	}
+	srq, _, err := c.keyObj("srq", kSRQ)
+	if err != nil {
+		return err
+	}
+	var capa verbs.QPCap
+	for _, f := range []struct {
+		key string
+		def int
+		dst *int
+	}{
+		{"max_send_wr", 16, &capa.MaxSendWR}, {"max_recv_wr", 16, &capa.MaxRecvWR},
+		{"max_send_sge", 1, &capa.MaxSendSGE}, {"max_recv_sge", 1, &capa.MaxRecvSGE},
+		{"max_inline", 0, &capa.MaxInlineData},
+	} {
+		if *f.dst, err = c.intArg(f.key, f.def); err != nil {
+			return err
+		}
+	}
+	attr := verbs.QPInitAttr{Type: typ, SendCQ: scq.cq, RecvCQ: rcq.cq, Cap: capa, SQSigAll: c.a.flags["sq_sig_all"]}
+	srqName := "NULL"
+	if srq != nil {
+		attr.SRQ = srq.srq
+		srqName = srq.name
+	}
+	qp, err := pd.pd.CreateQP(attr)
+	if err != nil {
+		return err
+	}
+	o := c.s.h.add(&object{kind: kQP, qp: qp, parent: pd, dev: pd.dev, qpType: typ, sendCQ: scq, recvCQ: rcq, srqObj: srq})
+	c.created(o)
+	c.verb(pathControl, "ibv_create_qp(%s, qp_type=%s, send_cq=%s, recv_cq=%s, srq=%s, sq_sig_all=%d) → %s",
+		c.s.hn(pd), typ, scq.name, rcq.name, srqName, b2i(attr.SQSigAll), c.s.hn(o))
+	c.line("%s: qp_num %s (%d)  cap: max_send_wr %d max_recv_wr %d max_send_sge %d max_recv_sge %d max_inline_data %d",
+		o.name, hex24(qp.Num()), qp.Num(), capa.MaxSendWR, capa.MaxRecvWR, capa.MaxSendSGE, capa.MaxRecvSGE, capa.MaxInlineData)
+	return nil
+}
+
+// avKeys are the modify_qp arguments that make up the address vector.
+var avKeys = []string{"dgid", "sgid_index", "hop_limit", "traffic_class", "flow_label", "sl", "dlid", "is_global"}
+
+// qpAttrs builds ibv_qp_attr and its mask from modify_qp's arguments. It
+// returns them with a description in libibverbs' field names.
+func qpAttrs(c *call) (verbs.QPAttr, verbs.QPAttrMask, []string, error) {
+	var attr verbs.QPAttr
+	var mask verbs.QPAttrMask
+	var desc []string
+	hasAV := false
+	for _, k := range avKeys {
+		if c.has(k) {
+			hasAV = true
+		}
+	}
+	for _, sp := range c.cmd.Args {
+		if sp.kind != keyArg || !c.has(sp.name) {
+			continue
+		}
+		var err error
+		switch sp.name {
+		case "state", "cur_state":
+			st, perr := verbs.ParseQPState(c.raw(sp.name))
+			if perr != nil {
+				return attr, 0, nil, c.bad(sp.name, perr)
+			}
+			if st == verbs.QPSUnknown || st > verbs.QPSUnknown {
+				return attr, 0, nil, c.bad(sp.name, fmt.Errorf("%s is no state a QP can be asked for; one of: %s",
+					c.raw(sp.name), strings.Join(verbs.QPStateNames(), ", ")))
+			}
+			if sp.name == "state" {
+				attr.State, mask = st, mask|verbs.AttrState
+				desc = append(desc, "qp_state="+st.String())
+			} else {
+				attr.CurState, mask = st, mask|verbs.AttrCurState
+				desc = append(desc, "cur_qp_state="+st.String())
+			}
+		case "pkey_index":
+			var n uint64
+			n, err = c.num("pkey_index", 0, 16)
+			attr.PKeyIndex, mask = uint16(n), mask|verbs.AttrPKeyIndex
+			desc = append(desc, fmt.Sprintf("pkey_index=%d", n))
+		case "port":
+			var n uint8
+			n, err = c.u8("port", 1)
+			if hasAV {
+				attr.AH.PortNum = n
+			} else {
+				attr.PortNum, mask = n, mask|verbs.AttrPort
+				desc = append(desc, fmt.Sprintf("port_num=%d", n))
+			}
+		case "access":
+			var a verbs.Access
+			a, err = c.access("access", 0)
+			attr.AccessFlags, mask = a, mask|verbs.AttrAccessFlags
+			desc = append(desc, "qp_access_flags="+a.String())
+		case "qkey":
+			var n uint32
+			n, err = c.u32("qkey", 0)
+			attr.QKey, mask = n, mask|verbs.AttrQKey
+			desc = append(desc, fmt.Sprintf("qkey=0x%x", n))
+		case "path_mtu":
+			m, perr := verbs.ParseMTU(c.raw("path_mtu"))
+			if perr != nil {
+				return attr, 0, nil, c.bad("path_mtu", perr)
+			}
+			attr.PathMTU, mask = m, mask|verbs.AttrPathMTU
+			desc = append(desc, "path_mtu="+m.String())
+		case "dest_qpn":
+			var n uint32
+			n, _, err = c.qpn("dest_qpn")
+			attr.DestQPN, mask = n, mask|verbs.AttrDestQPN
+			desc = append(desc, "dest_qp_num="+hex24(n))
+		case "rq_psn", "sq_psn":
+			var n uint64
+			n, err = c.num(sp.name, 0, 24)
+			if sp.name == "rq_psn" {
+				attr.RQPSN, mask = uint32(n), mask|verbs.AttrRQPSN
+			} else {
+				attr.SQPSN, mask = uint32(n), mask|verbs.AttrSQPSN
+			}
+			desc = append(desc, fmt.Sprintf("%s=%d", sp.name, n))
+		case "max_dest_rd_atomic":
+			attr.MaxDestRdAtomic, err = c.u8(sp.name, 0)
+			mask |= verbs.AttrMaxDestRdAtomic
+			desc = append(desc, fmt.Sprintf("max_dest_rd_atomic=%d", attr.MaxDestRdAtomic))
+		case "max_rd_atomic":
+			attr.MaxRdAtomic, err = c.u8(sp.name, 0)
+			mask |= verbs.AttrMaxQPRdAtomic
+			desc = append(desc, fmt.Sprintf("max_rd_atomic=%d", attr.MaxRdAtomic))
+		case "min_rnr_timer":
+			attr.MinRNRTimer, err = c.u8(sp.name, 0)
+			mask |= verbs.AttrMinRNRTimer
+			desc = append(desc, fmt.Sprintf("min_rnr_timer=%d", attr.MinRNRTimer))
+		case "timeout":
+			attr.Timeout, err = c.u8(sp.name, 0)
+			mask |= verbs.AttrTimeout
+			desc = append(desc, fmt.Sprintf("timeout=%d", attr.Timeout))
+		case "retry_cnt":
+			attr.RetryCnt, err = c.u8(sp.name, 0)
+			mask |= verbs.AttrRetryCnt
+			desc = append(desc, fmt.Sprintf("retry_cnt=%d", attr.RetryCnt))
+		case "rnr_retry":
+			attr.RNRRetry, err = c.u8(sp.name, 0)
+			mask |= verbs.AttrRNRRetry
+			desc = append(desc, fmt.Sprintf("rnr_retry=%d", attr.RNRRetry))
+		case "path_mig_state":
+			switch strings.ToLower(c.raw(sp.name)) {
+			case "migrated", "ibv_mig_migrated", "0":
+				attr.PathMigState = verbs.MigMigrated
+			case "rearm", "ibv_mig_rearm", "1":
+				attr.PathMigState = verbs.MigRearm
+			case "armed", "ibv_mig_armed", "2":
+				attr.PathMigState = verbs.MigArmed
+			default:
+				return attr, 0, nil, c.bad(sp.name, fmt.Errorf("one of: migrated, rearm, armed"))
+			}
+			mask |= verbs.AttrPathMigState
+			desc = append(desc, "path_mig_state="+attr.PathMigState.String())
+		case "en_sqd_async_notify":
+			attr.EnSQDAsyncNotify, err = c.boolArg(sp.name, false)
+			mask |= verbs.AttrEnSQDAsyncNotify
+			desc = append(desc, fmt.Sprintf("en_sqd_async_notify=%d", b2i(attr.EnSQDAsyncNotify)))
+		case "rate_limit":
+			attr.RateLimit, err = c.u32(sp.name, 0)
+			mask |= verbs.AttrRateLimit
+			desc = append(desc, fmt.Sprintf("rate_limit=%d", attr.RateLimit))
+		}
+		if err != nil {
+			return attr, 0, nil, err
+		}
+	}
+	if hasAV {
+		av, avDesc, err := avAttrs(c, 1)
+		if err != nil {
+			return attr, 0, nil, err
+		}
+		port := attr.AH.PortNum
+		if port == 0 {
+			port = 1
+		}
+		attr.AH = av
+		attr.AH.PortNum = port
+		mask |= verbs.AttrAV
+		desc = append(desc, fmt.Sprintf("ah_attr={%s port_num=%d}", avDesc, port))
+	}
+	return attr, mask, desc, nil
+}
+
+// avAttrs builds an address vector from dgid=, sgid_index=, hop_limit= ...
+func avAttrs(c *call, defHop uint8) (verbs.AHAttr, string, error) {
+	var av verbs.AHAttr
+	idx, err := c.u8("sgid_index", 0)
+	if err != nil {
+		return av, "", err
+	}
+	dgid, hasGID, err := c.gid("dgid", int(idx))
+	if err != nil {
+		return av, "", err
+	}
+	av.GRH.SGIDIndex = idx
+	av.GRH.DGID = dgid
+	hop := uint8(0)
+	if hasGID {
+		hop = defHop
+	}
+	if av.GRH.HopLimit, err = c.u8("hop_limit", hop); err != nil {
+		return av, "", err
+	}
+	if av.GRH.TrafficClass, err = c.u8("traffic_class", 0); err != nil {
+		return av, "", err
+	}
+	n, err := c.num("flow_label", 0, 20)
+	if err != nil {
+		return av, "", err
+	}
+	av.GRH.FlowLabel = uint32(n)
+	if av.SL, err = c.u8("sl", 0); err != nil {
+		return av, "", err
+	}
+	d, err := c.num("dlid", 0, 16)
+	if err != nil {
+		return av, "", err
+	}
+	av.DLID = uint16(d)
+	if av.IsGlobal, err = c.boolArg("is_global", hasGID); err != nil {
+		return av, "", err
+	}
+	desc := fmt.Sprintf("is_global=%d", b2i(av.IsGlobal))
+	if av.IsGlobal || hasGID {
+		desc += fmt.Sprintf(" grh.dgid=%s grh.sgid_index=%d grh.hop_limit=%d", dgid, idx, av.GRH.HopLimit)
+		if av.GRH.TrafficClass != 0 {
+			desc += fmt.Sprintf(" grh.traffic_class=%d", av.GRH.TrafficClass)
+		}
+		if av.GRH.FlowLabel != 0 {
+			desc += fmt.Sprintf(" grh.flow_label=%d", av.GRH.FlowLabel)
+		}
+	}
+	if av.DLID != 0 {
+		desc += fmt.Sprintf(" dlid=%d", av.DLID)
+	}
+	desc += fmt.Sprintf(" sl=%d", av.SL)
+	return av, desc, nil
+}
+
+func cmdModifyQP(c *call) error {
+	o, err := c.obj(0, kQP)
+	if err != nil {
+		return err
+	}
+	return modifyQP(c, o, false)
+}
+
+// modifyQP runs ibv_modify_qp with the call's arguments. With sameAs it also
+// prints the modify_qp command that does the same (for connect).
+func modifyQP(c *call, o *object, sameAs bool) error {
+	attr, mask, desc, err := qpAttrs(c)
+	if err != nil {
+		return err
+	}
+	if mask == 0 {
+		return usagef("give the attributes to change: modify_qp "+o.name+" state=init pkey_index=0 port=1 access=remote_write",
+			"nothing to modify: no attribute given")
+	}
+	err = o.qp.Modify(&attr, mask)
+	result := "0"
+	if err != nil {
+		result = verbs.ErrnoName(verbs.ErrnoOf(err))
+		if result == "errno 0" {
+			result = "error"
+		}
+	}
+	c.verb(pathControl, "ibv_modify_qp(%s, &attr, %s) = %s", c.s.hn(o), mask, result)
+	c.line("attr: %s", strings.Join(desc, " "))
+	if sameAs {
+		c.line("same as: %s", modifyLine(o, c.a))
+	}
+	return err
+}
+
+// modifyLine prints the modify_qp command for a set of arguments.
+func modifyLine(o *object, a *args) string {
+	parts := []string{"modify_qp", o.name}
+	for _, k := range a.keys {
+		parts = append(parts, k+"="+a.kv[k])
+	}
+	return strings.Join(parts, " ")
+}
+
+func cmdQueryQP(c *call) error {
+	o, err := c.obj(0, kQP)
+	if err != nil {
+		return err
+	}
+	attr, init, err := o.qp.Query(verbs.AttrAll)
+	if err != nil {
+		return err
+	}
+	c.verb(pathControl, "ibv_query_qp(%s, IBV_QP_STATE|...all) = 0", c.s.hn(o))
+	c.out.add(kvTable(c.s.qpAttrPairs(o, attr, init)))
+	return nil
+}
+
+// qpAttrPairs lists a QP's attributes as pyverbs prints them.
+func (s *Shell) qpAttrPairs(o *object, a verbs.QPAttr, init verbs.QPInitAttr) [][2]string {
+	grh := a.AH.GRH
+	return [][2]string{
+		{"qp_num", fmt.Sprintf("%s (%d)", hex24(o.qp.Num()), o.qp.Num())},
+		{"qp_type", o.qpType.String()},
+		{"qp_state", a.State.String()},
+		{"cur_qp_state", a.CurState.String()},
+		{"path_mtu", a.PathMTU.String()},
+		{"path_mig_state", a.PathMigState.String()},
+		{"qkey", fmt.Sprintf("0x%x", a.QKey)},
+		{"rq_psn", fmt.Sprint(a.RQPSN)},
+		{"sq_psn", fmt.Sprint(a.SQPSN)},
+		{"dest_qp_num", s.qpName(a.DestQPN, "")},
+		{"qp_access_flags", a.AccessFlags.String()},
+		{"cap.max_send_wr", fmt.Sprint(a.Cap.MaxSendWR)},
+		{"cap.max_recv_wr", fmt.Sprint(a.Cap.MaxRecvWR)},
+		{"cap.max_send_sge", fmt.Sprint(a.Cap.MaxSendSGE)},
+		{"cap.max_recv_sge", fmt.Sprint(a.Cap.MaxRecvSGE)},
+		{"cap.max_inline_data", fmt.Sprint(a.Cap.MaxInlineData)},
+		{"ah_attr.is_global", fmt.Sprint(b2i(a.AH.IsGlobal))},
+		{"ah_attr.grh.dgid", grh.DGID.String()},
+		{"ah_attr.grh.sgid_index", fmt.Sprint(grh.SGIDIndex)},
+		{"ah_attr.grh.hop_limit", fmt.Sprint(grh.HopLimit)},
+		{"ah_attr.grh.traffic_class", fmt.Sprint(grh.TrafficClass)},
+		{"ah_attr.grh.flow_label", fmt.Sprint(grh.FlowLabel)},
+		{"ah_attr.dlid", fmt.Sprint(a.AH.DLID)},
+		{"ah_attr.sl", fmt.Sprint(a.AH.SL)},
+		{"ah_attr.port_num", fmt.Sprint(a.AH.PortNum)},
+		{"pkey_index", fmt.Sprint(a.PKeyIndex)},
+		{"en_sqd_async_notify", fmt.Sprint(b2i(a.EnSQDAsyncNotify))},
+		{"sq_draining", fmt.Sprint(b2i(a.SQDraining))},
+		{"max_rd_atomic", fmt.Sprint(a.MaxRdAtomic)},
+		{"max_dest_rd_atomic", fmt.Sprint(a.MaxDestRdAtomic)},
+		{"min_rnr_timer", fmt.Sprint(a.MinRNRTimer)},
+		{"port_num", fmt.Sprint(a.PortNum)},
+		{"timeout", fmt.Sprint(a.Timeout)},
+		{"retry_cnt", fmt.Sprint(a.RetryCnt)},
+		{"rnr_retry", fmt.Sprint(a.RNRRetry)},
+		{"rate_limit", fmt.Sprint(a.RateLimit)},
+		{"send_cq", s.handleOf(o.sendCQ)},
+		{"recv_cq", s.handleOf(o.recvCQ)},
+		{"srq", s.handleOf(o.srqObj)},
+		{"sq_sig_all", fmt.Sprint(b2i(init.SQSigAll))},
+	}
+}
+
+func (s *Shell) handleOf(o *object) string {
+	if o == nil {
+		return "NULL"
+	}
+	return o.name
+}
+
+func cmdDestroyQP(c *call) error {
+	o, err := c.obj(0, kQP)
+	if err != nil {
+		return err
+	}
+	if err := o.qp.Destroy(); err != nil {
+		return busyHint(err, c.s, o)
+	}
+	c.verb(pathControl, "ibv_destroy_qp(%s) = 0", c.s.hn(o))
+	c.s.forget(o)
+	return nil
+}
+
+// cmdConnect walks two QPs to RTS, each pointing at the other, with
+// rc_pingpong's values (pp_connect_ctx and the INIT step of pp_init_ctx).
+func cmdConnect(c *call) error {
+	a, err := c.obj(0, kQP)
+	if err != nil {
+		return err
+	}
+	b, err := c.obj(1, kQP)
+	if err != nil {
+		return err
+	}
+	if a.qpType != b.qpType {
+		return usagef("connect two QPs of the same type", "%s is %s but %s is %s", a.name, a.qpType, b.name, b.qpType)
+	}
+	switch a.qpType {
+	case verbs.QPTypeRC, verbs.QPTypeUC, verbs.QPTypeUD:
+	default:
+		return usagef("connect takes RC, UC or UD QPs", "%s is %s", a.name, a.qpType)
+	}
+	if _, err := c.access("access", 0); err != nil {
+		return err
+	}
+	if _, err := c.u8("sgid_index", 1); err != nil {
+		return err
+	}
+	if c.has("path_mtu") {
+		if _, err := verbs.ParseMTU(c.raw("path_mtu")); err != nil {
+			return c.bad("path_mtu", err)
+		}
+	}
+	access := "remote_write,remote_read,remote_atomic"
+	if c.has("access") {
+		access = c.raw("access")
+	} else if a.qpType == verbs.QPTypeUC {
+		access = "remote_write"
+	}
+	sgid := "1"
+	if c.has("sgid_index") {
+		sgid = c.raw("sgid_index")
+	}
+	mtu := "1024"
+	if c.has("path_mtu") {
+		mtu = c.raw("path_mtu")
+	}
+	states := map[*object]verbs.QPState{}
+	both := []*object{a, b}
+	if a == b {
+		both = both[:1]
+	}
+	for _, o := range both {
+		attr, _, err := o.qp.Query(verbs.AttrState)
+		if err != nil {
+			return err
+		}
+		states[o] = attr.State
+		c.verb(pathControl, "ibv_query_qp(%s, IBV_QP_STATE) = 0: %s", c.s.hn(o), attr.State)
+	}
+	pairs := []struct{ me, peer *object }{{a, b}, {b, a}}
+	if a == b {
+		pairs = pairs[:1]
+	}
+	steps := []verbs.QPState{verbs.QPSInit, verbs.QPSRTR, verbs.QPSRTS}
+	modify := modifyCommand()
+	for _, to := range steps {
+		for _, p := range pairs {
+			cur := states[p.me]
+			if cur >= to && cur <= verbs.QPSRTS {
+				continue
+			}
+			if cur > verbs.QPSRTS {
+				return usagef("bring it back with modify_qp "+p.me.name+" state=reset, then connect again",
+					"%s is in %s; connect starts from RESET, INIT, RTR or RTS", p.me.name, cur)
+			}
+			kv := map[string]string{}
+			var keys []string
+			set := func(k, v string) { kv[k] = v; keys = append(keys, k) }
+			switch to {
+			case verbs.QPSInit:
+				set("state", "init")
+				set("pkey_index", "0")
+				set("port", "1")
+				if a.qpType == verbs.QPTypeUD {
+					set("qkey", "0x11111111")
+				} else {
+					set("access", access)
+				}
+			case verbs.QPSRTR:
+				set("state", "rtr")
+				if a.qpType != verbs.QPTypeUD {
+					set("path_mtu", mtu)
+					set("dest_qpn", p.peer.name)
+					set("rq_psn", "0")
+					if a.qpType == verbs.QPTypeRC {
+						set("max_dest_rd_atomic", "1")
+						set("min_rnr_timer", "12")
+					}
+					set("dgid", p.peer.name)
+					set("sgid_index", sgid)
+					set("hop_limit", "1")
+				}
+			case verbs.QPSRTS:
+				set("state", "rts")
+				set("sq_psn", "0")
+				if a.qpType == verbs.QPTypeRC {
+					set("timeout", "14")
+					set("retry_cnt", "7")
+					set("rnr_retry", "7")
+					set("max_rd_atomic", "1")
+				}
+			}
+			sub := &call{s: c.s, cmd: modify, a: &args{kv: kv, keys: keys, flags: map[string]bool{}}, out: c.out, cell: c.cell}
+			if err := modifyQP(sub, p.me, true); err != nil {
+				return err
+			}
+			states[p.me] = to
+		}
+	}
+	if a == b {
+		c.line("%s is connected to itself (loopback)", a.name)
+	} else {
+		c.line("%s and %s are connected", a.name, b.name)
+	}
+	return nil
+}
+
+func modifyCommand() *command {
+	for _, cmd := range commandTable() {
+		if cmd.Name == "modify_qp" {
+			return cmd
+		}
+	}
+	panic("shell: no modify_qp in the command table")
+}
+
+func cmdCreateSRQ(c *call) error {
+	pd, err := c.obj(0, kPD)
+	if err != nil {
+		return err
+	}
+	var a verbs.SRQAttr
+	if a.MaxWR, err = c.intArg("max_wr", 64); err != nil {
+		return err
+	}
+	if a.MaxSGE, err = c.intArg("max_sge", 1); err != nil {
+		return err
+	}
+	if a.SRQLimit, err = c.intArg("srq_limit", 0); err != nil {
+		return err
+	}
+	srq, err := pd.pd.CreateSRQ(verbs.SRQInitAttr{Attr: a})
+	if err != nil {
+		return err
+	}
+	o := c.s.h.add(&object{kind: kSRQ, srq: srq, parent: pd, dev: pd.dev})
+	c.created(o)
+	c.verb(pathControl, "ibv_create_srq(%s, max_wr=%d, max_sge=%d, srq_limit=%d) → %s", c.s.hn(pd), a.MaxWR, a.MaxSGE, a.SRQLimit, c.s.hn(o))
+	return nil
+}
+
+func cmdModifySRQ(c *call) error {
+	o, err := c.obj(0, kSRQ)
+	if err != nil {
+		return err
+	}
+	var a verbs.SRQAttr
+	var mask verbs.SRQAttrMask
+	if c.has("max_wr") {
+		if a.MaxWR, err = c.intArg("max_wr", 0); err != nil {
+			return err
+		}
+		mask |= verbs.SRQAttrMaxWR
+	}
+	if c.has("srq_limit") {
+		if a.SRQLimit, err = c.intArg("srq_limit", 0); err != nil {
+			return err
+		}
+		mask |= verbs.SRQAttrLimit
+	}
+	if mask == 0 {
+		return usagef("modify_srq "+o.name+" srq_limit=8", "nothing to modify: give max_wr= or srq_limit=")
+	}
+	if err := o.srq.Modify(a, mask); err != nil {
+		return err
+	}
+	c.verb(pathControl, "ibv_modify_srq(%s, max_wr=%d srq_limit=%d, %s) = 0", c.s.hn(o), a.MaxWR, a.SRQLimit, mask)
+	return nil
+}
+
+func cmdQuerySRQ(c *call) error {
+	o, err := c.obj(0, kSRQ)
+	if err != nil {
+		return err
+	}
+	a, err := o.srq.Query()
+	if err != nil {
+		return err
+	}
+	c.verb(pathControl, "ibv_query_srq(%s) = 0", c.s.hn(o))
+	c.out.add(kvTable([][2]string{{"max_wr", fmt.Sprint(a.MaxWR)}, {"max_sge", fmt.Sprint(a.MaxSGE)}, {"srq_limit", fmt.Sprint(a.SRQLimit)}}))
+	return nil
+}
+
+func cmdDestroySRQ(c *call) error {
+	o, err := c.obj(0, kSRQ)
+	if err != nil {
+		return err
+	}
+	if err := o.srq.Destroy(); err != nil {
+		return busyHint(err, c.s, o)
+	}
+	c.verb(pathControl, "ibv_destroy_srq(%s) = 0", c.s.hn(o))
+	c.s.forget(o)
+	return nil
+}
+
+func cmdCreateAH(c *call) error {
+	pd, err := c.obj(0, kPD)
+	if err != nil {
+		return err
+	}
+	av, desc, err := avAttrs(c, 64)
+	if err != nil {
+		return err
+	}
+	if av.PortNum, err = c.u8("port", 1); err != nil {
+		return err
+	}
+	ah, err := pd.pd.CreateAH(av)
+	if err != nil {
+		return err
+	}
+	o := c.s.h.add(&object{kind: kAH, ah: ah, parent: pd, dev: pd.dev})
+	c.created(o)
+	c.verb(pathControl, "ibv_create_ah(%s, {%s port_num=%d}) → %s", c.s.hn(pd), desc, av.PortNum, c.s.hn(o))
+	return nil
+}
+
+func cmdDestroyAH(c *call) error {
+	o, err := c.obj(0, kAH)
+	if err != nil {
+		return err
+	}
+	if err := o.ah.Destroy(); err != nil {
+		return err
+	}
+	c.verb(pathControl, "ibv_destroy_ah(%s) = 0", c.s.hn(o))
+	c.s.forget(o)
+	return nil
+}
+
+func mcast(c *call, attach bool) error {
+	o, err := c.obj(0, kQP)
+	if err != nil {
+		return err
+	}
+	g, _, err := c.gid("gid", 0)
+	if err != nil {
+		return err
+	}
+	lid, err := c.num("lid", 0, 16)
+	if err != nil {
+		return err
+	}
+	name := "ibv_attach_mcast"
+	if attach {
+		err = o.qp.AttachMcast(g, uint16(lid))
+	} else {
+		name = "ibv_detach_mcast"
+		err = o.qp.DetachMcast(g, uint16(lid))
+	}
+	if err != nil {
+		return err
+	}
+	c.verb(pathControl, "%s(%s, %s, %d) = 0", name, c.s.hn(o), g, lid)
+	return nil
+}
+
+func cmdAttachMcast(c *call) error { return mcast(c, true) }
+func cmdDetachMcast(c *call) error { return mcast(c, false) }

@@ -1,0 +1,140 @@
+package shell
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/vsh-rdma/vsh/verbs"
+)
+
+func cmdHelp(c *call) error {
+	if len(c.a.pos) == 0 {
+		c.s.writeHelp(c.out)
+		return nil
+	}
+	w := strings.ToLower(c.a.pos[0].text)
+	cmd, ok := c.s.byKey[w]
+	if !ok {
+		return c.s.unknownCommand(c.a.pos[0].text)
+	}
+	writeCommandHelp(c.out, cmd)
+	return nil
+}
+
+func cmdQuit(c *call) error { return ErrExit }
+
+// noRepeat are the commands repeat refuses: they act on the session itself.
+var noRepeat = map[string]bool{"source": true, "save": true, "quit": true, "reset": true, "repeat": true}
+
+const maxRepeat = 10000
+
+func cmdRepeat(c *call) error {
+	if len(c.a.pos) < 2 {
+		return usagef("repeat 4 post_recv qp1 mr=mr1 wr_id={i}", "repeat needs a count and a command")
+	}
+	n, err := strconv.Atoi(c.a.pos[0].text)
+	if err != nil || n < 0 {
+		return usagef("repeat 4 post_recv qp1 mr=mr1", "bad count %q", c.a.pos[0].text)
+	}
+	if n > maxRepeat {
+		return usagef(fmt.Sprintf("repeat at most %d times", maxRepeat), "repeat %d is too many", n)
+	}
+	text := c.src[c.a.pos[1].start:]
+	name := strings.ToLower(c.a.pos[1].text)
+	cmd, ok := c.s.byKey[name]
+	if !ok {
+		return c.s.unknownCommand(c.a.pos[1].text)
+	}
+	if noRepeat[cmd.Name] {
+		return usagef("run it once, on its own line", "repeat cannot run %s", cmd.Name)
+	}
+	for i := 0; i < n; i++ {
+		line := strings.ReplaceAll(text, "{i}", strconv.Itoa(i))
+		toks, err := tokenize(line)
+		if err != nil {
+			return err
+		}
+		a, err := parseArgs(cmd, toks[1:])
+		if err != nil {
+			return err
+		}
+		if n > 1 {
+			c.line("#%d %s", i, line)
+		}
+		sub := &call{s: c.s, cmd: cmd, a: a, out: c.out, cell: c.cell, src: line}
+		if err := cmd.run(sub); err != nil {
+			if n > 1 {
+				return fmt.Errorf("repetition #%d: %w", i, err)
+			}
+			return err
+		}
+	}
+	return nil
+}
+
+func cmdReset(c *call) error {
+	s := c.s
+	if s.tr != nil {
+		if err := s.tr.stop(); err != nil {
+			c.line("trace: %v", err)
+		}
+		s.tr = nil
+	}
+	lines, err := s.destroyAll()
+	for _, l := range lines {
+		c.verb(pathControl, "%s", l)
+	}
+	if err != nil {
+		c.line("some objects would not go: %v", err)
+	}
+	if cerr := s.prov.Close(); cerr != nil {
+		c.line("closing the backend: %v", cerr)
+	}
+	s.prov = nil
+	if err := s.open(); err != nil {
+		return err
+	}
+	c.line("the backend is restarted: %s; handles count from 0 again", s.backendDesc())
+	return nil
+}
+
+// destroyAll destroys every object, newest first, so that each goes before
+// what it was made from, and says what it did.
+func (s *Shell) destroyAll() ([]string, error) {
+	all := s.h.all()
+	var lines []string
+	var errs []error
+	for i := len(all) - 1; i >= 0; i-- {
+		o := all[i]
+		var err error
+		var verb string
+		switch o.kind {
+		case kAH:
+			verb, err = "ibv_destroy_ah", o.ah.Destroy()
+		case kQP:
+			verb, err = "ibv_destroy_qp", o.qp.Destroy()
+		case kSRQ:
+			verb, err = "ibv_destroy_srq", o.srq.Destroy()
+		case kMR:
+			verb, err = "ibv_dereg_mr", o.mr.Dereg()
+		case kCQ:
+			verb, err = "ibv_destroy_cq", o.cq.Destroy()
+		case kChan:
+			verb, err = "ibv_destroy_comp_channel", o.ch.Destroy()
+		case kPD:
+			verb, err = "ibv_dealloc_pd", o.pd.Dealloc()
+		case kCtx:
+			verb, err = "ibv_close_device", o.ctx.Close()
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s(%s): %w", verb, o.name, err))
+			lines = append(lines, fmt.Sprintf("%s(%s) = %s", verb, o.name, verbs.ErrnoName(verbs.ErrnoOf(err))))
+		} else {
+			lines = append(lines, fmt.Sprintf("%s(%s) = 0", verb, o.name))
+		}
+		s.forget(o)
+	}
+	return lines, errors.Join(errs...)
+}

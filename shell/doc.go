@@ -1,0 +1,27 @@
+// Package shell is the core of vsh, the verbs shell: a REPL with no
+// terminal, in which every libibverbs verb is a command.
+//
+// A [Shell] holds a backend (a verbs.Provider), the objects the session
+// created under short handles (ctx0, pd0, mr0, cq0, qp0, ...) and the
+// numbered cells typed so far. Front ends are adapters around two methods:
+//
+//	sh, _ := shell.New(shell.Options{Open: func() (verbs.Provider, error) { return fabric, nil }})
+//	out, err := sh.Exec("alloc_pd ctx0")  // one numbered cell: output, then a *CmdError on failure
+//	sugg := sh.Complete("modify_qp qp0 state=r")
+//
+// [Shell.RunScript] runs scripts and Markdown notebooks (vsh -f), and
+// [Shell.RunTTY] is the interactive front end on a terminal (go-prompt; the
+// only place that knows about terminals). Tests drive Exec directly.
+//
+// One command table (commands.go) feeds help, completion and the generated
+// reference docs/commands.md. After each command the shell shows what
+// changed: QP state diagrams with the current state lit, queue and CQ
+// occupancy, packets on the wire when tracing, and watched objects.
+//
+// The shell never imports a backend. Simulator-only features (stepping the
+// fabric, fault injection, packet traces, queue internals) are reached
+// through the optional interfaces of package verbs (Stepper, FaultInjector,
+// PacketObserver, Inspector), and a backend without them is told so.
+package shell
+
+//go:generate go run ./internal/gendocs -o ../docs/commands.md

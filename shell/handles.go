@@ -1,0 +1,188 @@
+package shell
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/vsh-rdma/vsh/verbs"
+)
+
+// kind is the type of object a handle names.
+type kind int
+
+const (
+	kCtx kind = iota
+	kPD
+	kMR
+	kChan
+	kCQ
+	kSRQ
+	kQP
+	kAH
+	numKinds
+)
+
+var kindInfo = [numKinds]struct {
+	prefix string // handle prefix: ctx0, pd0, ...
+	noun   string // for messages
+	create string // the command that makes one
+}{
+	kCtx:  {"ctx", "device context", "open_device A"},
+	kPD:   {"pd", "protection domain", "alloc_pd ctx0"},
+	kMR:   {"mr", "memory region", "reg_mr pd0 length=4096 access=local_write"},
+	kChan: {"ch", "completion channel", "create_comp_channel ctx0"},
+	kCQ:   {"cq", "completion queue", "create_cq ctx0 cqe=16"},
+	kSRQ:  {"srq", "shared receive queue", "create_srq pd0 max_wr=64 max_sge=1"},
+	kQP:   {"qp", "queue pair", "create_qp pd0 type=rc send_cq=cq0 recv_cq=cq0"},
+	kAH:   {"ah", "address handle", "create_ah pd0 dgid=qp1 sgid_index=1"},
+}
+
+func (k kind) String() string { return kindInfo[k].noun }
+
+// object is one verbs object the session created, under its handle.
+type object struct {
+	name   string
+	kind   kind
+	seq    int     // creation order across all kinds
+	parent *object // ctx for pd/cq/ch; pd for mr/qp/srq/ah
+	dev    string  // device name
+
+	ctx verbs.Context
+	pd  verbs.PD
+	mr  verbs.MR
+	ch  verbs.CompChannel
+	cq  verbs.CQ
+	srq verbs.SRQ
+	qp  verbs.QP
+	ah  verbs.AH
+
+	// QP: its creation attributes, as handles.
+	qpType         verbs.QPType
+	sendCQ, recvCQ *object
+	srqObj         *object
+	chObj          *object
+}
+
+// handles is the session's table of objects.
+type handles struct {
+	byName map[string]*object
+	next   [numKinds]int
+	seq    int
+}
+
+func newHandles() *handles { return &handles{byName: map[string]*object{}} }
+
+// add names a new object of kind k: qp0, qp1, ... Numbers are never reused
+// within a session (until reset), so a transcript's names stay unambiguous.
+func (h *handles) add(o *object) *object {
+	o.name = fmt.Sprintf("%s%d", kindInfo[o.kind].prefix, h.next[o.kind])
+	h.next[o.kind]++
+	h.seq++
+	o.seq = h.seq
+	h.byName[o.name] = o
+	return o
+}
+
+func (h *handles) remove(o *object) { delete(h.byName, o.name) }
+
+// all returns the live objects in creation order.
+func (h *handles) all() []*object {
+	out := make([]*object, 0, len(h.byName))
+	for _, o := range h.byName {
+		out = append(out, o)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].seq < out[j].seq })
+	return out
+}
+
+// ofKind returns the live objects of kind k in creation order.
+func (h *handles) ofKind(k kind) []*object {
+	var out []*object
+	for _, o := range h.all() {
+		if o.kind == k {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+func (h *handles) names(k kind) []string {
+	var out []string
+	for _, o := range h.ofKind(k) {
+		out = append(out, o.name)
+	}
+	return out
+}
+
+// children returns the live objects whose parent is o.
+func (h *handles) children(o *object) []*object {
+	var out []*object
+	for _, c := range h.all() {
+		if c.parent == o {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// users returns the live objects that use o other than as parent: QPs that
+// use a CQ or SRQ, CQs that use a channel.
+func (h *handles) users(o *object) []*object {
+	var out []*object
+	for _, c := range h.all() {
+		if c.sendCQ == o || c.recvCQ == o || c.srqObj == o || c.chObj == o {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// lookup finds the object named name of kind k. Its error says what exists
+// and how to make one.
+func (h *handles) lookup(name string, k kind) (*object, error) {
+	o, ok := h.byName[strings.ToLower(name)]
+	if ok && o.kind == k {
+		return o, nil
+	}
+	if ok {
+		return nil, usagef(fmt.Sprintf("give a %s handle (%s0, %s1, ...)", kindInfo[k].noun, kindInfo[k].prefix, kindInfo[k].prefix),
+			"%s is a %s, not a %s", o.name, o.kind, kindInfo[k].noun)
+	}
+	return nil, h.notFound(name, k)
+}
+
+func (h *handles) notFound(name string, k kind) error {
+	if k2, ok := kindOfName(name); ok && k2 != k {
+		return usagef(fmt.Sprintf("give a %s handle: %s0, %s1, ...", kindInfo[k].noun, kindInfo[k].prefix, kindInfo[k].prefix),
+			"%s names a %s, not a %s", strings.ToLower(name), k2, kindInfo[k].noun)
+	}
+	have := h.names(k)
+	if len(have) == 0 {
+		return usagef("create one first: "+kindInfo[k].create, "no %s %q: there is none", kindInfo[k].noun, name)
+	}
+	hint := "the " + kindInfo[k].noun + "s are: " + strings.Join(have, ", ")
+	if near := nearest(strings.ToLower(name), have); near != "" {
+		hint = "did you mean " + near + "? " + hint
+	}
+	return usagef(hint, "no %s %q", kindInfo[k].noun, name)
+}
+
+// nearest wraps verbs.Nearest for the shell's suggestions.
+func nearest(s string, candidates []string) string { return verbs.Nearest(s, candidates) }
+
+// kindOfName guesses the kind from a handle's prefix: "qp3" is a QP.
+func kindOfName(name string) (kind, bool) {
+	name = strings.ToLower(name)
+	best, bestLen := kind(0), 0
+	for k := kind(0); k < numKinds; k++ {
+		p := kindInfo[k].prefix
+		if strings.HasPrefix(name, p) && len(p) > bestLen {
+			rest := name[len(p):]
+			if rest != "" && strings.Trim(rest, "0123456789") == "" {
+				best, bestLen = k, len(p)
+			}
+		}
+	}
+	return best, bestLen > 0
+}

@@ -1,0 +1,299 @@
+package shell
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+)
+
+// ScriptError is a script that failed: it stopped at its first failing
+// command, or (keep-going) finished with failures.
+type ScriptError struct {
+	Name   string // the script's name: a file, or "stdin"
+	Line   int    // the line of the first failure
+	Err    error  // the first failure
+	Failed int    // how many commands failed
+	Stop   bool   // the script stopped at the first failure
+}
+
+func (e *ScriptError) Error() string {
+	if e.Stop {
+		return fmt.Sprintf("%s:%d: stopped at the first failing command (-k keeps going): %v", e.Name, e.Line, e.Err)
+	}
+	return fmt.Sprintf("%s: %d command%s failed; the first at line %d: %v", e.Name, e.Failed, plural(e.Failed), e.Line, e.Err)
+}
+
+func (e *ScriptError) Unwrap() error { return e.Err }
+
+// IsNotebook reports whether a script of this name is a Markdown notebook,
+// whose ```vsh blocks hold the commands.
+func IsNotebook(name string) bool {
+	l := strings.ToLower(name)
+	return strings.HasSuffix(l, ".md") || strings.HasSuffix(l, ".markdown")
+}
+
+// RunScript runs the commands read from r, as vsh -f and vsh < FILE do, and
+// writes the transcript to w: each command echoed after its prompt
+// ("[3] vsh> alloc_pd ctx0"), then its output and error. '#' starts a
+// comment; a line ending in '\' continues on the next; a line starting with
+// "! " must fail. The first failing command stops the script unless
+// keepGoing. A notebook (a name ending in .md, or text starting with a
+// Markdown heading or fence) runs only its ```vsh blocks. quit ends the
+// script successfully.
+func (s *Shell) RunScript(r io.Reader, w io.Writer, name string, keepGoing bool) error {
+	return s.runScript(r, w, name, keepGoing, IsNotebook(name))
+}
+
+func (s *Shell) runScript(r io.Reader, w io.Writer, name string, keepGoing, notebook bool) error {
+	br := bufio.NewReader(r)
+	var first *ScriptError
+	failed := 0
+	lineno := 0
+	inBlock := false
+	fence := ""
+	sniffed := notebook
+	var pending strings.Builder
+	pendingLine := 0
+	for {
+		raw, rerr := br.ReadString('\n')
+		if raw == "" && rerr != nil {
+			if rerr != io.EOF {
+				return rerr
+			}
+			break
+		}
+		lineno++
+		line := strings.TrimRight(raw, "\r\n")
+		if !sniffed {
+			if t := strings.TrimSpace(line); t != "" {
+				sniffed = true
+				if f, ok := vshFence(t); ok || strings.HasPrefix(t, "# vsh notebook") {
+					notebook = true
+					if ok {
+						inBlock, fence = true, f
+						continue
+					}
+				}
+			}
+		}
+		if notebook {
+			t := strings.TrimSpace(line)
+			if !inBlock {
+				if f, ok := vshFence(t); ok {
+					inBlock, fence = true, f
+				}
+				continue
+			}
+			if t == fence {
+				inBlock = false
+				continue
+			}
+		}
+		if pending.Len() == 0 {
+			pendingLine = lineno
+		}
+		if strings.HasSuffix(line, `\`) && !strings.HasSuffix(line, `\\`) {
+			pending.WriteString(strings.TrimSuffix(line, `\`))
+			pending.WriteString(" ")
+			if rerr == nil {
+				continue
+			}
+			line = ""
+		}
+		if pending.Len() > 0 {
+			line = pending.String() + line
+			pending.Reset()
+		}
+		stop, err := s.scriptLine(w, line)
+		if errors.Is(err, ErrExit) {
+			return nil
+		}
+		if err != nil {
+			failed++
+			if first == nil {
+				first = &ScriptError{Name: name, Line: pendingLine, Err: err}
+			}
+			if !keepGoing {
+				first.Failed, first.Stop = failed, true
+				return first
+			}
+		}
+		_ = stop
+		if rerr != nil {
+			break
+		}
+	}
+	if first != nil {
+		first.Failed = failed
+		return first
+	}
+	return nil
+}
+
+// vshFence reports whether t opens a vsh code block, and the fence that closes it.
+func vshFence(t string) (string, bool) {
+	for _, ch := range []string{"`", "~"} {
+		n := 0
+		for n < len(t) && t[n:n+1] == ch {
+			n++
+		}
+		if n >= 3 && strings.TrimSpace(t[n:]) == "vsh" {
+			return t[:n], true
+		}
+	}
+	return "", false
+}
+
+// scriptLine runs one line of a script and writes its transcript.
+func (s *Shell) scriptLine(w io.Writer, line string) (bool, error) {
+	body, _ := splitBang(line)
+	toks, terr := tokenize(body)
+	if terr == nil && len(toks) == 0 && strings.TrimSpace(line) != "!" {
+		return false, nil
+	}
+	echo := strings.TrimSpace(line)
+	io.WriteString(w, s.st.render(s.st.prompt, s.Prompt())+echo+"\n")
+	out, err := s.Exec(line)
+	io.WriteString(w, out)
+	if errors.Is(err, ErrExit) {
+		return true, err
+	}
+	if err != nil {
+		io.WriteString(w, s.FormatError(err))
+	}
+	return false, err
+}
+
+// sortedCells returns the log ordered by cell number (source's cells finish
+// before the source cell itself).
+func (s *Shell) sortedCells() []Cell {
+	cells := append([]Cell(nil), s.log...)
+	sort.SliceStable(cells, func(i, j int) bool { return cells[i].N < cells[j].N })
+	return cells
+}
+
+// Notebook renders the session as a Markdown notebook: each command in a
+// ```vsh block (a failed one as a "! " line), then its output. vsh -f
+// replays it.
+func (s *Shell) Notebook() string {
+	var b strings.Builder
+	b.WriteString("# vsh notebook\n\n")
+	fmt.Fprintf(&b, "A session on %s, saved by vsh. Replay it with `vsh -f` and this file: each `vsh` block runs as a cell, "+
+		"and a line starting with `! ` must fail.\n", s.backendDesc())
+	for _, c := range s.sortedCells() {
+		cmd := s.byKey[c.cmd]
+		if cmd != nil && cmd.skipNotebook {
+			continue
+		}
+		line := c.Line
+		if c.Failed() || c.ExpectFail {
+			line = "! " + line
+		}
+		f := fenceFor(line)
+		fmt.Fprintf(&b, "\n%svsh\n%s\n%s\n", f, line, f)
+		out := stripANSI(c.Out)
+		if c.Err != nil {
+			out += stripANSI(s.formatError(c.Err, c.ExpectFail))
+		} else if c.unexpected != nil {
+			out += stripANSI(s.formatError(c.unexpected, false))
+		}
+		if strings.TrimSpace(out) != "" {
+			f := fenceFor(out)
+			fmt.Fprintf(&b, "\n%stext\n%s%s\n", f, out, f)
+		}
+	}
+	return b.String()
+}
+
+// fenceFor returns a backtick fence longer than any run of backticks in text.
+func fenceFor(text string) string {
+	longest, run := 0, 0
+	for i := 0; i < len(text); i++ {
+		if text[i] == '`' {
+			run++
+			longest = max(longest, run)
+		} else {
+			run = 0
+		}
+	}
+	return strings.Repeat("`", max(3, longest+1))
+}
+
+func cmdSave(c *call) error {
+	name := c.a.pos[0].text
+	nb := c.s.Notebook()
+	if err := c.s.files.WriteFile(name, []byte(nb)); err != nil {
+		return err
+	}
+	n := 0
+	for _, cell := range c.s.log {
+		if cmd := c.s.byKey[cell.cmd]; cmd == nil || !cmd.skipNotebook {
+			n++
+		}
+	}
+	c.line("saved %d cell%s to %s; vsh -f %s replays them", n, plural(n), name, name)
+	if !IsNotebook(name) {
+		c.line("note: name it .md so that vsh -f reads it as a notebook")
+	}
+	return nil
+}
+
+const maxSourceDepth = 8
+
+func cmdSource(c *call) error {
+	name := c.a.pos[0].text
+	if c.s.depth >= maxSourceDepth {
+		return usagef("a script that sources itself never ends", "source is nested %d deep", c.s.depth)
+	}
+	data, err := c.s.files.ReadFile(name)
+	if err != nil {
+		return err
+	}
+	c.line("running %s", name)
+	var b strings.Builder
+	c.s.depth++
+	err = c.s.runScript(strings.NewReader(string(data)), &b, name, false, IsNotebook(name))
+	c.s.depth--
+	c.out.addRaw(b.String())
+	if err != nil {
+		var se *ScriptError
+		if errors.As(err, &se) {
+			return usagef("fix the command at "+fmt.Sprintf("%s:%d", se.Name, se.Line)+" and source it again",
+				"%s:%d failed; the rest of %s did not run", se.Name, se.Line, name)
+		}
+		return err
+	}
+	return nil
+}
+
+func cmdHistory(c *call) error {
+	cells := c.s.sortedCells()
+	if len(cells) > 0 && cells[len(cells)-1].N == c.cell.N {
+		cells = cells[:len(cells)-1]
+	}
+	if c.has("n") {
+		n, err := c.count("n", 0, 1<<20)
+		if err != nil {
+			return err
+		}
+		if n < len(cells) {
+			cells = cells[len(cells)-n:]
+		}
+	}
+	if len(cells) == 0 {
+		c.line("no cells yet")
+		return nil
+	}
+	w := len(fmt.Sprint(cells[len(cells)-1].N)) + 2
+	for _, cell := range cells {
+		mark := " "
+		if cell.Failed() || cell.ExpectFail {
+			mark = "!"
+		}
+		c.line("%-*s %s %s", w, fmt.Sprintf("[%d]", cell.N), mark, cell.Line)
+	}
+	return nil
+}

@@ -1,0 +1,482 @@
+package shell
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"runtime/debug"
+	"strings"
+	"sync/atomic"
+
+	"github.com/vsh-rdma/vsh/verbs"
+)
+
+// ErrExit is returned by Exec for quit: the front end should end the session.
+var ErrExit = errors.New("quit")
+
+// Options configures a Shell.
+type Options struct {
+	// Open returns the backend. The shell calls it once in New and again on
+	// reset, so that a reset session starts from the same state (on the
+	// simulator: the same seed, the same QPNs and keys).
+	Open func() (verbs.Provider, error)
+	// Plain turns styling off: no ANSI escape codes. Front ends set it when
+	// the output is not a terminal, NO_COLOR is set, or --plain is given.
+	Plain bool
+	// Backend describes the backend in one line for banners and notebooks,
+	// e.g. "sim (2 devices, seed 1)". When empty the provider's name is used.
+	Backend string
+	// Version is printed by the banner.
+	Version string
+}
+
+// Cell is one command of the session, numbered as the prompt showed it.
+type Cell struct {
+	N    int
+	Line string // the command as typed, without a leading "! "
+	// ExpectFail is set when the line started with "! ": the command was
+	// expected to fail.
+	ExpectFail bool
+	// Out is the command's output, without the error.
+	Out string
+	// Err is what the command returned: nil, or a *CmdError that keeps the
+	// errno (errors.Is(err, syscall.EINVAL) holds for a verb that failed so).
+	Err error
+	// Completions are the work completions that poll_cq returned in this cell.
+	Completions []verbs.WC
+	// Created names the handles the cell created.
+	Created []string
+
+	cmd        string    // canonical command name, "" when unknown
+	unexpected *CmdError // a "! " command that succeeded
+}
+
+// Failed reports whether the command itself failed.
+func (c Cell) Failed() bool { return c.Err != nil }
+
+// Shell is a vsh session: a backend, the objects the session made under
+// their handles, and the numbered cells typed so far. It has no terminal:
+// front ends (the go-prompt adapter, the script runner, tests) call Exec and
+// Complete. A Shell is not safe for concurrent use.
+type Shell struct {
+	opts  Options
+	prov  verbs.Provider
+	devs  []verbs.Device
+	st    *styles
+	h     *handles
+	cmds  []*command
+	byKey map[string]*command
+
+	cell    int
+	log     []Cell
+	cur     *Cell // the cell being run
+	depth   int   // source nesting
+	watched []string
+	snap    *snapshot
+	tr      *tracer
+	wrid    uint64
+
+	files     fileSystem
+	noRecover bool // tests: let panics through
+	intr      atomic.Bool
+}
+
+// Interrupt asks the command that is waiting (poll_cq wait=) to stop
+// waiting. Front ends call it on Ctrl-C; it is safe from any goroutine.
+func (s *Shell) Interrupt() { s.intr.Store(true) }
+
+// New starts a session on the backend opts.Open returns.
+func New(opts Options) (*Shell, error) {
+	if opts.Open == nil {
+		return nil, errors.New("shell: Options.Open is nil; the shell needs a backend")
+	}
+	s := &Shell{opts: opts, st: newStyles(opts.Plain), files: osFiles{}}
+	s.cmds = commandTable()
+	s.byKey = map[string]*command{}
+	for _, c := range s.cmds {
+		s.byKey[c.Name] = c
+		for _, a := range c.Aliases {
+			s.byKey[a] = c
+		}
+	}
+	if err := s.open(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// open (re)starts the backend and clears the session's objects.
+func (s *Shell) open() error {
+	p, err := s.opts.Open()
+	if err != nil {
+		return err
+	}
+	devs, err := p.Devices()
+	if err != nil {
+		p.Close()
+		return fmt.Errorf("listing devices: %w", err)
+	}
+	s.prov, s.devs = p, devs
+	s.h = newHandles()
+	s.snap = newSnapshot()
+	s.watched = nil
+	s.wrid = 1
+	return nil
+}
+
+// Close destroys every object the session still holds, in the reverse order
+// of creation, and closes the backend.
+func (s *Shell) Close() error {
+	var errs []error
+	if s.tr != nil {
+		if err := s.tr.stop(); err != nil {
+			errs = append(errs, err)
+		}
+		s.tr = nil
+	}
+	if s.h != nil {
+		_, err := s.destroyAll()
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if s.prov != nil {
+		if err := s.prov.Close(); err != nil {
+			errs = append(errs, err)
+		}
+		s.prov = nil
+	}
+	return errors.Join(errs...)
+}
+
+// Provider returns the backend the session runs on.
+func (s *Shell) Provider() verbs.Provider { return s.prov }
+
+// Cells returns the cells run so far, in order.
+func (s *Shell) Cells() []Cell { return append([]Cell(nil), s.log...) }
+
+// Object returns the verbs object a handle names (a verbs.Context, PD, MR,
+// CompChannel, CQ, SRQ, QP or AH), so that lessons can check state through
+// the verbs API rather than by reading output.
+func (s *Shell) Object(handle string) (any, bool) {
+	o, ok := s.h.byName[strings.ToLower(handle)]
+	if !ok {
+		return nil, false
+	}
+	switch o.kind {
+	case kCtx:
+		return o.ctx, true
+	case kPD:
+		return o.pd, true
+	case kMR:
+		return o.mr, true
+	case kChan:
+		return o.ch, true
+	case kCQ:
+		return o.cq, true
+	case kSRQ:
+		return o.srq, true
+	case kQP:
+		return o.qp, true
+	case kAH:
+		return o.ah, true
+	}
+	return nil, false
+}
+
+// Prompt returns the prompt of the next cell: "[7] vsh> ".
+func (s *Shell) Prompt() string { return fmt.Sprintf("[%d] vsh> ", s.cell+1) }
+
+// Banner is what an interactive session prints first.
+func (s *Shell) Banner() string {
+	v := s.opts.Version
+	if v == "" {
+		v = "devel"
+	}
+	var names []string
+	for _, d := range s.devs {
+		names = append(names, d.Name())
+	}
+	return fmt.Sprintf("vsh %s: the verbs shell on %s; devices: %s\n"+
+		"Type help for the commands, explain X for any error, state or opcode, quit or Ctrl-D to leave.\n",
+		v, s.backendDesc(), strings.Join(names, ", "))
+}
+
+func (s *Shell) backendDesc() string {
+	if s.opts.Backend != "" {
+		return s.opts.Backend
+	}
+	return s.prov.Name()
+}
+
+// splitBang removes a leading "! " (the command is expected to fail).
+func splitBang(line string) (string, bool) {
+	t := strings.TrimLeft(line, " \t")
+	if t == "!" {
+		return "", true
+	}
+	if strings.HasPrefix(t, "! ") || strings.HasPrefix(t, "!\t") {
+		return t[2:], true
+	}
+	return line, false
+}
+
+// Exec runs one line as a numbered cell and returns its output: what the
+// verbs did, then what changed (QP states, queue occupancy, packets when
+// tracing, watched objects). The error is the command's failure, a *CmdError
+// that names the verb, the errno, why and how to fix it; print it with
+// FormatError. A line that starts with "! " expects its command to fail:
+// then the failure is part of the output and Exec returns nil, and a success
+// is the error. An empty or comment-only line is no cell: ("", nil).
+// Exec returns ErrExit for quit.
+func (s *Shell) Exec(line string) (string, error) {
+	body, expect := splitBang(line)
+	toks, terr := tokenize(body)
+	if terr == nil && len(toks) == 0 {
+		if expect {
+			s.cell++
+			return "", &CmdError{Cell: s.cell, Err: usagef("write the command after it: ! modify_qp qp0 state=rts", "\"!\" needs a command")}
+		}
+		return "", nil
+	}
+	if s.depth == 0 {
+		s.intr.Store(false)
+	}
+	s.cell++
+	c := &Cell{N: s.cell, Line: strings.TrimSpace(body), ExpectFail: expect}
+	prev := s.cur
+	s.cur = c
+	out, err := s.runCell(c, body, toks, terr)
+	s.cur = prev
+	c.Out, c.Err = out, err
+	if errors.Is(err, ErrExit) {
+		c.Err = nil
+	}
+	s.log = append(s.log, *c)
+	if errors.Is(err, ErrExit) {
+		return out, ErrExit
+	}
+	if expect {
+		if err != nil {
+			return out + s.formatError(err, true), nil
+		}
+		s.log[len(s.log)-1].unexpected = &CmdError{Cell: c.N, Cmd: c.cmd, Err: usagef("drop the \"! \" if it should succeed; a script line that starts with \"! \" must fail",
+			"expected to fail, but it succeeded")}
+		return out, s.log[len(s.log)-1].unexpected
+	}
+	return out, err
+}
+
+// runCell finds the command, parses its arguments, runs it and adds the live
+// view of what changed.
+func (s *Shell) runCell(c *Cell, src string, toks []token, terr error) (string, error) {
+	if terr != nil {
+		name := ""
+		if len(toks) > 0 {
+			name = strings.ToLower(toks[0].text)
+		}
+		return "", &CmdError{Cell: c.N, Cmd: name, Err: terr}
+	}
+	name := strings.ToLower(toks[0].text)
+	cmd, ok := s.byKey[name]
+	if !ok {
+		return "", &CmdError{Cell: c.N, Err: s.unknownCommand(toks[0].text)}
+	}
+	c.cmd = cmd.Name
+	a, err := parseArgs(cmd, toks[1:])
+	if err != nil {
+		return "", &CmdError{Cell: c.N, Cmd: cmd.Name, Err: err}
+	}
+	cl := &call{s: s, cmd: cmd, a: a, out: &output{}, cell: c, src: src}
+	if s.tr != nil {
+		s.tr.mark()
+	}
+	err = s.protect(cmd.Name, func() error { return cmd.run(cl) })
+	if err != nil && !errors.Is(err, ErrExit) {
+		err = &CmdError{Cell: c.N, Cmd: cmd.Name, Err: err}
+	}
+	if !cmd.meta {
+		if perr := s.protect(cmd.Name, func() error { s.liveView(cl); return nil }); perr != nil && err == nil {
+			err = &CmdError{Cell: c.N, Cmd: cmd.Name, Err: perr}
+		}
+	}
+	return cl.out.render(s.st, c.N), err
+}
+
+// protect runs fn, turning a panic into an error: bad input must never crash
+// a learner's session. Tests and fuzzing set noRecover to see the panic.
+func (s *Shell) protect(name string, fn func() error) (err error) {
+	if s.noRecover {
+		return fn()
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("internal error in %s: %v (this is a bug in vsh; please report it with the command that caused it)\n%s",
+				name, r, firstLines(string(debug.Stack()), 12))
+		}
+	}()
+	return fn()
+}
+
+func firstLines(s string, n int) string {
+	lines := strings.SplitN(s, "\n", n+1)
+	if len(lines) > n {
+		lines = lines[:n]
+	}
+	return strings.Join(lines, "\n")
+}
+
+func (s *Shell) unknownCommand(word string) error {
+	var names []string
+	for _, c := range s.cmds {
+		names = append(names, c.Name)
+		names = append(names, c.Aliases...)
+	}
+	low := strings.ToLower(word)
+	hint := "help lists every command"
+	if k, ok := kindOfName(low); ok {
+		return usagef("show "+low+" draws it; help lists every command",
+			"%q is a %s handle, not a command", word, kindInfo[k].noun)
+	}
+	if near := nearest(low, names); near != "" {
+		c := s.byKey[near]
+		return usagef(hint+"; "+c.Name+": "+c.Summary, "unknown command %q; did you mean %s?", word, c.Name)
+	}
+	if strings.HasPrefix(low, "ibv_") {
+		if c, ok := s.byKey[strings.TrimPrefix(low, "ibv_")]; ok {
+			return usagef("commands are named after the verbs without ibv_", "unknown command %q; did you mean %s?", word, c.Name)
+		}
+	}
+	return usagef(hint, "unknown command %q", word)
+}
+
+// CmdError is a command that failed. It wraps the verb's *verbs.Error (or a
+// usage error, when no verb ran), so errors.Is and verbs.ErrnoOf see the
+// errno.
+type CmdError struct {
+	Cell int    // the cell's number
+	Cmd  string // the command: "modify_qp"; "" for an unknown command
+	Err  error
+}
+
+// Unwrap returns the underlying error.
+func (e *CmdError) Unwrap() error { return e.Err }
+
+// Error prints "modify_qp: EINVAL: why; hint: how to fix". When the
+// command ran a verb of another name (connect runs ibv_modify_qp), the verb
+// is named too: "connect: ibv_modify_qp: EINVAL: ...".
+func (e *CmdError) Error() string {
+	first, hint := e.parts()
+	if hint != "" {
+		return first + "; hint: " + hint
+	}
+	return first
+}
+
+// parts returns the error line and its hint.
+func (e *CmdError) parts() (string, string) {
+	var b strings.Builder
+	if e.Cmd != "" {
+		b.WriteString(e.Cmd)
+		b.WriteString(": ")
+	}
+	var hint string
+	if ve, ok := verbs.AsError(e.Err); ok {
+		if ve.Op != "" && ve.Op != "ibv_"+e.Cmd {
+			b.WriteString(ve.Op)
+			b.WriteString(": ")
+		}
+		b.WriteString(verbs.ErrnoName(ve.Errno))
+		if ve.Why != "" {
+			b.WriteString(": ")
+			b.WriteString(ve.Why)
+		}
+		hint = ve.Hint
+		if hint == "" {
+			hint = fallbackHint(ve.Op, ve.Errno)
+		}
+		return b.String(), hint
+	}
+	var ue *usageError
+	var se *syntaxError
+	switch {
+	case errors.As(e.Err, &ue):
+		b.WriteString(ue.msg)
+		hint = ue.hint
+	case errors.As(e.Err, &se):
+		b.WriteString(se.msg)
+		hint = se.hint
+	default:
+		if n := verbs.ErrnoOf(e.Err); n != 0 && !strings.Contains(e.Err.Error(), verbs.ErrnoName(n)) {
+			b.WriteString(verbs.ErrnoName(n))
+			b.WriteString(": ")
+		}
+		b.WriteString(e.Err.Error())
+	}
+	return b.String(), hint
+}
+
+// FormatError renders an error from Exec as the session shows it:
+// "[7] error: modify_qp: EINVAL: ...", the hint on its own line.
+func (s *Shell) FormatError(err error) string {
+	if err == nil || errors.Is(err, ErrExit) {
+		return ""
+	}
+	return s.formatError(err, false)
+}
+
+func (s *Shell) formatError(err error, expected bool) string {
+	n := s.cell
+	var first, hint string
+	var ce *CmdError
+	if errors.As(err, &ce) {
+		n = ce.Cell
+		first, hint = ce.parts()
+	} else {
+		first = err.Error()
+	}
+	tag := fmt.Sprintf("[%d] ", n)
+	label := "error: "
+	if expected {
+		label = "error (expected): "
+	}
+	var b strings.Builder
+	b.WriteString(s.st.render(s.st.cell, strings.TrimSpace(tag)))
+	b.WriteString(" ")
+	b.WriteString(s.st.render(s.st.errText, label))
+	b.WriteString(indentRest(first, len(tag)))
+	b.WriteString("\n")
+	if hint != "" {
+		b.WriteString(strings.Repeat(" ", len(tag)))
+		b.WriteString(s.st.render(s.st.hint, "hint: "))
+		b.WriteString(indentRest(hint, len(tag)))
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+func indentRest(s string, n int) string {
+	if !strings.Contains(s, "\n") {
+		return s
+	}
+	return strings.ReplaceAll(s, "\n", "\n"+strings.Repeat(" ", n))
+}
+
+// fileSystem is how the shell reads scripts and writes notebooks and pcaps;
+// tests replace it.
+type fileSystem interface {
+	ReadFile(name string) ([]byte, error)
+	WriteFile(name string, data []byte) error
+	Create(name string) (writeCloser, error)
+}
+
+type writeCloser interface {
+	Write([]byte) (int, error)
+	Close() error
+}
+
+type osFiles struct{}
+
+func (osFiles) ReadFile(name string) ([]byte, error)     { return os.ReadFile(name) }
+func (osFiles) WriteFile(name string, data []byte) error { return os.WriteFile(name, data, 0o644) }
+func (osFiles) Create(name string) (writeCloser, error)  { return os.Create(name) }

@@ -1,0 +1,340 @@
+package shell
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/vsh-rdma/vsh/verbs"
+)
+
+// TestCommandsDocUpToDate fails when docs/commands.md no longer matches the
+// command table.
+func TestCommandsDocUpToDate(t *testing.T) {
+	want, err := os.ReadFile(filepath.Join("..", "docs", "commands.md"))
+	if err != nil {
+		t.Fatalf("reading docs/commands.md: %v; run go generate ./shell", err)
+	}
+	var got bytes.Buffer
+	require.NoError(t, WriteMarkdown(&got))
+	if !bytes.Equal(got.Bytes(), want) {
+		t.Fatal("docs/commands.md is stale; run go generate ./shell")
+	}
+}
+
+// TestShellHasNoCgo keeps the shell buildable without cgo and away from the
+// cgo backend: no package it depends on may be verbs/ibverbs or carry cgo
+// files of its own. The standard library's net and os/user have cgo
+// variants with pure-Go fallbacks, which CGO_ENABLED=0 builds use.
+func TestShellHasNoCgo(t *testing.T) {
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go tool in PATH")
+	}
+	for _, cgo := range []string{"0", "1"} {
+		cmd := exec.Command(goTool, "list", "-deps", "-f", "{{.ImportPath}}|{{.Standard}}|{{join .CgoFiles \",\"}}", ".")
+		cmd.Env = append(os.Environ(), "CGO_ENABLED="+cgo)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("CGO_ENABLED=%s go list -deps: %v\n%s", cgo, err, out)
+		}
+		for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+			parts := strings.SplitN(line, "|", 3)
+			if len(parts) != 3 {
+				continue
+			}
+			path, std, cgoFiles := parts[0], parts[1] == "true", parts[2]
+			if strings.HasSuffix(path, "verbs/ibverbs") || strings.HasSuffix(path, "verbs/sim") {
+				t.Errorf("shell depends on %s; it must reach backends only through package verbs", path)
+			}
+			if cgoFiles != "" && !std {
+				t.Errorf("CGO_ENABLED=%s: shell depends on %s, which has cgo files %s", cgo, path, cgoFiles)
+			}
+		}
+	}
+}
+
+func TestTokenize(t *testing.T) {
+	tests := []struct {
+		in   string
+		want []string
+		err  string
+	}{
+		{"", nil, ""},
+		{"   ", nil, ""},
+		{"# all comment", nil, ""},
+		{"alloc_pd ctx0", []string{"alloc_pd", "ctx0"}, ""},
+		{"fill mr0 \"a b\\n\" offset=1", []string{"fill", "mr0", "a b\n", "offset=1"}, ""},
+		{"fill mr0 'a \\n b'", []string{"fill", "mr0", `a \n b`}, ""},
+		{"x key=\"a b\" # trailing", []string{"x", "key=a b"}, ""},
+		{"x a#b", []string{"x", "a#b"}, ""},
+		{"x \"\\x41\\x42\"", []string{"x", "AB"}, ""},
+		{"x \"open", nil, "unterminated"},
+		{"x 'open", nil, "unterminated"},
+		{"x \"\\q\"", nil, "unknown escape"},
+		{"x \"\\x4\"", nil, "two hex digits"},
+	}
+	for _, tc := range tests {
+		toks, err := tokenize(tc.in)
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("tokenize(%q) error = %v; want %q", tc.in, err, tc.err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("tokenize(%q) = %v", tc.in, err)
+			continue
+		}
+		var got []string
+		for _, tk := range toks {
+			got = append(got, tk.text)
+		}
+		assert.Equal(t, tc.want, got, "tokenize(%q)", tc.in)
+	}
+}
+
+func TestQuoteRoundTrip(t *testing.T) {
+	for _, s := range []string{"", "plain", "a b", "a\"b", `back\slash`, "new\nline", "\x00\xff", "#x", "k=v", "ünï"} {
+		toks, err := tokenize("cmd " + quote(s))
+		require.NoError(t, err, "quote(%q) = %s", s, quote(s))
+		require.Len(t, toks, 2, "quote(%q) = %s", s, quote(s))
+		assert.Equal(t, s, toks[1].text, "quote(%q) = %s", s, quote(s))
+	}
+}
+
+func TestSplitKeys(t *testing.T) {
+	tests := []struct {
+		in   string
+		want []string
+	}{
+		{"a", []string{"a"}},
+		{"\r", []string{"\r"}},
+		{"\x1b[A", []string{"\x1b[A"}},
+		{"alloc_pd ctx0\rquit\r", []string{"alloc_pd ctx0", "\r", "quit", "\r"}},
+		{"one\r\ntwo\nthree", []string{"one", "\r", "two", "\r", "three"}},
+		{"\r\r", []string{"\r", "\r"}},
+	}
+	for _, tc := range tests {
+		var got []string
+		for _, k := range splitKeys([]byte(tc.in)) {
+			got = append(got, string(k))
+		}
+		assert.Equal(t, tc.want, got, "splitKeys(%q)", tc.in)
+	}
+}
+
+// TestErrorsNameVerbErrnoWhyHint checks the error contract on a verb that
+// fails: the command, the errno, why, and a hint; errors.Is sees the errno.
+func TestErrorsNameVerbErrnoWhyHint(t *testing.T) {
+	sh := newTestShell(t, 2, 1, true, nil)
+	defer sh.Close()
+	for _, l := range []string{"open_device A", "alloc_pd ctx0", "create_cq ctx0", "create_qp pd0 type=rc send_cq=cq0 recv_cq=cq0"} {
+		_, err := sh.Exec(l)
+		require.NoError(t, err, l)
+	}
+	_, err := sh.Exec("modify_qp qp0 state=init pkey_index=0 port=1")
+	require.Error(t, err)
+	assert.True(t, errors.Is(err, syscall.EINVAL), "errors.Is(%v, EINVAL)", err)
+	assert.Equal(t, verbs.EINVAL, verbs.ErrnoOf(err))
+	msg := err.Error()
+	assert.True(t, strings.HasPrefix(msg, "modify_qp: EINVAL: "), "%q", msg)
+	assert.Contains(t, msg, "missing: IBV_QP_ACCESS_FLAGS")
+	assert.Contains(t, msg, "; hint: ")
+	shown := sh.FormatError(err)
+	assert.True(t, strings.HasPrefix(shown, "[5] error: modify_qp: EINVAL:"), "%q", shown)
+	assert.Contains(t, shown, "\n    hint: ")
+
+	cells := sh.Cells()
+	last := cells[len(cells)-1]
+	assert.Equal(t, 5, last.N)
+	assert.True(t, last.Failed())
+}
+
+// TestDeterministic runs the same script twice on fresh simulators: the
+// transcripts must be the same, byte for byte.
+func TestDeterministic(t *testing.T) {
+	script, err := os.ReadFile("testdata/datapath.txt")
+	require.NoError(t, err)
+	var lines []string
+	for _, l := range strings.Split(string(script), "\n") {
+		if l == "----" {
+			break
+		}
+		if l != "vsh" && !strings.HasPrefix(l, "#") {
+			lines = append(lines, l)
+		}
+	}
+	run := func() string {
+		sh := newTestShell(t, 2, 1, true, nil)
+		defer sh.Close()
+		var b bytes.Buffer
+		_ = sh.RunScript(strings.NewReader(strings.Join(lines, "\n")), &b, "det", true)
+		return b.String()
+	}
+	a, b := run(), run()
+	require.NotEmpty(t, a)
+	assert.Equal(t, a, b)
+}
+
+// TestNotebookRoundTrip saves a session as a notebook, replays the notebook
+// on a fresh session, and gets the same transcript.
+func TestNotebookRoundTrip(t *testing.T) {
+	script := strings.Join([]string{
+		"# a session with a failure expected",
+		"open_device A",
+		"open_device B",
+		"alloc_pd ctx0",
+		"alloc_pd ctx1",
+		"reg_mr pd0 length=64 access=local_write",
+		"reg_mr pd1 length=64 access=local_write",
+		"create_cq ctx0",
+		"create_cq ctx1",
+		"create_qp pd0 type=rc send_cq=cq0 recv_cq=cq0",
+		"create_qp pd1 type=rc send_cq=cq1 recv_cq=cq1",
+		"! modify_qp qp0 state=rtr",
+		"connect qp0 qp1",
+		"post_recv qp1 mr=mr1",
+		`fill mr0 "round trip"`,
+		"post_send qp0 mr=mr0 length=10",
+		"poll_cq cq0",
+		"poll_cq cq1",
+		"mem mr1 0 16",
+		"explain rts",
+	}, "\n")
+	files := newMemFiles()
+	first := newTestShell(t, 2, 1, true, files)
+	var orig bytes.Buffer
+	require.NoError(t, first.RunScript(strings.NewReader(script), &orig, "orig.vsh", false))
+	out, err := first.Exec("save nb.md")
+	require.NoError(t, err, out)
+	first.Close()
+
+	nb := files.m["nb.md"]
+	require.NotEmpty(t, nb)
+	assert.Contains(t, string(nb), "```vsh\n! modify_qp qp0 state=rtr\n```")
+
+	second := newTestShell(t, 2, 1, true, files)
+	defer second.Close()
+	var replay bytes.Buffer
+	require.NoError(t, second.RunScript(bytes.NewReader(nb), &replay, "nb.md", false))
+	assert.Equal(t, orig.String(), replay.String())
+}
+
+func TestPlainAndStyled(t *testing.T) {
+	for _, plain := range []bool{true, false} {
+		sh := newTestShell(t, 2, 1, plain, nil)
+		out, err := sh.Exec("open_device A")
+		require.NoError(t, err)
+		_, err = sh.Exec("frobnicate")
+		shown := sh.FormatError(err)
+		hasEsc := strings.Contains(out+shown, "\x1b[")
+		assert.Equal(t, !plain, hasEsc, "plain=%v: escape codes in %q", plain, out+shown)
+		sh.Close()
+	}
+}
+
+// TestUserInputNeverPanics runs odd lines through every command with the
+// recover turned off.
+func TestUserInputNeverPanics(t *testing.T) {
+	sh := newTestShell(t, 2, 1, true, newMemFiles())
+	defer sh.Close()
+	setup := []string{"open_device A", "alloc_pd ctx0", "reg_mr pd0 length=64 access=local_write", "create_cq ctx0",
+		"create_qp pd0 type=rc send_cq=cq0 recv_cq=cq0", "create_srq pd0", "create_comp_channel ctx0",
+		"create_ah pd0 dgid=A sgid_index=1"}
+	for _, l := range setup {
+		_, err := sh.Exec(l)
+		require.NoError(t, err, l)
+	}
+	odd := []string{"", "=", "==", "x=", "=x", "\"\"", "''", "qp0", "ctx0", "mr0+", "mr0:", "0", "-1", "0x", "99999999999999999999",
+		"a=b=c", "state=", "length=0", "offset=99999", "sge=", "sge=,", "sge=mr0:x", "sge=mr0:1:2:3", "remote=mr0+x", "{i}", "-v", "all"}
+	for _, c := range sh.cmds {
+		if c.Name == "quit" || c.Name == "reset" {
+			continue
+		}
+		for _, a := range odd {
+			for _, b := range []string{"", " " + a, " qp0 " + a, " mr0 " + a, " ctx0 " + a, " cq0 " + a} {
+				line := c.Name + " " + a + b
+				func() {
+					defer func() {
+						if r := recover(); r != nil {
+							t.Fatalf("Exec(%q) panicked: %v", line, r)
+						}
+					}()
+					sh.Exec(line)
+					sh.Complete(line)
+				}()
+			}
+		}
+	}
+}
+
+// FuzzExec feeds arbitrary lines to a session on the simulator: nothing may
+// panic (the recover is off), whatever the line. make test runs the seeds;
+// make fuzz explores.
+func FuzzExec(f *testing.F) {
+	for _, s := range []string{
+		"open_device A", "alloc_pd ctx0", "reg_mr pd0 length=4096 access=local_write,remote_write",
+		"create_cq ctx0 cqe=16", "create_qp pd0 type=rc send_cq=cq0 recv_cq=cq0", "connect qp0 qp0",
+		"modify_qp qp0 state=rtr dest_qpn=qp0 dgid=qp0 sgid_index=1", "post_send qp0 opcode=rdma_write mr=mr0 remote=mr0+8 length=8",
+		"post_recv qp0 sge=mr0:0:8,mr0:8:8", "poll_cq cq0 n=4 wait=1ms", "fill mr0 \"\\x00\\xff\" offset=4", "mem mr0 0 16",
+		"explain 13", "explain rdma_write_first", "repeat 2 alloc_pd ctx0", "! alloc_pd", "help modify_qp", "show", "watch qp0",
+		"fault drop nth=1", "step 3", "advance 1ms", "fabric step", "history", "trace on",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, line string) {
+		sh := newTestShell(t, 2, 1, true, newMemFiles())
+		defer sh.Close()
+		for _, l := range []string{"open_device A", "alloc_pd ctx0", "reg_mr pd0 length=4096 access=local_write", "create_cq ctx0",
+			"create_qp pd0 type=rc send_cq=cq0 recv_cq=cq0"} {
+			if _, err := sh.Exec(l); err != nil {
+				t.Fatal(err)
+			}
+		}
+		sh.Exec(line)
+		sh.Complete(line)
+		if strings.Contains(line, "\n") {
+			return
+		}
+		sh.Exec("repeat 2 " + line)
+	})
+}
+
+// FuzzTokenize checks that tokenize never panics and that quoting what it
+// returns reads back the same.
+func FuzzTokenize(f *testing.F) {
+	for _, s := range []string{"a b", `fill mr0 "x\ny"`, "k='v w'", "# c", `"\x41"`, "a=\"b\"c", "'"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, line string) {
+		toks, err := tokenize(line)
+		if err != nil {
+			return
+		}
+		var parts []string
+		for _, tk := range toks {
+			parts = append(parts, quote(tk.text))
+		}
+		again, err := tokenize(strings.Join(parts, " "))
+		if err != nil {
+			t.Fatalf("re-tokenizing %q: %v", parts, err)
+		}
+		if len(again) != len(toks) {
+			t.Fatalf("tokenize(%q) = %d words, re-quoted %d", line, len(toks), len(again))
+		}
+		for i := range toks {
+			if again[i].text != toks[i].text {
+				t.Fatalf("word %d: %q re-read as %q", i, toks[i].text, again[i].text)
+			}
+		}
+	})
+}

@@ -1,0 +1,228 @@
+package shell
+
+import (
+	"encoding/binary"
+	"fmt"
+	"net/netip"
+	"sync"
+
+	"github.com/vsh-rdma/vsh/verbs"
+)
+
+// tracer collects the packets a PacketObserver reports, to print them after
+// the command that caused them and, optionally, to write them to a pcap file.
+type tracer struct {
+	mu     sync.Mutex // the observer may call from a driver's goroutine
+	lines  []string
+	cancel func()
+	pcap   *pcapWriter
+	seen   map[uint64]bool
+	addrs  map[string]netip.Addr
+}
+
+func startTrace(s *Shell, obs verbs.PacketObserver, file string) (*tracer, error) {
+	t := &tracer{seen: map[uint64]bool{}, addrs: map[string]netip.Addr{}}
+	if file != "" {
+		f, err := s.files.Create(file)
+		if err != nil {
+			return nil, err
+		}
+		t.pcap = newPcapWriter(f)
+		if err := t.pcap.header(); err != nil {
+			f.Close()
+			return nil, err
+		}
+		for i, d := range s.devs {
+			t.addrs[d.Name()] = deviceAddr(d, i)
+		}
+	}
+	t.cancel = obs.ObservePackets(t.observe)
+	return t, nil
+}
+
+// deviceAddr is the IP address a device's packets carry in the pcap: the
+// first IPv4-mapped GID of port 1, or the first GID, or 10.0.0.(i+1).
+func deviceAddr(d verbs.Device, i int) netip.Addr {
+	fallback := netip.AddrFrom4([4]byte{10, 0, 0, byte(i + 1)})
+	ctx, err := d.Open()
+	if err != nil {
+		return fallback
+	}
+	defer ctx.Close()
+	pa, err := ctx.QueryPort(1)
+	if err != nil {
+		return fallback
+	}
+	var first netip.Addr
+	for idx := 0; idx < pa.GIDTblLen && idx < 16; idx++ {
+		g, err := ctx.QueryGID(1, idx)
+		if err != nil || g.IsZero() {
+			continue
+		}
+		if v4, ok := g.IPv4(); ok {
+			return v4
+		}
+		if !first.IsValid() {
+			first = netip.AddrFrom16(g)
+		}
+	}
+	if first.IsValid() {
+		return first
+	}
+	return fallback
+}
+
+func (t *tracer) observe(p verbs.PacketEvent) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.lines = append(t.lines, fmt.Sprintf("wire #%d t=%s %s → %s %s: %s", p.Seq, p.Time, p.From, p.To, p.Summary, p.Verdict))
+	if t.pcap != nil && !t.seen[p.Seq] && len(p.Bytes) > 0 {
+		t.seen[p.Seq] = true
+		t.pcap.packet(p, t.addrs[p.From], t.addrs[p.To])
+	}
+}
+
+// mark is called before each command; lines seen between commands stay
+// queued for the next one.
+func (t *tracer) mark() {}
+
+// drain returns the packet lines since the last drain.
+func (t *tracer) drain() []string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	l := t.lines
+	t.lines = nil
+	return l
+}
+
+func (t *tracer) stop() error {
+	if t.cancel != nil {
+		t.cancel()
+		t.cancel = nil
+	}
+	if t.pcap != nil {
+		err := t.pcap.close()
+		t.pcap = nil
+		return err
+	}
+	return nil
+}
+
+// pcapWriter writes a classic pcap file with nanosecond timestamps and raw
+// IP packets (LINKTYPE_RAW), so the virtual time of each packet survives and
+// Wireshark decodes UDP port 4791 as RoCEv2.
+type pcapWriter struct {
+	w   writeCloser
+	err error
+}
+
+const (
+	pcapMagicNano = 0xa1b23c4d
+	linkTypeRaw   = 101
+	roceV2Port    = 4791
+)
+
+func newPcapWriter(w writeCloser) *pcapWriter { return &pcapWriter{w: w} }
+
+func (p *pcapWriter) write(b []byte) {
+	if p.err == nil {
+		_, p.err = p.w.Write(b)
+	}
+}
+
+func (p *pcapWriter) header() error {
+	h := make([]byte, 24)
+	binary.LittleEndian.PutUint32(h[0:], pcapMagicNano)
+	binary.LittleEndian.PutUint16(h[4:], 2)
+	binary.LittleEndian.PutUint16(h[6:], 4)
+	binary.LittleEndian.PutUint32(h[16:], 65535)
+	binary.LittleEndian.PutUint32(h[20:], linkTypeRaw)
+	p.write(h)
+	return p.err
+}
+
+func (p *pcapWriter) packet(ev verbs.PacketEvent, src, dst netip.Addr) {
+	if !src.IsValid() {
+		src = netip.AddrFrom4([4]byte{10, 0, 0, 1})
+	}
+	if !dst.IsValid() {
+		dst = netip.AddrFrom4([4]byte{10, 0, 0, 2})
+	}
+	frame := ipUDP(src, dst, ev.Bytes)
+	rec := make([]byte, 16)
+	ns := ev.Time.Nanoseconds()
+	binary.LittleEndian.PutUint32(rec[0:], uint32(ns/1e9))
+	binary.LittleEndian.PutUint32(rec[4:], uint32(ns%1e9))
+	binary.LittleEndian.PutUint32(rec[8:], uint32(len(frame)))
+	binary.LittleEndian.PutUint32(rec[12:], uint32(len(frame)))
+	p.write(rec)
+	p.write(frame)
+}
+
+func (p *pcapWriter) close() error {
+	err := p.err
+	if cerr := p.w.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// ipUDP wraps a RoCEv2 UDP payload in UDP and IPv4 (or IPv6) headers.
+func ipUDP(src, dst netip.Addr, payload []byte) []byte {
+	udp := make([]byte, 8+len(payload))
+	binary.BigEndian.PutUint16(udp[0:], 0xc000)
+	binary.BigEndian.PutUint16(udp[2:], roceV2Port)
+	binary.BigEndian.PutUint16(udp[4:], uint16(len(udp)))
+	copy(udp[8:], payload)
+	if src.Is4() && dst.Is4() {
+		ip := make([]byte, 20)
+		ip[0] = 0x45
+		binary.BigEndian.PutUint16(ip[2:], uint16(20+len(udp)))
+		binary.BigEndian.PutUint16(ip[6:], 0x4000) // don't fragment, as rxe sends
+		ip[8] = 64
+		ip[9] = 17
+		s4, d4 := src.As4(), dst.As4()
+		copy(ip[12:], s4[:])
+		copy(ip[16:], d4[:])
+		binary.BigEndian.PutUint16(ip[10:], checksum(ip, 0))
+		return append(ip, udp...)
+	}
+	ip := make([]byte, 40)
+	ip[0] = 0x60
+	binary.BigEndian.PutUint16(ip[4:], uint16(len(udp)))
+	ip[6] = 17
+	ip[7] = 64
+	s16, d16 := src.As16(), dst.As16()
+	copy(ip[8:], s16[:])
+	copy(ip[24:], d16[:])
+	// The UDP checksum is mandatory over IPv6: pseudo-header + datagram.
+	var sum uint32
+	for _, b := range [][]byte{s16[:], d16[:]} {
+		sum = partialSum(b, sum)
+	}
+	sum += uint32(len(udp)) + 17
+	c := checksum(udp, sum)
+	if c == 0 {
+		c = 0xffff
+	}
+	binary.BigEndian.PutUint16(udp[6:], c)
+	return append(ip, udp...)
+}
+
+func partialSum(b []byte, sum uint32) uint32 {
+	for i := 0; i+1 < len(b); i += 2 {
+		sum += uint32(b[i])<<8 | uint32(b[i+1])
+	}
+	if len(b)%2 == 1 {
+		sum += uint32(b[len(b)-1]) << 8
+	}
+	return sum
+}
+
+func checksum(b []byte, sum uint32) uint16 {
+	sum = partialSum(b, sum)
+	for sum>>16 != 0 {
+		sum = sum&0xffff + sum>>16
+	}
+	return ^uint16(sum)
+}

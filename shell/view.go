@@ -1,0 +1,436 @@
+package shell
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/vsh-rdma/vsh/verbs"
+)
+
+// snapshot is what the live view last showed, so that the next one shows
+// only what changed.
+type snapshot struct {
+	qp  map[*object]qpSnap
+	cq  map[*object]cqSnap
+	srq map[*object]int
+}
+
+type qpSnap struct {
+	state  verbs.QPState
+	sq, rq int
+	insp   bool
+}
+
+type cqSnap struct {
+	used       int
+	overflowed bool
+}
+
+func newSnapshot() *snapshot {
+	return &snapshot{qp: map[*object]qpSnap{}, cq: map[*object]cqSnap{}, srq: map[*object]int{}}
+}
+
+func (sn *snapshot) forget(o *object) {
+	delete(sn.qp, o)
+	delete(sn.cq, o)
+	delete(sn.srq, o)
+}
+
+// liveView adds to a cell's output what changed: packets on the wire when
+// tracing, QP states (as a diagram with the current state lit), queue and
+// CQ occupancy, then the watched objects.
+func (s *Shell) liveView(c *call) {
+	if s.tr != nil {
+		for _, l := range s.tr.drain() {
+			c.out.add(s.st.render(s.st.wire, l))
+		}
+	}
+	watched := map[string]bool{}
+	for _, w := range s.watched {
+		watched[w] = true
+	}
+	insp, _ := s.prov.(verbs.Inspector)
+	for _, o := range s.h.all() {
+		switch o.kind {
+		case kQP:
+			attr, _, err := o.qp.Query(verbs.AttrState)
+			if err != nil {
+				continue
+			}
+			cur := qpSnap{state: attr.State}
+			var in verbs.QPInternals
+			if insp != nil {
+				if in, err = insp.InspectQP(o.qp); err == nil {
+					cur.sq, cur.rq, cur.insp = len(in.SQ), len(in.RQ), true
+				}
+			}
+			prev, seen := s.snap.qp[o]
+			s.snap.qp[o] = cur
+			if watched[o.name] {
+				continue
+			}
+			if !seen || prev.state != cur.state {
+				c.out.add(s.qpDiagram(o, cur.state))
+				if cur.state == verbs.QPSErr && seen {
+					c.line("%s", errStateNote(o))
+				}
+			}
+			if cur.insp && (!seen || prev.sq != cur.sq || prev.rq != cur.rq) {
+				c.out.add(qpQueues(o, in))
+			}
+		case kCQ:
+			if insp == nil {
+				continue
+			}
+			in, err := insp.InspectCQ(o.cq)
+			if err != nil {
+				continue
+			}
+			cur := cqSnap{used: in.Used, overflowed: in.Overflowed}
+			prev, seen := s.snap.cq[o]
+			s.snap.cq[o] = cur
+			if watched[o.name] || (seen && prev == cur) {
+				continue
+			}
+			c.out.add(cqLine(o, in, prev.used, seen))
+		case kSRQ:
+			if insp == nil {
+				continue
+			}
+			in, err := insp.InspectSRQ(o.srq)
+			if err != nil {
+				continue
+			}
+			prev, seen := s.snap.srq[o]
+			s.snap.srq[o] = in.Used
+			if watched[o.name] || (seen && prev == in.Used) {
+				continue
+			}
+			c.out.add(srqLine(o, in))
+		}
+	}
+	for _, name := range s.watched {
+		if o, ok := s.h.byName[name]; ok {
+			c.out.add(s.draw(o, false))
+		}
+	}
+}
+
+func errStateNote(o *object) string {
+	return o.name + " is in ERR: its outstanding WRs complete with IBV_WC_WR_FLUSH_ERR and new posts are flushed; " +
+		"the first error completion says why. modify_qp " + o.name + " state=reset starts it over"
+}
+
+var mainStates = []verbs.QPState{verbs.QPSReset, verbs.QPSInit, verbs.QPSRTR, verbs.QPSRTS}
+var sideStates = []verbs.QPState{verbs.QPSSQD, verbs.QPSSQE, verbs.QPSErr}
+
+// qpDiagram draws the QP state machine with the current state lit:
+// "qp0 RC 0x000011  RESET → INIT → [RTR] → RTS | SQD SQE ERR".
+func (s *Shell) qpDiagram(o *object, cur verbs.QPState) string {
+	name := func(st verbs.QPState) string {
+		n := strings.ToUpper(st.Short())
+		if st == cur {
+			return s.st.litState(n)
+		}
+		return s.st.render(s.st.dim, n)
+	}
+	var main, side []string
+	for _, st := range mainStates {
+		main = append(main, name(st))
+	}
+	for _, st := range sideStates {
+		side = append(side, name(st))
+	}
+	line := fmt.Sprintf("%s %s %s  %s | %s", s.hn(o), strings.ToUpper(o.qpType.Short()), hex24(o.qp.Num()),
+		strings.Join(main, " → "), strings.Join(side, " "))
+	if cur > verbs.QPSErr {
+		line += "  (state " + cur.String() + ")"
+	}
+	return line
+}
+
+func qpQueues(o *object, in verbs.QPInternals) string {
+	rq := fmt.Sprintf("RQ %d/%d", len(in.RQ), in.RQDepth)
+	if o.srqObj != nil {
+		rq = "RQ from " + o.srqObj.name
+	}
+	return fmt.Sprintf("%s SQ %d/%d %s", o.name, len(in.SQ), in.SQDepth, rq)
+}
+
+func cqLine(o *object, in verbs.CQInternals, prevUsed int, seen bool) string {
+	l := fmt.Sprintf("%s CQ %d/%d", o.name, in.Used, in.Depth)
+	if seen && in.Used > prevUsed {
+		l += fmt.Sprintf(" (+%d new; poll_cq %s reads them)", in.Used-prevUsed, o.name)
+	}
+	if in.Overflowed {
+		l += " OVERFLOWED: completions were lost; size the CQ for every outstanding WR"
+	}
+	return l
+}
+
+func srqLine(o *object, in verbs.SRQInternals) string {
+	l := fmt.Sprintf("%s SRQ %d/%d", o.name, in.Used, in.Depth)
+	if in.Limit > 0 {
+		l += fmt.Sprintf(" limit %d", in.Limit)
+		if in.Armed {
+			l += " (armed)"
+		}
+	}
+	return l
+}
+
+// draw renders one object in full, as show does. With detail, queue
+// contents and internals are listed too.
+func (s *Shell) draw(o *object, detail bool) string {
+	insp, _ := s.prov.(verbs.Inspector)
+	var out []string
+	add := func(f string, a ...any) { out = append(out, fmt.Sprintf(f, a...)) }
+	switch o.kind {
+	case kCtx:
+		var kids []string
+		for _, k := range s.h.children(o) {
+			kids = append(kids, k.name)
+		}
+		add("%s: context on %s; %s", s.hn(o), o.dev, listOrNone(kids))
+	case kPD:
+		var kids []string
+		for _, k := range s.h.children(o) {
+			kids = append(kids, k.name)
+		}
+		add("%s: protection domain on %s (%s); %s", s.hn(o), o.parent.name, o.dev, listOrNone(kids))
+	case kMR:
+		add("%s", mrLine(o))
+	case kChan:
+		var users []string
+		for _, u := range s.h.users(o) {
+			users = append(users, u.name)
+		}
+		add("%s: completion channel on %s; used by %s", s.hn(o), o.parent.name, listOrNone(users))
+	case kCQ:
+		ch := "no channel"
+		if o.chObj != nil {
+			ch = "channel " + o.chObj.name
+		}
+		line := fmt.Sprintf("%s: completion queue on %s, cqe %d, %s", s.hn(o), o.parent.name, o.cq.CQE(), ch)
+		if insp != nil {
+			if in, err := insp.InspectCQ(o.cq); err == nil {
+				line = fmt.Sprintf("%s; %d/%d used", line, in.Used, in.Depth)
+				if in.Armed {
+					line += ", armed"
+					if in.SolicitedOnly {
+						line += " (solicited only)"
+					}
+				}
+				if in.Overflowed {
+					line += ", OVERFLOWED"
+				}
+			}
+		}
+		add("%s", line)
+	case kSRQ:
+		a, err := o.srq.Query()
+		if err == nil {
+			add("%s: shared receive queue on %s: max_wr %d max_sge %d srq_limit %d", s.hn(o), o.parent.name, a.MaxWR, a.MaxSGE, a.SRQLimit)
+		} else {
+			add("%s: shared receive queue on %s", s.hn(o), o.parent.name)
+		}
+		if insp != nil {
+			if in, err := insp.InspectSRQ(o.srq); err == nil {
+				add("%s", srqLine(o, in))
+				if detail && len(in.Queue) > 0 {
+					add("%s", wqeTable(in.Queue))
+				}
+			}
+		}
+	case kQP:
+		attr, _, err := o.qp.Query(verbs.AttrState)
+		if err != nil {
+			add("%s: %v", o.name, err)
+			break
+		}
+		add("%s", s.qpDiagram(o, attr.State))
+		if detail {
+			add("%s: qp_num %s on %s (%s), send_cq %s, recv_cq %s, srq %s", o.name, hex24(o.qp.Num()), o.parent.name, o.dev,
+				s.handleOf(o.sendCQ), s.handleOf(o.recvCQ), s.handleOf(o.srqObj))
+		}
+		if insp == nil {
+			if detail {
+				add("(queue contents are not visible on real hardware: the %s backend does not show them)", s.prov.Name())
+			}
+			break
+		}
+		in, err := insp.InspectQP(o.qp)
+		if err != nil {
+			break
+		}
+		add("%s", qpQueues(o, in))
+		if detail {
+			add("requester: next_psn %d, oldest unacked %d, retries left %d, RNR retries left %d, READ/atomic in flight %d",
+				in.NextPSN, in.UnackedPSN, in.RetryLeft, in.RNRRetryLeft, in.InflightRdAtomic)
+			add("responder: expected_psn %d, msn %d", in.ExpectedPSN, in.MSN)
+			for _, t := range in.Timers {
+				add("timer %s fires at %s", t.Name, t.Deadline)
+			}
+			if len(in.SQ) > 0 {
+				add("send queue:\n%s", wqeTable(in.SQ))
+			}
+			if len(in.RQ) > 0 {
+				add("receive queue:\n%s", wqeTable(in.RQ))
+			}
+		}
+	case kAH:
+		a := o.ah.Attr()
+		add("%s: address handle on %s: dgid %s sgid_index %d hop_limit %d port_num %d sl %d", s.hn(o), o.parent.name,
+			a.GRH.DGID, a.GRH.SGIDIndex, a.GRH.HopLimit, a.PortNum, a.SL)
+	}
+	return strings.Join(out, "\n")
+}
+
+func listOrNone(names []string) string {
+	if len(names) == 0 {
+		return "nothing made from it yet"
+	}
+	return "holds " + strings.Join(names, ", ")
+}
+
+func wqeTable(q []verbs.WQEInfo) string {
+	var rows [][]string
+	for _, w := range q {
+		psn := "-"
+		if w.State != "posted" {
+			psn = fmt.Sprintf("%d..%d", w.FirstPSN, w.LastPSN)
+		}
+		rows = append(rows, []string{fmt.Sprint(w.WRID), w.Opcode, fmt.Sprint(w.Length), w.State, psn})
+	}
+	return table([]string{"wr_id", "opcode", "length", "state", "psn"}, rows)
+}
+
+// handleArgs resolves the words of show/watch/unwatch as handles.
+func (s *Shell) handleArgs(words []token) ([]*object, error) {
+	var out []*object
+	for _, w := range words {
+		name := strings.ToLower(w.text)
+		o, ok := s.h.byName[name]
+		if !ok {
+			k, isHandle := kindOfName(name)
+			if isHandle {
+				return nil, s.h.notFound(w.text, k)
+			}
+			var all []string
+			for _, x := range s.h.all() {
+				all = append(all, x.name)
+			}
+			hint := "show with no argument lists every handle"
+			if near := nearest(name, all); near != "" {
+				hint = "did you mean " + near + "? " + hint
+			}
+			return nil, usagef(hint, "no object %q", w.text)
+		}
+		out = append(out, o)
+	}
+	return out, nil
+}
+
+func cmdShow(c *call) error {
+	if len(c.a.pos) == 0 {
+		all := c.s.h.all()
+		if len(all) == 0 {
+			c.line("no objects yet; open_device A starts")
+			return nil
+		}
+		var rows [][]string
+		for _, o := range all {
+			parent := "-"
+			if o.parent != nil {
+				parent = o.parent.name
+			}
+			rows = append(rows, []string{o.name, o.kind.String(), parent, o.dev, c.s.summary(o)})
+		}
+		c.out.add(table([]string{"handle", "object", "from", "device", "details"}, rows))
+		return nil
+	}
+	objs, err := c.s.handleArgs(c.a.pos)
+	if err != nil {
+		return err
+	}
+	for _, o := range objs {
+		c.out.add(c.s.draw(o, true))
+	}
+	return nil
+}
+
+// summary is one line about an object for show's table.
+func (s *Shell) summary(o *object) string {
+	switch o.kind {
+	case kMR:
+		return fmt.Sprintf("length %d lkey 0x%x rkey 0x%x", o.mr.Length(), o.mr.LKey(), o.mr.RKey())
+	case kCQ:
+		return fmt.Sprintf("cqe %d", o.cq.CQE())
+	case kQP:
+		st := "?"
+		if a, _, err := o.qp.Query(verbs.AttrState); err == nil {
+			st = a.State.String()
+		}
+		return fmt.Sprintf("%s qp_num %s %s", o.qpType, hex24(o.qp.Num()), st)
+	case kAH:
+		return "dgid " + o.ah.Attr().GRH.DGID.String()
+	}
+	return ""
+}
+
+func cmdWatch(c *call) error {
+	if len(c.a.pos) == 0 {
+		if len(c.s.watched) == 0 {
+			c.line("nothing is watched; watch qp0 qp1 cq0 redraws them after every command")
+		} else {
+			c.line("watching %s", strings.Join(c.s.watched, ", "))
+		}
+		return nil
+	}
+	objs, err := c.s.handleArgs(c.a.pos)
+	if err != nil {
+		return err
+	}
+	for _, o := range objs {
+		dup := false
+		for _, w := range c.s.watched {
+			dup = dup || w == o.name
+		}
+		if !dup {
+			c.s.watched = append(c.s.watched, o.name)
+		}
+	}
+	c.line("watching %s", strings.Join(c.s.watched, ", "))
+	return nil
+}
+
+func cmdUnwatch(c *call) error {
+	if len(c.a.pos) == 0 {
+		return usagef("unwatch qp0, or unwatch all", "unwatch what?")
+	}
+	if len(c.a.pos) == 1 && strings.EqualFold(c.a.pos[0].text, "all") {
+		c.s.watched = nil
+		c.line("nothing is watched")
+		return nil
+	}
+	for _, w := range c.a.pos {
+		name := strings.ToLower(w.text)
+		found := false
+		for i, x := range c.s.watched {
+			if x == name {
+				c.s.watched = append(c.s.watched[:i], c.s.watched[i+1:]...)
+				found = true
+				break
+			}
+		}
+		if !found {
+			return usagef("watch lists what is watched", "%s is not watched", w.text)
+		}
+	}
+	if len(c.s.watched) == 0 {
+		c.line("nothing is watched")
+	} else {
+		c.line("watching %s", strings.Join(c.s.watched, ", "))
+	}
+	return nil
+}
