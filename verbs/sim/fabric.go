@@ -16,6 +16,13 @@ import (
 type Config struct {
 	Devices int   // number of devices sim0..simN-1; default 2
 	Seed    int64 // seed of every random choice (keys, MACs, addresses); default 1
+	// CapNetRaw makes the simulated process privileged, as root (or a
+	// process with CAP_NET_RAW) is on Linux: it may set a privileged
+	// Q_Key (high bit set, uverbs_cmd.c modify_qp and
+	// rdma_nl_get_privileged_qkey) and asking for a RAW_PACKET QP gets
+	// past uverbs to rxe, which refuses it with EOPNOTSUPP. The default
+	// models an unprivileged learner: both are EPERM.
+	CapNetRaw bool
 }
 
 // Fabric is the simulated RoCEv2 network: devices sim0, sim1, ... on one

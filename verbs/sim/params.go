@@ -162,11 +162,12 @@ func (d *device) portAttr() verbs.PortAttr {
 		ActiveSpeed:  ibSpeedSDR,
 		PhysState:    ibPortPhysLinkUp,
 		LinkLayer:    verbs.LinkLayerEthernet,
-		// rxe's port is RDMA_CORE_PORT_IBA_ROCE_UDP_ENCAP, which lacks
-		// RDMA_CORE_CAP_IB_GRH_REQUIRED, so the uverbs response leaves
-		// IBV_QPF_GRH_REQUIRED clear; the GRH is still mandatory because
-		// the AH type is RoCE (rdma_check_ah_attr).
-		Flags: 0,
+		// rxe's port is RDMA_CORE_PORT_IBA_ROCE_UDP_ENCAP, which has
+		// RDMA_CORE_CAP_PROT_ROCE_UDP_ENCAP, one of the bits of
+		// RDMA_CORE_PORT_IB_GRH_REQUIRED; so rdma_is_grh_required holds and
+		// the uverbs response sets IBV_QPF_GRH_REQUIRED
+		// (uverbs_std_types_device.c copy_port_attr_to_resp).
+		Flags: verbs.PortFlagGRHRequired,
 	}
 	if d.portState != verbs.PortActive {
 		a.PhysState = ibPortPhysDisabled

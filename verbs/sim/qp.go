@@ -155,7 +155,14 @@ func (p *pd) CreateQP(attr verbs.QPInitAttr) (verbs.QP, error) {
 	}
 	switch attr.Type {
 	case verbs.QPTypeRC, verbs.QPTypeUC, verbs.QPTypeUD:
-	case verbs.QPTypeRawPacket, verbs.QPTypeXRCSend:
+	case verbs.QPTypeRawPacket:
+		if !f.cfg.CapNetRaw {
+			return nil, verbs.Errorf(op, verbs.EPERM, "use type rc, uc or ud; raw packet QPs need root (CAP_NET_RAW), and rxe has none anyway",
+				"a RAW_PACKET QP needs CAP_NET_RAW, which this process lacks (uverbs create_qp checks it before the driver)")
+		}
+		return nil, verbs.Errorf(op, verbs.EOPNOTSUPP, "use type rc, uc or ud",
+			"rxe does not support %s QPs (rxe_qp_chk_init accepts RC, UC and UD only)", attr.Type)
+	case verbs.QPTypeXRCSend:
 		return nil, verbs.Errorf(op, verbs.EOPNOTSUPP, "use type rc, uc or ud",
 			"rxe does not support %s QPs (rxe_qp_chk_init accepts RC, UC and UD only)", attr.Type)
 	case verbs.QPTypeXRCRecv:
@@ -296,9 +303,26 @@ func (q *qp) Modify(a *verbs.QPAttr, mask verbs.QPAttrMask) error {
 		return verbs.Errorf(op, verbs.EOPNOTSUPP, "drop "+extra.Short(),
 			"%s is not accepted by ibv_modify_qp (ib_uverbs_modify_qp: only IBV_QP_STATE..IBV_QP_DEST_QPN)", extra)
 	}
+	// modify_qp (uverbs_cmd.c): outside INIT→RTR, an IBV_QP_AV that comes
+	// without IBV_QP_PORT brings IBV_QP_PORT with it, taken from the AV's
+	// port (the SQD→SQD path-change case); the transition table then judges
+	// the widened mask. The caller's attributes are not touched.
+	impliedPort := false
+	if mask&verbs.AttrAV != 0 && !(mask&verbs.AttrState != 0 && a.State == verbs.QPSRTR) && mask&verbs.AttrPort == 0 {
+		c := *a
+		c.PortNum = a.AH.PortNum
+		a = &c
+		mask |= verbs.AttrPort
+		impliedPort = true
+	}
 	if (mask&verbs.AttrState != 0 && a.State > verbs.QPSErr) || (mask&verbs.AttrCurState != 0 && a.CurState > verbs.QPSErr) {
 		return verbs.Errorf(op, verbs.EINVAL, "use one of reset, init, rtr, rts, sqd, err",
 			"%s is not a QP state a program can ask for (modify_qp: qp_state > IB_QPS_ERR)", a.State)
+	}
+	if mask&verbs.AttrQKey != 0 && a.QKey&ibQPSetQKeyReserved != 0 && !f.cfg.CapNetRaw {
+		return verbs.Errorf(op, verbs.EPERM, "use a Q_Key below 0x80000000, e.g. qkey=0x11111111",
+			"IBV_QP_QKEY %#08x has the high bit set, which makes it a privileged (controlled) Q_Key; "+
+				"only a process with CAP_NET_RAW may set one (uverbs modify_qp, rdma_nl_get_privileged_qkey)", a.QKey)
 	}
 	d := q.pd.ctx.dev
 	if mask&verbs.AttrAV != 0 && a.AH.IsGlobal && a.AH.PortNum == 1 && int(a.AH.GRH.SGIDIndex) < rxePortGIDTblLen {
@@ -315,6 +339,11 @@ func (q *qp) Modify(a *verbs.QPAttr, mask verbs.QPAttrMask) error {
 		next = a.State
 	}
 	if e := verbs.CheckTransition(q.typ, cur, next, mask); e != nil {
+		if impliedPort && strings.Contains(e.Why, "does not accept") && strings.Contains(e.Why, "IBV_QP_PORT") {
+			e.Why += "; IBV_QP_PORT was not asked for: the kernel adds it to an IBV_QP_AV given without it " +
+				"outside INIT→RTR (uverbs modify_qp)"
+			e.Hint = "drop IBV_QP_AV here: alone it implies IBV_QP_PORT, which this transition does not accept"
+		}
 		return e
 	}
 	if mask&verbs.AttrPort != 0 {

@@ -291,7 +291,7 @@ func TestCreateQP(t *testing.T) {
 		{"recv sge", verbs.QPTypeRC, verbs.QPCap{MaxRecvSGE: 33}, verbs.EINVAL, "max_recv_sge", 0, 0, 0, 0},
 		{"inline", verbs.QPTypeRC, verbs.QPCap{MaxInlineData: 513}, verbs.EINVAL, "max_inline_data", 0, 0, 0, 0},
 		{"negative", verbs.QPTypeRC, verbs.QPCap{MaxSendWR: -1}, verbs.EINVAL, "max_send_wr", 0, 0, 0, 0},
-		{"raw", verbs.QPTypeRawPacket, verbs.QPCap{}, verbs.EOPNOTSUPP, "RAW_PACKET", 0, 0, 0, 0},
+		{"raw", verbs.QPTypeRawPacket, verbs.QPCap{}, verbs.EPERM, "CAP_NET_RAW", 0, 0, 0, 0},
 		{"xrc", verbs.QPTypeXRCSend, verbs.QPCap{}, verbs.EOPNOTSUPP, "", 0, 0, 0, 0},
 		{"bogus", verbs.QPType(77), verbs.QPCap{}, verbs.EINVAL, "not a QP type", 0, 0, 0, 0},
 	}
