@@ -453,7 +453,7 @@ func cmdConnect(c *call) error {
 		pairs = pairs[:1]
 	}
 	steps := []verbs.QPState{verbs.QPSInit, verbs.QPSRTR, verbs.QPSRTS}
-	modify := modifyCommand()
+	modify := c.s.byKey["modify_qp"]
 	for _, to := range steps {
 		for _, p := range pairs {
 			cur := states[p.me]
@@ -514,15 +514,6 @@ func cmdConnect(c *call) error {
 		c.line("%s and %s are connected", a.name, b.name)
 	}
 	return nil
-}
-
-func modifyCommand() *command {
-	for _, cmd := range commandTable() {
-		if cmd.Name == "modify_qp" {
-			return cmd
-		}
-	}
-	panic("shell: no modify_qp in the command table")
 }
 
 func cmdCreateSRQ(c *call) error {

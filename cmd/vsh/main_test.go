@@ -1,0 +1,147 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// runVsh runs main's run with argv, stdin from a file holding in.
+func runVsh(t *testing.T, in string, argv ...string) (status int, stdout, stderr string) {
+	t.Helper()
+	f, err := os.Create(filepath.Join(t.TempDir(), "stdin"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString(in)
+	f.Seek(0, 0)
+	defer f.Close()
+	var out, errb bytes.Buffer
+	status = run(argv, f, &out, &errb)
+	return status, out.String(), errb.String()
+}
+
+func writeFile(t *testing.T, name, text string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestFlags(t *testing.T) {
+	tests := []struct {
+		argv       []string
+		status     int
+		out, errms string
+	}{
+		{[]string{"--help"}, 0, "usage: vsh", ""},
+		{[]string{"-h"}, 0, "--keep-going", ""},
+		{[]string{"--version"}, 0, "vsh ", ""},
+		{[]string{"--bogus"}, 2, "", "flag provided but not defined"},
+		{[]string{"stray"}, 2, "", "unexpected argument"},
+		{[]string{"--backend", "ibverbs"}, 2, "", "libibverbs-dev"},
+		{[]string{"--backend", "carrier-pigeon"}, 2, "", `unknown backend "carrier-pigeon"`},
+		{[]string{"--devices", "0"}, 2, "", "--devices 0"},
+		{[]string{"-f", "/nonexistent/x.vsh"}, 1, "", "no such file"},
+	}
+	for _, tc := range tests {
+		status, out, errs := runVsh(t, "", tc.argv...)
+		if status != tc.status || !strings.Contains(out, tc.out) || !strings.Contains(errs, tc.errms) {
+			t.Errorf("vsh %v = %d, stdout %q, stderr %q; want %d, %q, %q", tc.argv, status, out, errs, tc.status, tc.out, tc.errms)
+		}
+	}
+}
+
+func TestScriptFromStdin(t *testing.T) {
+	status, out, errs := runVsh(t, "open_device A\nalloc_pd ctx0\n", "--plain")
+	if status != 0 || errs != "" {
+		t.Fatalf("status %d, stderr %q", status, errs)
+	}
+	want := "[1] vsh> open_device A\n[1] ibv_open_device(A = sim0) → ctx0  [control path]\n" +
+		"[2] vsh> alloc_pd ctx0\n[2] ibv_alloc_pd(ctx0) → pd0  [control path]\n"
+	if out != want {
+		t.Errorf("stdout:\n%s\nwant:\n%s", out, want)
+	}
+	if strings.Contains(out, "\x1b[") {
+		t.Errorf("escape codes in output that is not a terminal: %q", out)
+	}
+}
+
+func TestScriptStopsAtFirstFailure(t *testing.T) {
+	script := writeFile(t, "s.vsh", "# a comment\nopen_device A\nalloc_pd ctx9\nalloc_pd ctx0\n")
+	status, out, errs := runVsh(t, "", "-f", script)
+	if status != 1 {
+		t.Errorf("status %d, want 1", status)
+	}
+	if strings.Contains(out, "[3] vsh> alloc_pd ctx0") {
+		t.Errorf("the script went on after its failure:\n%s", out)
+	}
+	if !strings.Contains(errs, "s.vsh:3: stopped at the first failing command") {
+		t.Errorf("stderr %q", errs)
+	}
+
+	status, out, _ = runVsh(t, "", "-k", "-f", script)
+	if status != 1 || !strings.Contains(out, "[3] vsh> alloc_pd ctx0\n[3] ibv_alloc_pd") {
+		t.Errorf("-k: status %d, stdout:\n%s", status, out)
+	}
+	status, _, _ = runVsh(t, "", "--keep-going", "-f", script)
+	if status != 1 {
+		t.Errorf("--keep-going: status %d", status)
+	}
+}
+
+func TestExpectedFailures(t *testing.T) {
+	ok := writeFile(t, "ok.vsh", "open_device A\n! alloc_pd ctx9\n")
+	if status, out, errs := runVsh(t, "", "-f", ok); status != 0 {
+		t.Errorf("a \"! \" line that fails: status %d\n%s%s", status, out, errs)
+	}
+	bad := writeFile(t, "bad.vsh", "! open_device A\n")
+	if status, _, errs := runVsh(t, "", "-f", bad); status != 1 || !strings.Contains(errs, "expected to fail") {
+		t.Errorf("a \"! \" line that succeeds: status %d, stderr %q", status, errs)
+	}
+}
+
+func TestSeedAndDevices(t *testing.T) {
+	script := "devices\nopen_device B\nalloc_pd ctx0\nreg_mr pd0 length=64 access=local_write\n"
+	_, a, _ := runVsh(t, script, "--seed", "3")
+	_, b, _ := runVsh(t, script, "--seed", "3")
+	_, c, _ := runVsh(t, script, "--seed", "4")
+	if a != b {
+		t.Errorf("the same seed gave two transcripts:\n%s\n%s", a, b)
+	}
+	if a == c {
+		t.Errorf("seeds 3 and 4 gave the same transcript")
+	}
+	_, one, _ := runVsh(t, script, "--devices", "1")
+	if !strings.Contains(one, "A = sim0, B = sim0") || !strings.Contains(one, "ibv_open_device(B = sim0)") {
+		t.Errorf("--devices 1: B should be sim0:\n%s", one)
+	}
+}
+
+func TestNotebookReplay(t *testing.T) {
+	dir := t.TempDir()
+	nb := filepath.Join(dir, "nb.md")
+	script := "open_device A\nalloc_pd ctx0\n! alloc_pd ctx7\nsave " + nb + "\n"
+	status, first, errs := runVsh(t, script)
+	if status != 0 {
+		t.Fatalf("status %d: %s", status, errs)
+	}
+	status, replay, errs := runVsh(t, "", "-f", nb)
+	if status != 0 {
+		t.Fatalf("replay: status %d: %s\n%s", status, errs, replay)
+	}
+	if !strings.HasPrefix(first, replay) {
+		t.Errorf("replay:\n%s\nis not the start of the original:\n%s", replay, first)
+	}
+}
+
+func TestQuitEndsScript(t *testing.T) {
+	status, out, _ := runVsh(t, "open_device A\nquit\nalloc_pd ctx0\n")
+	if status != 0 || strings.Contains(out, "alloc_pd") {
+		t.Errorf("status %d, stdout:\n%s", status, out)
+	}
+}

@@ -1,0 +1,173 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/vsh-rdma/vsh/internal/toolcheck"
+)
+
+// TestTTY runs vsh on a real terminal, inside tmux: it types commands with
+// short pauses, pastes several lines in one chunk (go-prompt v0.2.6 would
+// drop them), completes, and leaves by quit, by Ctrl-D and by SIGTERM and
+// SIGQUIT, checking each time with stty -a that the terminal is sane again
+// (go-prompt alone leaves it raw: -isig -icanon -echo). It reads the screen
+// with capture-pane.
+func TestTTY(t *testing.T) {
+	tmuxPath := toolcheck.Require(t, "tmux", "apt-get install tmux")
+	if testing.Short() {
+		t.Skip("-short: the tmux test takes a few seconds")
+	}
+	bin := filepath.Join(t.TempDir(), "vsh")
+	build := exec.Command("go", "build", "-o", bin, ".")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+
+	tm := &tmux{t: t, path: tmuxPath, sock: fmt.Sprintf("vsh-test-%d", os.Getpid())}
+	tm.run("-f", "/dev/null", "new-session", "-d", "-s", "t", "-x", "160", "-y", "50",
+		"env", "-i", "PATH=/usr/bin:/bin", "TERM=xterm-256color", "HOME="+t.TempDir(), "PS1=$ ", "bash", "--norc", "--noprofile")
+	defer tm.run("kill-server")
+
+	start := func(n int) {
+		tm.run("send-keys", "-t", "t", "clear", "Enter")
+		time.Sleep(100 * time.Millisecond)
+		// The marker is printed after vsh exits, then the terminal's modes.
+		tm.typeLine(fmt.Sprintf("%s; echo VSH_EXIT_%d=$?; stty -a", bin, n))
+		tm.waitFor(`\[1\] vsh> `)
+	}
+	sane := func(n int, wantStatus int) {
+		t.Helper()
+		screen := tm.waitFor(fmt.Sprintf(`VSH_EXIT_%d=\d+`, n))
+		m := regexp.MustCompile(fmt.Sprintf(`VSH_EXIT_%d=(\d+)`, n)).FindStringSubmatch(screen)
+		if got, _ := strconv.Atoi(m[1]); got != wantStatus {
+			t.Errorf("run %d: exit status %d, want %d\n%s", n, got, wantStatus, screen)
+		}
+		screen = tm.waitFor(`min = \d+`)
+		for _, mode := range []string{"isig", "icanon", "echo", "icrnl", "opost"} {
+			if regexp.MustCompile(`(^|\s)-` + mode + `(\s|$)`).MatchString(screen) {
+				t.Errorf("run %d: the terminal is left with -%s:\n%s", n, mode, screen)
+			}
+			if !regexp.MustCompile(`(^|\s)` + mode + `(\s|$)`).MatchString(screen) {
+				t.Errorf("run %d: stty -a does not show %s:\n%s", n, mode, screen)
+			}
+		}
+	}
+
+	// 1. Typing, pasting, completing, quit.
+	start(1)
+	tm.typeLine("open_device A")
+	tm.waitFor(`\[1\] ibv_open_device\(A = sim0\) → ctx0`)
+	tm.paste("alloc_pd ctx0\rcreate_cq ctx0\rreg_mr pd0 length=64 access=local_write\r")
+	tm.waitFor(`\[2\] ibv_alloc_pd\(ctx0\) → pd0`)
+	tm.waitFor(`\[3\] ibv_create_cq\(ctx0`)
+	tm.waitFor(`\[4\] ibv_reg_mr\(pd0, length=64`)
+	tm.typeText("create_qp pd0 type=rc send_cq=cq0 recv_cq=cq0 max_")
+	tm.waitFor(`max_send_wr=\s+send queue depth`)
+	tm.run("send-keys", "-t", "t", "C-u")
+	time.Sleep(100 * time.Millisecond)
+	tm.typeLine("frobnicate")
+	tm.waitFor(`error: unknown command "frobnicate"`)
+	tm.typeLine("quit")
+	sane(1, 0)
+
+	// 2. Ctrl-D on an empty line.
+	start(2)
+	tm.typeLine("open_device B")
+	tm.waitFor(`ibv_open_device\(B = sim1\)`)
+	tm.run("send-keys", "-t", "t", "C-d")
+	sane(2, 0)
+
+	// 3. SIGTERM while waiting at the prompt: go-prompt would os.Exit with
+	// the terminal raw; vsh restores it and exits 128+15.
+	start(3)
+	tm.typeText("alloc_pd ")
+	time.Sleep(200 * time.Millisecond)
+	tm.signal(syscall.SIGTERM)
+	tm.waitFor(`vsh: terminated; the terminal is restored`)
+	sane(3, 143)
+
+	// 4. SIGQUIT likewise.
+	start(4)
+	tm.signal(syscall.SIGQUIT)
+	sane(4, 131)
+}
+
+// tmux drives one tmux server of the test's own.
+type tmux struct {
+	t    *testing.T
+	path string
+	sock string
+}
+
+func (tm *tmux) run(args ...string) string {
+	tm.t.Helper()
+	out, err := exec.Command(tm.path, append([]string{"-L", tm.sock}, args...)...).CombinedOutput()
+	if err != nil && args[0] != "kill-server" {
+		tm.t.Fatalf("tmux %v: %v\n%s", args, err, out)
+	}
+	return string(out)
+}
+
+// typeText types text as keys, without Enter.
+func (tm *tmux) typeText(text string) {
+	tm.run("send-keys", "-t", "t", "-l", text)
+	time.Sleep(150 * time.Millisecond)
+}
+
+// typeLine types text, pauses, then presses Enter (a pause, or the two may
+// arrive in one read).
+func (tm *tmux) typeLine(text string) {
+	tm.typeText(text)
+	tm.run("send-keys", "-t", "t", "Enter")
+	time.Sleep(100 * time.Millisecond)
+}
+
+// paste sends text with its line breaks in one chunk, as a terminal paste does.
+func (tm *tmux) paste(text string) { tm.run("send-keys", "-t", "t", "-l", text) }
+
+func (tm *tmux) screen() string { return tm.run("capture-pane", "-t", "t", "-p", "-J") }
+
+// waitFor waits until the screen matches re and returns the screen.
+func (tm *tmux) waitFor(re string) string {
+	tm.t.Helper()
+	rx := regexp.MustCompile(re)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		s := tm.screen()
+		if rx.MatchString(s) {
+			return s
+		}
+		if time.Now().After(deadline) {
+			tm.t.Fatalf("the screen never showed %q:\n%s", re, s)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// signal sends sig to the vsh running in the pane: the child of the pane's shell.
+func (tm *tmux) signal(sig syscall.Signal) {
+	tm.t.Helper()
+	shell := strings.TrimSpace(tm.run("list-panes", "-t", "t", "-F", "#{pane_pid}"))
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%s/task/%s/children", shell, shell))
+	if err != nil {
+		tm.t.Fatalf("finding vsh under the pane's shell %s: %v", shell, err)
+	}
+	kids := strings.Fields(string(data))
+	if len(kids) != 1 {
+		tm.t.Fatalf("the pane's shell has children %v; want just vsh", kids)
+	}
+	pid, _ := strconv.Atoi(kids[0])
+	if err := syscall.Kill(pid, sig); err != nil {
+		tm.t.Fatalf("kill %d: %v", pid, err)
+	}
+}
