@@ -1,7 +1,6 @@
 package shell
 
 import (
-	"sort"
 	"strings"
 
 	"github.com/vsh-rdma/vsh/verbs"
@@ -357,14 +356,4 @@ func quoteIfNeeded(t token) string {
 		return t.text[:t.eq+1] + quote(t.text[t.eq+1:])
 	}
 	return quote(t.text)
-}
-
-// commandNames lists every name and alias, sorted.
-func (s *Shell) commandNames() []string {
-	var out []string
-	for k := range s.byKey {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }

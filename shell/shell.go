@@ -288,9 +288,6 @@ func (s *Shell) runCell(c *Cell, src string, toks []token, terr error) (string, 
 		return "", &CmdError{Cell: c.N, Cmd: cmd.Name, Err: err}
 	}
 	cl := &call{s: s, cmd: cmd, a: a, out: &output{}, cell: c, src: src}
-	if s.tr != nil {
-		s.tr.mark()
-	}
 	err = s.protect(cmd.Name, func() error { return cmd.run(cl) })
 	if err != nil && !errors.Is(err, ErrExit) {
 		err = &CmdError{Cell: c.N, Cmd: cmd.Name, Err: err}

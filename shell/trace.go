@@ -82,10 +82,6 @@ func (t *tracer) observe(p verbs.PacketEvent) {
 	}
 }
 
-// mark is called before each command; lines seen between commands stay
-// queued for the next one.
-func (t *tracer) mark() {}
-
 // drain returns the packet lines since the last drain.
 func (t *tracer) drain() []string {
 	t.mu.Lock()
