@@ -1,0 +1,320 @@
+//go:build linux && cgo && ibverbs
+
+package ibverbs
+
+/*
+#include "shim.h"
+*/
+import "C"
+
+import (
+	"encoding/binary"
+	"math"
+	"unsafe"
+
+	"github.com/vsh-rdma/vsh/verbs"
+)
+
+// Conversions between libibverbs' structs and the verbs package's. Every
+// field is converted; the round trips are tested (convert_test.go).
+
+func goString(b []C.char) string {
+	n := 0
+	for n < len(b) && b[n] != 0 {
+		n++
+	}
+	out := make([]byte, n)
+	for i := 0; i < n; i++ {
+		out[i] = byte(b[i])
+	}
+	return string(out)
+}
+
+// be64 reads a __be64 field (node_guid, sys_image_guid) in host order.
+func be64(v C.__be64) uint64 {
+	var b [8]byte
+	binary.NativeEndian.PutUint64(b[:], uint64(v))
+	return binary.BigEndian.Uint64(b[:])
+}
+
+func toBE64(v uint64) C.__be64 {
+	var b [8]byte
+	binary.BigEndian.PutUint64(b[:], v)
+	return C.__be64(binary.NativeEndian.Uint64(b[:]))
+}
+
+func deviceAttrFromC(c *C.struct_ibv_device_attr) verbs.DeviceAttr {
+	return verbs.DeviceAttr{
+		FWVer:              goString(c.fw_ver[:]),
+		NodeGUID:           be64(c.node_guid),
+		SysImageGUID:       be64(c.sys_image_guid),
+		MaxMRSize:          uint64(c.max_mr_size),
+		PageSizeCap:        uint64(c.page_size_cap),
+		VendorID:           uint32(c.vendor_id),
+		VendorPartID:       uint32(c.vendor_part_id),
+		HWVer:              uint32(c.hw_ver),
+		MaxQP:              int(c.max_qp),
+		MaxQPWR:            int(c.max_qp_wr),
+		DeviceCapFlags:     uint32(c.device_cap_flags),
+		MaxSGE:             int(c.max_sge),
+		MaxSGERd:           int(c.max_sge_rd),
+		MaxCQ:              int(c.max_cq),
+		MaxCQE:             int(c.max_cqe),
+		MaxMR:              int(c.max_mr),
+		MaxPD:              int(c.max_pd),
+		MaxQPRdAtom:        int(c.max_qp_rd_atom),
+		MaxEECRdAtom:       int(c.max_ee_rd_atom),
+		MaxResRdAtom:       int(c.max_res_rd_atom),
+		MaxQPInitRdAtom:    int(c.max_qp_init_rd_atom),
+		MaxEECInitRdAtom:   int(c.max_ee_init_rd_atom),
+		AtomicCap:          uint32(c.atomic_cap),
+		MaxEE:              int(c.max_ee),
+		MaxRDD:             int(c.max_rdd),
+		MaxMW:              int(c.max_mw),
+		MaxRawIPv6QP:       int(c.max_raw_ipv6_qp),
+		MaxRawEthyQP:       int(c.max_raw_ethy_qp),
+		MaxMcastGrp:        int(c.max_mcast_grp),
+		MaxMcastQPAttach:   int(c.max_mcast_qp_attach),
+		MaxTotalMcastQPAtt: int(c.max_total_mcast_qp_attach),
+		MaxAH:              int(c.max_ah),
+		MaxFMR:             int(c.max_fmr),
+		MaxMapPerFMR:       int(c.max_map_per_fmr),
+		MaxSRQ:             int(c.max_srq),
+		MaxSRQWR:           int(c.max_srq_wr),
+		MaxSRQSGE:          int(c.max_srq_sge),
+		MaxPKeys:           int(c.max_pkeys),
+		LocalCAAckDelay:    uint8(c.local_ca_ack_delay),
+		PhysPortCnt:        uint8(c.phys_port_cnt),
+		// MaxInlineData: libibverbs 44 reports no device-wide inline
+		// limit (neither ibv_device_attr nor ibv_device_attr_ex has one);
+		// a QP's comes back from ibv_create_qp/ibv_query_qp.
+	}
+}
+
+func portAttrFromC(c *C.struct_ibv_port_attr) verbs.PortAttr {
+	return verbs.PortAttr{
+		State:         verbs.PortState(c.state),
+		MaxMTU:        verbs.MTU(c.max_mtu),
+		ActiveMTU:     verbs.MTU(c.active_mtu),
+		GIDTblLen:     int(c.gid_tbl_len),
+		PortCapFlags:  uint32(c.port_cap_flags),
+		MaxMsgSz:      uint32(c.max_msg_sz),
+		BadPKeyCntr:   uint32(c.bad_pkey_cntr),
+		QKeyViolCntr:  uint32(c.qkey_viol_cntr),
+		PKeyTblLen:    uint16(c.pkey_tbl_len),
+		LID:           uint16(c.lid),
+		SMLID:         uint16(c.sm_lid),
+		LMC:           uint8(c.lmc),
+		MaxVLNum:      uint8(c.max_vl_num),
+		SMSL:          uint8(c.sm_sl),
+		SubnetTimeout: uint8(c.subnet_timeout),
+		InitTypeReply: uint8(c.init_type_reply),
+		ActiveWidth:   uint8(c.active_width),
+		ActiveSpeed:   uint8(c.active_speed),
+		PhysState:     uint8(c.phys_state),
+		LinkLayer:     verbs.LinkLayer(c.link_layer),
+		Flags:         uint8(c.flags),
+	}
+}
+
+func gidFromC(g *C.union_ibv_gid) verbs.GID {
+	return verbs.GID(*(*[16]byte)(unsafe.Pointer(g)))
+}
+
+func gidToC(g verbs.GID, c *C.union_ibv_gid) {
+	*(*[16]byte)(unsafe.Pointer(c)) = g
+}
+
+func ahAttrToC(a *verbs.AHAttr, c *C.struct_ibv_ah_attr) {
+	gidToC(a.GRH.DGID, &c.grh.dgid)
+	c.grh.flow_label = C.uint32_t(a.GRH.FlowLabel)
+	c.grh.sgid_index = C.uint8_t(a.GRH.SGIDIndex)
+	c.grh.hop_limit = C.uint8_t(a.GRH.HopLimit)
+	c.grh.traffic_class = C.uint8_t(a.GRH.TrafficClass)
+	c.dlid = C.uint16_t(a.DLID)
+	c.sl = C.uint8_t(a.SL)
+	c.src_path_bits = C.uint8_t(a.SrcPathBits)
+	c.static_rate = C.uint8_t(a.StaticRate)
+	c.is_global = 0
+	if a.IsGlobal {
+		c.is_global = 1
+	}
+	c.port_num = C.uint8_t(a.PortNum)
+}
+
+func ahAttrFromC(c *C.struct_ibv_ah_attr) verbs.AHAttr {
+	return verbs.AHAttr{
+		GRH: verbs.GlobalRoute{
+			DGID:         gidFromC(&c.grh.dgid),
+			FlowLabel:    uint32(c.grh.flow_label),
+			SGIDIndex:    uint8(c.grh.sgid_index),
+			HopLimit:     uint8(c.grh.hop_limit),
+			TrafficClass: uint8(c.grh.traffic_class),
+		},
+		DLID:        uint16(c.dlid),
+		SL:          uint8(c.sl),
+		SrcPathBits: uint8(c.src_path_bits),
+		StaticRate:  uint8(c.static_rate),
+		IsGlobal:    c.is_global != 0,
+		PortNum:     uint8(c.port_num),
+	}
+}
+
+// capFits reports whether every capability fits the uint32_t fields of
+// struct ibv_qp_cap.
+func capFits(c verbs.QPCap) (string, int, bool) {
+	for _, f := range []struct {
+		name string
+		v    int
+	}{{"max_send_wr", c.MaxSendWR}, {"max_recv_wr", c.MaxRecvWR}, {"max_send_sge", c.MaxSendSGE},
+		{"max_recv_sge", c.MaxRecvSGE}, {"max_inline_data", c.MaxInlineData}} {
+		if f.v < 0 || uint64(f.v) > math.MaxUint32 {
+			return f.name, f.v, false
+		}
+	}
+	return "", 0, true
+}
+
+func capToC(a verbs.QPCap, c *C.struct_ibv_qp_cap) {
+	c.max_send_wr = C.uint32_t(a.MaxSendWR)
+	c.max_recv_wr = C.uint32_t(a.MaxRecvWR)
+	c.max_send_sge = C.uint32_t(a.MaxSendSGE)
+	c.max_recv_sge = C.uint32_t(a.MaxRecvSGE)
+	c.max_inline_data = C.uint32_t(a.MaxInlineData)
+}
+
+func capFromC(c *C.struct_ibv_qp_cap) verbs.QPCap {
+	return verbs.QPCap{
+		MaxSendWR:     int(c.max_send_wr),
+		MaxRecvWR:     int(c.max_recv_wr),
+		MaxSendSGE:    int(c.max_send_sge),
+		MaxRecvSGE:    int(c.max_recv_sge),
+		MaxInlineData: int(c.max_inline_data),
+	}
+}
+
+func b8(v bool) C.uint8_t {
+	if v {
+		return 1
+	}
+	return 0
+}
+
+// qpAttrToC fills every field of c from a (the mask says which count).
+func qpAttrToC(a *verbs.QPAttr, c *C.struct_ibv_qp_attr) {
+	c.qp_state = uint32(a.State)
+	c.cur_qp_state = uint32(a.CurState)
+	c.path_mtu = uint32(a.PathMTU)
+	c.path_mig_state = uint32(a.PathMigState)
+	c.qkey = C.uint32_t(a.QKey)
+	c.rq_psn = C.uint32_t(a.RQPSN)
+	c.sq_psn = C.uint32_t(a.SQPSN)
+	c.dest_qp_num = C.uint32_t(a.DestQPN)
+	c.qp_access_flags = C.uint(a.AccessFlags)
+	capToC(a.Cap, &c.cap)
+	ahAttrToC(&a.AH, &c.ah_attr)
+	ahAttrToC(&a.AltAH, &c.alt_ah_attr)
+	c.pkey_index = C.uint16_t(a.PKeyIndex)
+	c.alt_pkey_index = C.uint16_t(a.AltPKeyIndex)
+	c.en_sqd_async_notify = b8(a.EnSQDAsyncNotify)
+	c.sq_draining = b8(a.SQDraining)
+	c.max_rd_atomic = C.uint8_t(a.MaxRdAtomic)
+	c.max_dest_rd_atomic = C.uint8_t(a.MaxDestRdAtomic)
+	c.min_rnr_timer = C.uint8_t(a.MinRNRTimer)
+	c.port_num = C.uint8_t(a.PortNum)
+	c.timeout = C.uint8_t(a.Timeout)
+	c.retry_cnt = C.uint8_t(a.RetryCnt)
+	c.rnr_retry = C.uint8_t(a.RNRRetry)
+	c.alt_port_num = C.uint8_t(a.AltPortNum)
+	c.alt_timeout = C.uint8_t(a.AltTimeout)
+	c.rate_limit = C.uint32_t(a.RateLimit)
+}
+
+func qpAttrFromC(c *C.struct_ibv_qp_attr) verbs.QPAttr {
+	return verbs.QPAttr{
+		State:            verbs.QPState(c.qp_state),
+		CurState:         verbs.QPState(c.cur_qp_state),
+		PathMTU:          verbs.MTU(c.path_mtu),
+		PathMigState:     verbs.MigState(c.path_mig_state),
+		QKey:             uint32(c.qkey),
+		RQPSN:            uint32(c.rq_psn),
+		SQPSN:            uint32(c.sq_psn),
+		DestQPN:          uint32(c.dest_qp_num),
+		AccessFlags:      verbs.Access(c.qp_access_flags),
+		Cap:              capFromC(&c.cap),
+		AH:               ahAttrFromC(&c.ah_attr),
+		AltAH:            ahAttrFromC(&c.alt_ah_attr),
+		PKeyIndex:        uint16(c.pkey_index),
+		AltPKeyIndex:     uint16(c.alt_pkey_index),
+		EnSQDAsyncNotify: c.en_sqd_async_notify != 0,
+		SQDraining:       c.sq_draining != 0,
+		MaxRdAtomic:      uint8(c.max_rd_atomic),
+		MaxDestRdAtomic:  uint8(c.max_dest_rd_atomic),
+		MinRNRTimer:      uint8(c.min_rnr_timer),
+		PortNum:          uint8(c.port_num),
+		Timeout:          uint8(c.timeout),
+		RetryCnt:         uint8(c.retry_cnt),
+		RNRRetry:         uint8(c.rnr_retry),
+		AltPortNum:       uint8(c.alt_port_num),
+		AltTimeout:       uint8(c.alt_timeout),
+		RateLimit:        uint32(c.rate_limit),
+	}
+}
+
+func srqAttrFromC(c *C.struct_ibv_srq_attr) verbs.SRQAttr {
+	return verbs.SRQAttr{MaxWR: int(c.max_wr), MaxSGE: int(c.max_sge), SRQLimit: int(c.srq_limit)}
+}
+
+// srqAttrFits reports whether the attributes fit struct ibv_srq_attr's
+// uint32_t fields; negative values are left to the kernel's checks when
+// they only matter there.
+func srqAttrFits(a verbs.SRQAttr) (string, int, bool) {
+	for _, f := range []struct {
+		name string
+		v    int
+	}{{"max_wr", a.MaxWR}, {"max_sge", a.MaxSGE}, {"srq_limit", a.SRQLimit}} {
+		if f.v < 0 || uint64(f.v) > math.MaxUint32 {
+			return f.name, f.v, false
+		}
+	}
+	return "", 0, true
+}
+
+func srqAttrToC(a verbs.SRQAttr, c *C.struct_ibv_srq_attr) {
+	c.max_wr = C.uint32_t(a.MaxWR)
+	c.max_sge = C.uint32_t(a.MaxSGE)
+	c.srq_limit = C.uint32_t(a.SRQLimit)
+}
+
+// wcFromC converts one completion. imm_data is big-endian on the wire and
+// in struct ibv_wc; WC.Imm is host order. With IBV_WC_WITH_INV the union
+// holds the invalidated rkey, already in host order.
+func wcFromC(c *C.struct_ibv_wc, w *verbs.WC) {
+	raw := uint32(C.vsh_wc_imm_raw(c))
+	flags := verbs.WCFlags(c.wc_flags)
+	imm := raw
+	if flags&verbs.WCWithImm != 0 {
+		var b [4]byte
+		binary.NativeEndian.PutUint32(b[:], raw)
+		imm = binary.BigEndian.Uint32(b[:])
+	}
+	*w = verbs.WC{
+		WRID:         uint64(c.wr_id),
+		Status:       verbs.WCStatus(c.status),
+		Opcode:       verbs.WCOpcode(c.opcode),
+		VendorErr:    uint32(c.vendor_err),
+		ByteLen:      uint32(c.byte_len),
+		Imm:          imm,
+		QPNum:        uint32(c.qp_num),
+		SrcQP:        uint32(c.src_qp),
+		Flags:        flags,
+		PKeyIndex:    uint16(c.pkey_index),
+		SLID:         uint16(c.slid),
+		SL:           uint8(c.sl),
+		DLIDPathBits: uint8(c.dlid_path_bits),
+	}
+}
+
+func gidTypeFromC(t C.uint32_t) verbs.GIDType {
+	return verbs.GIDType(t)
+}
