@@ -194,6 +194,7 @@ func cmdPollCQ(c *call) error {
 	}
 	wcs = wcs[:got]
 	c.cell.Completions = append(c.cell.Completions, wcs...)
+	c.s.retire(o, wcs)
 	suffix := ""
 	if calls > 1 {
 		suffix = fmt.Sprintf(" (after %d polls)", calls)
@@ -257,6 +258,45 @@ func (s *Shell) poll(cq verbs.CQ, wcs []verbs.WC, wait time.Duration) (got, call
 		}
 	}
 	return got, calls, nil
+}
+
+// retire updates the queue counts of the QPs whose completions were polled:
+// a receive completion retires one receive (of the QP, or of its SRQ); a
+// send completion retires its WR and every unsignaled one posted before it.
+// An error completion's opcode is not defined, so its wr_id tells which
+// queue it came from.
+func (s *Shell) retire(cq *object, wcs []verbs.WC) {
+	for _, wc := range wcs {
+		var qp *object
+		for _, o := range s.h.ofKind(kQP) {
+			if o.qp.Num() == wc.QPNum && o.dev == cq.dev && (o.sendCQ == cq || o.recvCQ == cq) {
+				qp = o
+				break
+			}
+		}
+		if qp == nil {
+			continue
+		}
+		isSend := !wc.Opcode.IsRecv()
+		at := -1
+		for i, id := range qp.sent {
+			if id == wc.WRID {
+				at = i
+				break
+			}
+		}
+		if wc.Status != verbs.WCSuccess {
+			isSend = at >= 0 && qp.sendCQ == cq
+		}
+		switch {
+		case isSend && at >= 0:
+			qp.sent = qp.sent[at+1:]
+		case !isSend && qp.srqObj != nil:
+			qp.srqObj.recvs = max(0, qp.srqObj.recvs-1)
+		case !isSend:
+			qp.recvs = max(0, qp.recvs-1)
+		}
+	}
 }
 
 // whyNoCompletion says why a poll came back empty.

@@ -60,6 +60,7 @@ func cmdPostRecv(c *call) error {
 	}
 	n, err := o.qp.PostRecv(wrs)
 	postResult(c, "ibv_post_recv", o, wrs, n, err, lines)
+	o.recvs += min(n, len(wrs))
 	return err
 }
 
@@ -74,6 +75,7 @@ func cmdPostSRQRecv(c *call) error {
 	}
 	n, err := o.srq.PostRecv(wrs)
 	postResult(c, "ibv_post_srq_recv", o, wrs, n, err, lines)
+	o.recvs += min(n, len(wrs))
 	return err
 }
 
@@ -227,6 +229,9 @@ func cmdPostSend(c *call) error {
 	}
 	posted, err := o.qp.PostSend(wrs)
 	postResult(c, "ibv_post_send", o, wrs, posted, err, lines)
+	for _, w := range wrs[:min(posted, len(wrs))] {
+		o.sent = append(o.sent, w.WRID)
+	}
 	for _, note := range notes {
 		c.line("note: %s", note)
 	}

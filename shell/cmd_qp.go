@@ -52,7 +52,11 @@ func cmdCreateQP(c *call) error {
 	if err != nil {
 		return err
 	}
-	o := c.s.h.add(&object{kind: kQP, qp: qp, parent: pd, dev: pd.dev, qpType: typ, sendCQ: scq, recvCQ: rcq, srqObj: srq})
+	o := c.s.h.add(&object{kind: kQP, qp: qp, parent: pd, dev: pd.dev, qpType: typ, sendCQ: scq, recvCQ: rcq, srqObj: srq,
+		sqDepth: capa.MaxSendWR, rqDepth: capa.MaxRecvWR})
+	if a, _, err := qp.Query(verbs.AttrCap); err == nil && a.Cap.MaxSendWR > 0 {
+		o.sqDepth, o.rqDepth = a.Cap.MaxSendWR, a.Cap.MaxRecvWR // what the device gave
+	}
 	c.created(o)
 	c.verb(pathControl, "ibv_create_qp(%s, qp_type=%s, send_cq=%s, recv_cq=%s, srq=%s, sq_sig_all=%d) → %s",
 		c.s.hn(pd), typ, scq.name, rcq.name, srqName, b2i(attr.SQSigAll), c.s.hn(o))
@@ -292,6 +296,9 @@ func modifyQP(c *call, o *object, sameAs bool) error {
 		if result == "errno 0" {
 			result = "error"
 		}
+	}
+	if err == nil && mask&verbs.AttrState != 0 && attr.State == verbs.QPSReset {
+		o.sent, o.recvs = nil, 0 // RESET empties the queues without completions
 	}
 	c.verb(pathControl, "ibv_modify_qp(%s, &attr, %s) = %s", c.s.hn(o), mask, result)
 	c.line("attr: %s", strings.Join(desc, " "))
@@ -535,7 +542,10 @@ func cmdCreateSRQ(c *call) error {
 	if err != nil {
 		return err
 	}
-	o := c.s.h.add(&object{kind: kSRQ, srq: srq, parent: pd, dev: pd.dev})
+	o := c.s.h.add(&object{kind: kSRQ, srq: srq, parent: pd, dev: pd.dev, rqDepth: a.MaxWR})
+	if q, err := srq.Query(); err == nil && q.MaxWR > 0 {
+		o.rqDepth = q.MaxWR
+	}
 	c.created(o)
 	c.verb(pathControl, "ibv_create_srq(%s, max_wr=%d, max_sge=%d, srq_limit=%d) → %s", c.s.hn(pd), a.MaxWR, a.MaxSGE, a.SRQLimit, c.s.hn(o))
 	return nil
@@ -565,6 +575,9 @@ func cmdModifySRQ(c *call) error {
 	}
 	if err := o.srq.Modify(a, mask); err != nil {
 		return err
+	}
+	if q, err := o.srq.Query(); err == nil && q.MaxWR > 0 {
+		o.rqDepth = q.MaxWR
 	}
 	c.verb(pathControl, "ibv_modify_srq(%s, max_wr=%d srq_limit=%d, %s) = 0", c.s.hn(o), a.MaxWR, a.SRQLimit, mask)
 	return nil

@@ -11,9 +11,14 @@ import (
 
 // tracer collects the packets a PacketObserver reports, to print them after
 // the command that caused them and, optionally, to write them to a pcap file.
+type traced struct {
+	seq  uint64
+	line string
+}
+
 type tracer struct {
 	mu     sync.Mutex // the observer may call from a driver's goroutine
-	lines  []string
+	events []traced
 	cancel func()
 	pcap   *pcapWriter
 	seen   map[uint64]bool
@@ -75,20 +80,31 @@ func deviceAddr(d verbs.Device, i int) netip.Addr {
 func (t *tracer) observe(p verbs.PacketEvent) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.lines = append(t.lines, fmt.Sprintf("wire #%d t=%s %s → %s %s: %s", p.Seq, p.Time, p.From, p.To, p.Summary, p.Verdict))
+	t.events = append(t.events, traced{p.Seq, fmt.Sprintf("wire #%d t=%s %s → %s %s: %s", p.Seq, p.Time, p.From, p.To, p.Summary, p.Verdict)})
 	if t.pcap != nil && !t.seen[p.Seq] && len(p.Bytes) > 0 {
 		t.seen[p.Seq] = true
 		t.pcap.packet(p, t.addrs[p.From], t.addrs[p.To])
 	}
 }
 
-// drain returns the packet lines since the last drain.
+// drain returns the packet lines since the last drain: one per packet,
+// its latest event (sent, then delivered or dropped), so a packet that was
+// sent and delivered during one command shows once, as delivered.
 func (t *tracer) drain() []string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	l := t.lines
-	t.lines = nil
-	return l
+	last := map[uint64]int{}
+	for i, e := range t.events {
+		last[e.seq] = i
+	}
+	var out []string
+	for i, e := range t.events {
+		if last[e.seq] == i {
+			out = append(out, e.line)
+		}
+	}
+	t.events = nil
+	return out
 }
 
 func (t *tracer) stop() error {

@@ -58,11 +58,15 @@ func (s *Shell) liveView(c *call) {
 				continue
 			}
 			cur := qpSnap{state: attr.State}
-			var in verbs.QPInternals
+			var queues string
 			if insp != nil {
-				if in, err = insp.InspectQP(o.qp); err == nil {
+				if in, err := insp.InspectQP(o.qp); err == nil {
 					cur.sq, cur.rq, cur.insp = len(in.SQ), len(in.RQ), true
+					queues = qpQueues(o, in)
 				}
+			} else {
+				cur.sq, cur.rq, cur.insp = len(o.sent), o.recvs, true
+				queues = countedQueues(o)
 			}
 			prev, seen := s.snap.qp[o]
 			s.snap.qp[o] = cur
@@ -76,7 +80,7 @@ func (s *Shell) liveView(c *call) {
 				}
 			}
 			if cur.insp && (!seen || prev.sq != cur.sq || prev.rq != cur.rq) {
-				c.out.add(qpQueues(o, in))
+				c.out.add(queues)
 			}
 		case kCQ:
 			if insp == nil {
@@ -94,12 +98,12 @@ func (s *Shell) liveView(c *call) {
 			}
 			c.out.add(cqLine(o, in, prev.used, seen))
 		case kSRQ:
-			if insp == nil {
-				continue
-			}
-			in, err := insp.InspectSRQ(o.srq)
-			if err != nil {
-				continue
+			in := verbs.SRQInternals{Depth: o.rqDepth, Used: o.recvs}
+			if insp != nil {
+				var err error
+				if in, err = insp.InspectSRQ(o.srq); err != nil {
+					continue
+				}
 			}
 			prev, seen := s.snap.srq[o]
 			s.snap.srq[o] = in.Used
@@ -155,6 +159,17 @@ func qpQueues(o *object, in verbs.QPInternals) string {
 		rq = "RQ from " + o.srqObj.name
 	}
 	return fmt.Sprintf("%s SQ %d/%d %s", o.name, len(in.SQ), in.SQDepth, rq)
+}
+
+// countedQueues is qpQueues where the backend cannot be inspected: the
+// occupancy as the application counts it, from what it posted and the
+// completions it polled.
+func countedQueues(o *object) string {
+	rq := fmt.Sprintf("RQ %d/%d", o.recvs, o.rqDepth)
+	if o.srqObj != nil {
+		rq = "RQ from " + o.srqObj.name
+	}
+	return fmt.Sprintf("%s SQ %d/%d %s", o.name, len(o.sent), o.sqDepth, rq)
 }
 
 func cqLine(o *object, in verbs.CQInternals, prevUsed int, seen bool) string {
@@ -241,6 +256,8 @@ func (s *Shell) draw(o *object, detail bool) string {
 					add("%s", wqeTable(in.Queue))
 				}
 			}
+		} else {
+			add("%s", srqLine(o, verbs.SRQInternals{Depth: o.rqDepth, Used: o.recvs}))
 		}
 	case kQP:
 		attr, _, err := o.qp.Query(verbs.AttrState)
@@ -254,8 +271,9 @@ func (s *Shell) draw(o *object, detail bool) string {
 				s.handleOf(o.sendCQ), s.handleOf(o.recvCQ), s.handleOf(o.srqObj))
 		}
 		if insp == nil {
+			add("%s", countedQueues(o))
 			if detail {
-				add("(queue contents are not visible on real hardware: the %s backend does not show them)", s.prov.Name())
+				add("(counted by vsh from the posts and the polled completions: the %s backend does not show its queues)", s.prov.Name())
 			}
 			break
 		}

@@ -6,6 +6,8 @@
 //	vsh < lesson.vsh          the same, from stdin
 //	vsh --backend ibverbs     real verbs (rxe, ConnectX) through libibverbs
 //
+// main is the only place that names the backends (verbs/sim and
+// verbs/ibverbs, whose stub without cgo says how to build the real one).
 // main only wires: flags, the backend, then the shell. Nothing below it
 // exits the process.
 package main
@@ -23,6 +25,7 @@ import (
 
 	"github.com/vsh-rdma/vsh/shell"
 	"github.com/vsh-rdma/vsh/verbs"
+	"github.com/vsh-rdma/vsh/verbs/ibverbs"
 	"github.com/vsh-rdma/vsh/verbs/sim"
 )
 
@@ -33,10 +36,6 @@ var version = ""
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
-
-// openIBVerbs opens the real backend. It is nil unless a file built with
-// the ibverbs tag (Linux, cgo, libibverbs headers) sets it.
-var openIBVerbs func() (verbs.Provider, error)
 
 const usage = `usage: vsh [flags]            interactive on a terminal; otherwise reads a script from stdin
        vsh [flags] -f FILE    run a script (.vsh) or a notebook's vsh blocks (.md)
@@ -99,17 +98,34 @@ func run(argv []string, stdin *os.File, stdout, stderr io.Writer) int {
 		open = func() (verbs.Provider, error) { return sim.New(sim.Config{Devices: n, Seed: s}), nil }
 		desc = fmt.Sprintf("sim (%d device%s, seed %d)", n, map[bool]string{true: "", false: "s"}[n == 1], s)
 	case "ibverbs":
-		if openIBVerbs == nil {
+		// Try it once here, to explain the two ways it fails before a session.
+		p, err := ibverbs.New()
+		switch {
+		case errors.Is(err, ibverbs.ErrBackendDisabled):
 			fmt.Fprint(stderr, "vsh: the ibverbs backend is not built into this vsh.\n"+
 				"It talks to real RDMA devices (soft-RoCE rxe, ConnectX) through libibverbs, so it needs Linux, cgo and\n"+
 				"libibverbs' headers. On Debian or Ubuntu: sudo apt-get install libibverbs-dev rdma-core ibverbs-providers,\n"+
 				"then build with the ibverbs tag: make build (adds it when the headers are there), or\n"+
-				"CGO_ENABLED=1 go build -tags ibverbs ./cmd/vsh. For a soft-RoCE device: sudo rdma link add rxe0 type rxe netdev eth0,\n"+
-				"or make lab for a VM that has one. Until then, --backend sim runs everything on the simulator.\n")
+				"CGO_ENABLED=1 go build -tags ibverbs ./cmd/vsh. Until then, --backend sim runs everything on the simulator.\n")
 			return 2
+		case errors.Is(err, ibverbs.ErrNoDevices):
+			fmt.Fprint(stderr, "vsh: libibverbs lists no RDMA device.\n"+
+				"Create a soft-RoCE one on a network interface: sudo modprobe rdma_rxe; sudo rdma link add rxe0 type rxe netdev eth0\n"+
+				"(ibv_devices should then list rxe0), or run make lab for a VM that has one.\n")
+			return 1
+		case err != nil:
+			fmt.Fprintf(stderr, "vsh: %v\n", err)
+			return 1
 		}
-		open = openIBVerbs
-		desc = "ibverbs"
+		first := true
+		open = func() (verbs.Provider, error) {
+			if first {
+				first = false
+				return p, nil
+			}
+			return ibverbs.New()
+		}
+		desc = "ibverbs (libibverbs)"
 	default:
 		fmt.Fprintf(stderr, "vsh: unknown backend %q: sim or ibverbs\n", *backend)
 		return 2
