@@ -66,10 +66,10 @@ type object struct {
 	// What the application has posted and not yet seen complete, as vsh
 	// counts it from posts and polled completions: the queue occupancy
 	// shown where the backend cannot be inspected.
-	sent     []uint64 // QP: wr_ids of posted sends, oldest first
-	recvs    int      // QP or SRQ: posted receives not yet completed
-	sqDepth  int      // QP: the send queue's depth (cap.max_send_wr)
-	rqDepth  int      // QP: receive queue depth; SRQ: max_wr
+	sent    []uint64 // QP: wr_ids of posted sends, oldest first
+	recvs   int      // QP or SRQ: posted receives not yet completed
+	sqDepth int      // QP: the send queue's depth (cap.max_send_wr)
+	rqDepth int      // QP: receive queue depth; SRQ: max_wr
 }
 
 // handles is the session's table of objects.
