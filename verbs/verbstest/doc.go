@@ -47,4 +47,22 @@
 // needs; Env gives them an opened device, helpers that create and clean up
 // objects and walk QPs through their states, and checks (ExpectErrno,
 // ExpectNamesAttr, PollN, Eventually).
+//
+// The data-path scenarios (sc_data_*.go, Needs CapDataPath) connect two QPs
+// on the one device and check every byte moved and every completion field
+// against the suite's own reading of rxe: each legal opcode on RC, UC and UD
+// (opcode/...), each illegal one (opcode/...-refused), each error status from
+// its cause (status/...), the error state and its flush (flush/...), UD's
+// network header, Q_Key and MTU (ud/...), SRQs, completion channels and
+// solicited events, CQ overflow, signaling, inline data, SGE lists,
+// zero-length messages, segmentation, ordering and fences, rd_atomic credits,
+// atomics, UC's silent drops, and — with CapStepper — the retransmit and RNR
+// timers in virtual time. Where real rxe and the IBTA or ConnectX differ
+// (IBV_WC_GRH on every receive, IBV_WC_WITH_IMM on the sender's completion,
+// no IBV_WC_LOC_LEN_ERR, oversized UD "success", send completions that never
+// count as solicited), the scenarios follow rxe and say so in their sources.
+// A retry-exhaustion scenario needs no fault injection: a peer QP moved to
+// RESET drops every packet, as a cut link would, on rxe too. The
+// fault-injection scenarios (sc_data_faults.go, CapFaults) are built with
+// -tags vsh_faults until the simulator implements verbs.FaultInjector.
 package verbstest

@@ -25,7 +25,88 @@ func TestRegistry(t *testing.T) {
 	if control < 80 {
 		t.Errorf("%d control-path scenarios; want at least 80", control)
 	}
+	if data := len(Scenarios()) - control; data < 90 || len(Scenarios()) < 150 {
+		t.Errorf("%d scenarios, %d of them data-path; want at least 150 and 90", len(Scenarios()), data)
+	}
 	t.Logf("%d scenarios, %d control-path", len(Scenarios()), control)
+}
+
+// TestOpcodeTables checks that every (transport, opcode) pair of the
+// opcodes rxe carries is either legal or refused, never both or neither.
+func TestOpcodeTables(t *testing.T) {
+	seen := map[legalOp]string{}
+	for _, c := range legalOps {
+		seen[c] += "legal "
+		if _, ok := sendWCOpcode[c.op]; !ok {
+			t.Errorf("%v: no completion opcode in sendWCOpcode", c.op)
+		}
+	}
+	for _, c := range illegalOps {
+		seen[c] += "illegal "
+	}
+	for _, typ := range qpTypes {
+		for op := verbs.WRRDMAWrite; op <= verbs.WRAtomicFetchAndAdd; op++ {
+			if got := seen[legalOp{typ, op}]; got != "legal " && got != "illegal " {
+				t.Errorf("%v %v is %q in the opcode tables; want exactly one of legal, illegal", typ, op, got)
+			}
+		}
+	}
+}
+
+func TestIPv4Checksum(t *testing.T) {
+	// RFC 1071 style check on a captured header (checksum 0xb861).
+	h := []byte{0x45, 0x00, 0x00, 0x73, 0x00, 0x00, 0x40, 0x00, 0x40, 0x11, 0xb8, 0x61, 0xc0, 0xa8, 0x00, 0x01, 0xc0, 0xa8, 0x00, 0xc7}
+	if got := ipv4Checksum(h); got != 0 {
+		t.Errorf("checksum over a valid header = %#x; want 0", got)
+	}
+	h[10], h[11] = 0, 0
+	if got := ipv4Checksum(h); got != 0xb861 {
+		t.Errorf("checksum with the field zeroed = %#x; want 0xb861", got)
+	}
+}
+
+func TestPatternAndDiff(t *testing.T) {
+	a, b := patterned(300, 1), patterned(300, 1)
+	if countDiff(a, b) != 0 || zero(a) {
+		t.Errorf("patterned is not deterministic or is all zero")
+	}
+	c := patterned(300, 2)
+	if countDiff(a, c) == 0 {
+		t.Errorf("patterns of different seeds are equal")
+	}
+	if countDiff(a, a[:290]) != 10 {
+		t.Errorf("countDiff does not count a length difference")
+	}
+	for i := 1; i < 256; i++ {
+		if a[i] == a[i-1] {
+			t.Errorf("pattern repeats a byte at %d", i)
+		}
+	}
+}
+
+// TestExpectWC checks which fields the completion checks compare.
+func TestExpectWC(t *testing.T) {
+	run := func(f func(e *Env)) []string {
+		return runOne(t, Scenario{Name: "x/y", Source: "test", Run: f}, nil, Options{}.withDefaults(), false)
+	}
+	ok := verbs.WC{WRID: 1, Status: verbs.WCSuccess, Opcode: verbs.WCOpRecv, ByteLen: 5, QPNum: 17, Flags: verbs.WCGRH}
+	if got := run(func(e *Env) { e.expectWC(ok, ok, "same") }); len(got) != 0 {
+		t.Errorf("equal completions reported %q", got)
+	}
+	bad := ok
+	bad.Flags = 0
+	if got := run(func(e *Env) { e.expectWC(bad, ok, "flags") }); len(got) != 1 || !strings.Contains(got[0], "wc_flags") {
+		t.Errorf("a wc_flags difference reported %q", got)
+	}
+	errWC := verbs.WC{WRID: 1, Status: verbs.WCWRFlushErr, QPNum: 17, Opcode: 99, ByteLen: 7}
+	if got := run(func(e *Env) { e.expectWC(errWC, verbs.WC{WRID: 1, Status: verbs.WCWRFlushErr, QPNum: 17}, "flush") }); len(got) != 0 {
+		t.Errorf("an error completion's undefined fields were compared: %q", got)
+	}
+	if got := run(func(e *Env) {
+		e.expectStatuses([]verbs.WC{ok, errWC}, 17, []uint64{1, 1}, []verbs.WCStatus{verbs.WCSuccess, verbs.WCRemOpErr}, "two")
+	}); len(got) != 1 || !strings.Contains(got[0], "status") {
+		t.Errorf("expectStatuses reported %q; want one status difference", got)
+	}
 }
 
 // TestKernelTableFacts pins facts of qp_state_table that are easy to get
