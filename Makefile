@@ -42,3 +42,34 @@ docs:
 
 clean:
 	rm -rf bin
+
+# ---- The soft-RoCE lab: cmd/rxe-lab, docs/lab.md -----------------------------
+# make lab        an interactive session on kernel soft-RoCE (rxe0) in a QEMU guest:
+#                 vsh --backend ibverbs once bin/vsh has that backend, else bash
+# make test-lab   the lab's own tests (boot real guests; rdma-core's pingpongs in them)
+# LAB_CACHE=DIR   the lab's cache (default $VSH_LAB_CACHE, else ~/.cache/vsh-lab)
+# Both run `rxe-lab setup` first: it installs what the lab needs (apt-get, as root)
+# and prepares the guest once; later runs find everything cached.
+LAB_CACHE ?=
+RXE_LAB   := bin/rxe-lab
+LAB_ENV   := $(if $(LAB_CACHE),VSH_LAB_CACHE=$(abspath $(LAB_CACHE)))
+
+.PHONY: rxe-lab lab-setup lab test-lab
+
+rxe-lab:
+	$(GO) build -o $(RXE_LAB) ./cmd/rxe-lab
+
+lab-setup: rxe-lab
+	$(LAB_ENV) $(RXE_LAB) setup
+
+lab: lab-setup
+	@if [ -d cmd/vsh ]; then \
+	  tags=$$([ "$(CGO)" = 1 ] && [ -f /usr/include/infiniband/verbs.h ] && echo ibverbs); \
+	  echo "$(GO) build $${tags:+-tags $$tags} -o bin/vsh ./cmd/vsh"; \
+	  $(GO) build $${tags:+-tags $$tags} -o bin/vsh ./cmd/vsh || \
+	    echo "make lab: bin/vsh did not build; the lab starts a shell instead"; \
+	fi
+	$(LAB_ENV) $(RXE_LAB) shell
+
+test-lab: lab-setup
+	$(LAB_ENV) RXE_LAB_BIN=$(abspath $(RXE_LAB)) $(GO) test -tags lab -count=1 -v -timeout 30m ./cmd/rxe-lab/

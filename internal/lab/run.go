@@ -1,0 +1,671 @@
+package lab
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Exit statuses of rxe-lab itself (the others are the command's own).
+const (
+	StatusTimeout     = 124 // the run hit its timeout; the guest was stopped
+	StatusLabError    = 125 // the lab could not run the command
+	StatusInterrupted = 130 // stopped by a signal or Ctrl-] (the CLI uses 128+signal)
+)
+
+// Options configure a Lab. Zero values mean the defaults.
+type Options struct {
+	CacheDir      string        // default DefaultCacheDir()
+	Accel         string        // auto (default), kvm, tcg, or a list such as kvm,tcg
+	MemoryMiB     int           // guest memory, default 2048
+	CPUs          int           // guest CPUs, default min(host CPUs, 4)
+	MTU           int           // MTU of rxenet0, default 1500 (rxe active_mtu 1024)
+	BootTimeout   time.Duration // the last accelerator's limit to reach rxe0 ready, default 120 s
+	FallbackAfter time.Duration // an earlier accelerator's limit before falling back, default 30 s
+	Verbose       bool          // stream the guest's console to Log
+	Quiet         bool          // no progress lines on Log
+	Log           io.Writer     // progress lines, default os.Stderr
+	ConsoleLog    string        // also write the guest's console to this file
+	QEMU          string        // default qemu-system-x86_64
+}
+
+// Lab runs commands in soft-RoCE guests. It is safe for concurrent use;
+// every run boots its own guest.
+type Lab struct {
+	o        Options
+	st       *State
+	qemu     string
+	accels   []string
+	accelWhy string
+}
+
+// Open checks that the lab is set up in the cache directory, rebuilding the
+// initramfs if this rxe-lab needs another one (that needs no root), and
+// chooses the accelerators.
+func Open(ctx context.Context, o Options) (*Lab, error) {
+	if o.CacheDir == "" {
+		d, err := DefaultCacheDir()
+		if err != nil {
+			return nil, err
+		}
+		o.CacheDir = d
+	}
+	if o.Accel == "" {
+		o.Accel = os.Getenv(EnvAccel)
+	}
+	if o.MemoryMiB == 0 {
+		o.MemoryMiB = 2048
+	}
+	if o.CPUs == 0 {
+		o.CPUs = min(runtime.NumCPU(), 4)
+	}
+	if o.MTU == 0 {
+		o.MTU = 1500
+	}
+	if o.BootTimeout == 0 {
+		o.BootTimeout = 120 * time.Second
+	}
+	if o.FallbackAfter == 0 {
+		o.FallbackAfter = 30 * time.Second
+	}
+	if o.Log == nil {
+		o.Log = os.Stderr
+	}
+	if o.QEMU == "" {
+		o.QEMU = "qemu-system-x86_64"
+	}
+	if o.MTU < 256 || o.MTU > 9000 {
+		return nil, fmt.Errorf("--mtu %d: want 256-9000 (1500 gives active_mtu 1024, 4200 or more gives 4096)", o.MTU)
+	}
+	if o.MemoryMiB < 256 {
+		return nil, fmt.Errorf("--mem %d: want at least 256 MiB", o.MemoryMiB)
+	}
+	l := &Lab{o: o}
+	st, err := loadState(o.CacheDir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, errNotSetUp(o.CacheDir, "no lab.json")
+	}
+	if err != nil {
+		return nil, err
+	}
+	var quiet io.Writer = io.Discard
+	if o.Verbose {
+		quiet = o.Log
+	}
+	old := *st
+	if err := ensureKernel(ctx, o.CacheDir, st, "", false, nil, quiet); err != nil {
+		return nil, err
+	}
+	if err := ensureInitramfs(o.CacheDir, st, false, quiet); err != nil {
+		return nil, err
+	}
+	if st.InitramfsHash != old.InitramfsHash {
+		if err := saveState(o.CacheDir, st); err != nil {
+			return nil, err
+		}
+	}
+	l.st = st
+	if l.qemu, err = exec.LookPath(o.QEMU); err != nil {
+		return nil, fmt.Errorf("%s not found: run rxe-lab setup (it installs qemu-system-x86)", o.QEMU)
+	}
+	if l.accels, l.accelWhy, err = chooseAccel(o.Accel, probeHost()); err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+// State returns what setup left in the cache.
+func (l *Lab) State() State { return *l.st }
+
+// Accelerators returns the accelerators a run tries, in order, and why.
+func (l *Lab) Accelerators() ([]string, string) { return l.accels, l.accelWhy }
+
+// RunSpec is one command to run in a guest.
+type RunSpec struct {
+	Args    []string  // the command and its arguments; found through the guest's PATH
+	Dir     string    // its working directory, shared read-write; default the current directory
+	Env     []string  // NAME (pass the host's value) or NAME=VALUE, on top of the defaults
+	Shares  []Share   // more host directories to share at the same path
+	Stdin   io.Reader // nil: the command reads /dev/null (non-TTY) or nothing (TTY)
+	Stdout  io.Writer // the command's output (TTY: the terminal's)
+	Stderr  io.Writer
+	TTY     bool          // run the command on a terminal (hvc0) as its session leader
+	Rows    int           // the terminal's initial size when Stdout is not a terminal
+	Cols    int           //
+	Timeout time.Duration // 0: none; else the whole run, boot included
+	// Escape, with TTY and a terminal on Stdin: Ctrl-] stops the guest.
+	Escape bool
+}
+
+// Result says how a run went.
+type Result struct {
+	Status      int           // the command's exit status, or StatusTimeout, StatusLabError, StatusInterrupted
+	Accel       string        // the accelerator of the guest that ran (or last tried)
+	Boot        time.Duration // from QEMU's start to the guest's init
+	Ready       time.Duration // from QEMU's start to rxe0 ready
+	GuestUptime float64       // the guest's uptime at ready, seconds
+	Total       time.Duration // the whole run, fallbacks included
+}
+
+// ErrTimeout is the cause of a run that hit its timeout.
+var ErrTimeout = errors.New("timed out")
+
+// errEscape is the cause of a run stopped with Ctrl-].
+var errEscape = errors.New("stopped with Ctrl-]")
+
+// bootError is a guest that did not come up; the next accelerator may.
+type bootError struct{ msg string }
+
+func (e *bootError) Error() string { return e.msg }
+
+func (l *Lab) logf(format string, a ...any) {
+	if !l.o.Quiet {
+		fmt.Fprintf(l.o.Log, "rxe-lab: "+format+"\n", a...)
+	}
+}
+
+// Run boots a guest, runs spec.Args in it and returns its exit status. A
+// non-nil error means the command did not run to its end (the lab failed,
+// the run timed out or ctx was cancelled); Result.Status then says so too.
+func (l *Lab) Run(ctx context.Context, spec RunSpec) (Result, error) {
+	start := time.Now()
+	res := Result{Status: StatusLabError}
+	if len(spec.Args) == 0 {
+		return res, errors.New("no command to run")
+	}
+	dir := spec.Dir
+	if dir == "" {
+		var err error
+		if dir, err = os.Getwd(); err != nil {
+			return res, fmt.Errorf("current directory: %w", err)
+		}
+	}
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return res, err
+	}
+	realDir, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return res, fmt.Errorf("working directory: %w", err)
+	}
+	shares, err := planShares(realDir, spec.Shares, spec.Args[0], filepath.EvalSymlinks)
+	if err != nil {
+		return res, err
+	}
+	env, err := guestEnv(hostEnviron(), spec.Env, spec.TTY)
+	if err != nil {
+		return res, err
+	}
+	args := spec.Args
+	if strings.Contains(args[0], "=") { // env(1) would take it for an assignment
+		args = append([]string{"/bin/sh", "-c", `exec "$0" "$@"`}, args...)
+	}
+	g := GuestSpec{Args: args, Dir: realDir, Env: env, Shares: shares, MTU: l.o.MTU,
+		Stdin: spec.Stdin != nil && !spec.TTY, TTY: spec.TTY, Rows: 24, Cols: 80}
+	if spec.TTY {
+		g.Rows, g.Cols = l.initialSize(spec)
+	}
+	if spec.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, spec.Timeout, ErrTimeout)
+		defer cancel()
+	}
+	for i, accel := range l.accels {
+		last := i == len(l.accels)-1
+		limit := l.o.BootTimeout
+		if !last {
+			limit = l.o.FallbackAfter
+		}
+		if i == 0 {
+			l.logf("booting kernel %s with %s (%s)", l.st.KernelRelease, AccelName(accel), l.accelWhy)
+		}
+		res, err = l.boot(ctx, g, spec, accel, limit)
+		res.Total = time.Since(start)
+		var be *bootError
+		if errors.As(err, &be) && !last && ctx.Err() == nil {
+			l.logf("%s guest did not come up (%v); falling back to %s", AccelName(accel), err, AccelName(l.accels[i+1]))
+			continue
+		}
+		return res, err
+	}
+	return res, errors.New("no accelerator to try")
+}
+
+func (l *Lab) initialSize(spec RunSpec) (int, int) {
+	rows, cols := spec.Rows, spec.Cols
+	for _, x := range []any{spec.Stdout, spec.Stdin} {
+		if f, ok := x.(*os.File); ok && rows == 0 {
+			if r, c, err := termSize(int(f.Fd())); err == nil && r > 0 && c > 0 {
+				rows, cols = r, c
+			}
+		}
+	}
+	if rows <= 0 || cols <= 0 {
+		rows, cols = 24, 80
+	}
+	return rows, cols
+}
+
+// boot runs one guest with one accelerator.
+func (l *Lab) boot(ctx context.Context, g GuestSpec, spec RunSpec, accel string, bootLimit time.Duration) (Result, error) {
+	res := Result{Status: StatusLabError, Accel: accel}
+	base := os.TempDir()
+	if len(base) > 60 { // Unix socket paths must stay under 108 bytes
+		base = "/tmp"
+	}
+	runDir, err := os.MkdirTemp(base, "rxe-lab-")
+	if err != nil {
+		return res, fmt.Errorf("creating the run directory: %w", err)
+	}
+	defer os.RemoveAll(runDir)
+	if err := os.WriteFile(filepath.Join(runDir, "stage2.sh"), []byte(stage2Script(g)), 0o644); err != nil {
+		return res, err
+	}
+	channels := []string{"vsh.ctl"}
+	if g.TTY {
+		channels = append(channels, "vsh.tty")
+	} else {
+		channels = append(channels, "vsh.out", "vsh.err")
+		if g.Stdin {
+			channels = append(channels, "vsh.in")
+		}
+	}
+	all := append([]string{"console"}, channels...)
+	lns := map[string]*net.UnixListener{}
+	defer func() {
+		for _, ln := range lns {
+			ln.Close()
+		}
+	}()
+	for _, ch := range all {
+		ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: sockPath(runDir, ch), Net: "unix"})
+		if err != nil {
+			return res, fmt.Errorf("listening for QEMU's %s channel: %w", ch, err)
+		}
+		lns[ch] = ln
+	}
+
+	console := newRing(256 << 10)
+	var consoleOut io.Writer = console
+	if l.o.ConsoleLog != "" {
+		f, err := os.Create(l.o.ConsoleLog)
+		if err != nil {
+			return res, fmt.Errorf("--console-log: %w", err)
+		}
+		defer f.Close()
+		consoleOut = io.MultiWriter(consoleOut, f)
+	}
+	if l.o.Verbose {
+		consoleOut = io.MultiWriter(consoleOut, l.o.Log)
+	}
+
+	name := fmt.Sprintf("rxe-lab-%d-%s", os.Getpid(), filepath.Base(runDir))
+	argv := qemuArgs(qemuConfig{Accel: accel, MemoryMiB: l.o.MemoryMiB, CPUs: l.o.CPUs,
+		Kernel: filepath.Join(l.o.CacheDir, l.st.Kernel), Initrd: filepath.Join(l.o.CacheDir, l.st.Initramfs),
+		Append: kernelAppend(l.o.Verbose), Name: name, SockDir: runDir, Channels: channels,
+		RunDir: runDir, Shares: g.Shares})
+	cmd := exec.Command(l.qemu, argv...)
+	qemuOut := newRing(64 << 10)
+	cmd.Stdout, cmd.Stderr = qemuOut, qemuOut
+	cmd.SysProcAttr = qemuProcAttr()
+	t0 := time.Now()
+	// Linux sends the parent-death signal when the thread that started the
+	// child ends, not the process: start and wait for QEMU on a locked
+	// thread, which the runtime keeps until QEMU is gone.
+	qemuDone := make(chan struct{})
+	var qemuErr error
+	started := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread()
+		err := cmd.Start()
+		started <- err
+		if err == nil {
+			qemuErr = cmd.Wait()
+		}
+		close(qemuDone)
+	}()
+	if err := <-started; err != nil {
+		return res, fmt.Errorf("starting %s: %w", l.qemu, err)
+	}
+	stopQemu := func() {
+		select {
+		case <-qemuDone:
+		default:
+			killQemu(cmd)
+			<-qemuDone
+		}
+	}
+	defer stopQemu()
+	tail := func() string {
+		var b strings.Builder
+		if s := strings.TrimSpace(qemuOut.String()); s != "" {
+			fmt.Fprintf(&b, "\nQEMU said:\n%s", indent(s))
+		}
+		if s := console.Tail(25); s != "" {
+			fmt.Fprintf(&b, "\nlast lines of the guest console:\n%s", indent(s))
+		}
+		return b.String()
+	}
+
+	// QEMU connects to every channel's socket as it starts.
+	conns := map[string]net.Conn{}
+	defer func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	}()
+	type accepted struct {
+		ch  string
+		c   net.Conn
+		err error
+	}
+	acc := make(chan accepted, len(all))
+	for ch, ln := range lns {
+		go func() { c, err := ln.Accept(); acc <- accepted{ch, c, err} }()
+	}
+	connectLimit := time.NewTimer(30 * time.Second)
+	defer connectLimit.Stop()
+	for len(conns) < len(all) {
+		select {
+		case a := <-acc:
+			if a.err != nil {
+				return res, fmt.Errorf("accepting QEMU's %s channel: %w", a.ch, a.err)
+			}
+			conns[a.ch] = a.c
+		case <-qemuDone:
+			return res, &bootError{fmt.Sprintf("QEMU (%s) exited at start: %v%s", AccelName(accel), qemuErr, tail())}
+		case <-connectLimit.C:
+			return res, fmt.Errorf("QEMU did not connect its channels within 30 s%s", tail())
+		case <-ctx.Done():
+			return l.cancelled(ctx, res)
+		}
+	}
+	for _, ln := range lns {
+		ln.Close()
+	}
+
+	var outputs sync.WaitGroup
+	copyOut := func(w io.Writer, c net.Conn) {
+		if w == nil {
+			w = io.Discard
+		}
+		outputs.Add(1)
+		go func() {
+			defer outputs.Done()
+			if _, err := io.Copy(w, c); err != nil {
+				io.Copy(io.Discard, c) // keep the guest from blocking on a full port
+			}
+		}()
+	}
+	copyOut(consoleOut, conns["console"])
+	if g.TTY {
+		copyOut(spec.Stdout, conns["vsh.tty"])
+	} else {
+		copyOut(spec.Stdout, conns["vsh.out"])
+		copyOut(spec.Stderr, conns["vsh.err"])
+	}
+	msgs := make(chan Msg, 16)
+	go func() {
+		defer close(msgs)
+		sc := bufio.NewScanner(conns["vsh.ctl"])
+		for sc.Scan() {
+			if m, err := ParseMsg(sc.Text()); err == nil {
+				msgs <- m
+			}
+		}
+	}()
+
+	// The terminal, for TTY runs on a terminal.
+	var inFile *os.File
+	if f, ok := spec.Stdin.(*os.File); ok {
+		inFile = f
+	}
+	onTerm := g.TTY && inFile != nil && isTerminal(int(inFile.Fd()))
+	var raw *termState
+	defer func() {
+		if raw != nil {
+			raw.restore()
+		}
+	}()
+	winch := make(chan os.Signal, 1)
+	if onTerm {
+		notifyWinch(winch)
+		defer signalStop(winch)
+	}
+	stopInput := make(chan struct{})
+	var inputDone sync.WaitGroup
+	defer func() { close(stopInput); inputDone.Wait() }()
+	escCtx, escape := context.WithCancelCause(ctx)
+	defer escape(nil)
+
+	status := -1
+	up, ready := false, false
+	failMsg := ""
+	phase := time.NewTimer(bootLimit)
+	defer phase.Stop()
+	var exited <-chan time.Time
+	handle := func(m Msg) {
+		switch m.Kind {
+		case MsgUp:
+			up = true
+			res.Boot = time.Since(t0)
+			phase.Reset(60 * time.Second)
+		case MsgReady:
+			ready = true
+			res.Ready = time.Since(t0)
+			res.GuestUptime = m.Uptime
+			phase.Stop()
+			l.logf("%s guest up in %.1f s, %s ready in %.1f s (guest uptime %.2f s)",
+				AccelName(accel), res.Boot.Seconds(), GuestDevice, res.Ready.Seconds(), m.Uptime)
+			if onTerm {
+				if r, err := makeRaw(int(inFile.Fd())); err == nil {
+					raw = r
+				}
+				// The terminal may have been resized while the guest booted.
+				if r, c, err := termSize(int(inFile.Fd())); err == nil && r > 0 && c > 0 && (r != g.Rows || c != g.Cols) {
+					fmt.Fprintf(conns["vsh.ctl"], "%s\n", Msg{Kind: MsgWinsize, Rows: r, Cols: c})
+				}
+			}
+			var in net.Conn
+			switch {
+			case g.TTY && spec.Stdin != nil:
+				in = conns["vsh.tty"]
+			case g.Stdin:
+				in = conns["vsh.in"]
+			}
+			if in != nil {
+				inputDone.Add(1)
+				go func() {
+					defer inputDone.Done()
+					forwardInput(spec.Stdin, in, stopInput, !g.TTY, onTerm && spec.Escape, func() { escape(errEscape) })
+				}()
+			}
+		case MsgFail:
+			failMsg = m.Text
+		case MsgExit:
+			status = m.Status
+			exited = time.After(15 * time.Second) // powering off
+		}
+	}
+loop:
+	for {
+		select {
+		case m, ok := <-msgs:
+			if !ok {
+				msgs = nil
+				continue
+			}
+			handle(m)
+		case <-qemuDone:
+			break loop
+		case <-exited:
+			break loop // it said its status but did not power off
+		case <-phase.C:
+			stopQemu()
+			if !up {
+				return res, &bootError{fmt.Sprintf("the %s guest did not reach its init within %s%s",
+					AccelName(accel), bootLimit, tail())}
+			}
+			return res, fmt.Errorf("the guest's init ran but %s was not ready within 60 s%s", GuestDevice, tail())
+		case <-winch:
+			if r, c, err := termSize(int(inFile.Fd())); err == nil && ready {
+				fmt.Fprintf(conns["vsh.ctl"], "%s\n", Msg{Kind: MsgWinsize, Rows: r, Cols: c})
+			}
+		case <-escCtx.Done():
+			stopQemu()
+			if raw != nil {
+				raw.restore()
+				raw = nil
+			}
+			return l.cancelled(escCtx, res)
+		}
+	}
+	stopQemu()
+	if raw != nil {
+		raw.restore()
+		raw = nil
+	}
+	// QEMU is gone, so every channel ends; read what is left.
+	if msgs != nil {
+		drain := time.After(5 * time.Second)
+	drainLoop:
+		for {
+			select {
+			case m, ok := <-msgs:
+				if !ok {
+					break drainLoop
+				}
+				handle(m)
+			case <-drain:
+				break drainLoop
+			}
+		}
+	}
+	outputs.Wait()
+	switch {
+	case status >= 0:
+		res.Status = status
+		return res, nil
+	case failMsg != "":
+		return res, fmt.Errorf("the guest could not set up the lab: %s%s", failMsg, tail())
+	case !up:
+		return res, &bootError{fmt.Sprintf("the %s guest stopped before its init ran (QEMU: %v)%s", AccelName(accel), exitText(qemuErr), tail())}
+	}
+	return res, fmt.Errorf("the guest stopped without reporting the command's exit status (QEMU: %s)%s", exitText(qemuErr), tail())
+}
+
+func (l *Lab) cancelled(ctx context.Context, res Result) (Result, error) {
+	cause := context.Cause(ctx)
+	if errors.Is(cause, ErrTimeout) {
+		res.Status = StatusTimeout
+		return res, fmt.Errorf("the run timed out; the guest was stopped")
+	}
+	res.Status = StatusInterrupted
+	return res, fmt.Errorf("%v; the guest was stopped", cause)
+}
+
+func exitText(err error) string {
+	if err == nil {
+		return "exit status 0"
+	}
+	return err.Error()
+}
+
+func indent(s string) string {
+	return "    " + strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n    ")
+}
+
+// forwardInput copies src to the guest until src ends or stop closes. A
+// file is polled, so that the copy stops without waiting for a keystroke.
+// At the end of src, closeWrite half-closes the channel: the guest reads EOF.
+// With escape, a Ctrl-] byte calls onEscape instead of being sent.
+func forwardInput(src io.Reader, dst net.Conn, stop <-chan struct{}, closeWrite, escape bool, onEscape func()) {
+	buf := make([]byte, 32<<10)
+	f, isFile := src.(*os.File)
+	for {
+		select {
+		case <-stop:
+			return
+		default:
+		}
+		if isFile {
+			ok, err := waitReadable(int(f.Fd()), 100*time.Millisecond)
+			if err != nil {
+				return
+			}
+			if !ok {
+				continue
+			}
+		}
+		n, err := src.Read(buf)
+		if n > 0 {
+			data := buf[:n]
+			if escape {
+				if i := strings.IndexByte(string(data), 0x1d); i >= 0 {
+					dst.Write(data[:i])
+					onEscape()
+					return
+				}
+			}
+			if _, werr := dst.Write(data); werr != nil {
+				return
+			}
+		}
+		if err != nil {
+			if closeWrite {
+				if uc, ok := dst.(*net.UnixConn); ok {
+					uc.CloseWrite()
+				}
+			}
+			return
+		}
+	}
+}
+
+// ring keeps the last bytes written to it.
+type ring struct {
+	mu  sync.Mutex
+	max int
+	buf []byte
+}
+
+func newRing(max int) *ring { return &ring{max: max} }
+
+func (r *ring) Write(p []byte) (int, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.buf = append(r.buf, p...)
+	if over := len(r.buf) - r.max; over > 0 {
+		r.buf = append(r.buf[:0], r.buf[over:]...)
+	}
+	return len(p), nil
+}
+
+func (r *ring) String() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return string(r.buf)
+}
+
+// Tail returns the last n lines, without carriage returns.
+func (r *ring) Tail(n int) string {
+	s := strings.TrimRight(strings.ReplaceAll(r.String(), "\r", ""), "\n")
+	if s == "" {
+		return ""
+	}
+	lines := strings.Split(s, "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
