@@ -59,7 +59,7 @@ func init() {
 	})
 	Register(Scenario{
 		Name:   "qp-state/query-after-connect",
-		Source: "sw/rxe/rxe_qp.c rxe_qp_from_attr/rxe_qp_to_attr (attributes stored as given, PSNs read back from req.psn/resp.psn, the AV always with a GRH: rxe_av_to_attr); ibv_query_qp(3)",
+		Source: "sw/rxe/rxe_qp.c rxe_qp_from_attr/rxe_qp_to_attr (attributes stored as given, PSNs read back from req.psn/resp.psn, the AV always with a GRH: rxe_av_to_attr); ibv_query_qp(3); except the AV's hop_limit: on RoCE core/verbs.c _ib_modify_qp resolves a user's IBV_QP_AV (ib_resolve_eth_dmac → ib_resolve_unicast_gid_dmac) and replaces grh.hop_limit with the route's (64, the default IPv4 TTL), as rxe0 shows",
 		Run: func(e *Env) {
 			a, b := e.Pair(verbs.QPTypeRC)
 			attr, _, err := a.Query(verbs.AttrAll)
@@ -87,7 +87,7 @@ func init() {
 			check("ah_attr.is_global", attr.AH.IsGlobal, true)
 			check("ah_attr.grh.dgid", attr.AH.GRH.DGID, e.GID)
 			check("ah_attr.grh.sgid_index", attr.AH.GRH.SGIDIndex, uint8(e.Opts.GIDIndex))
-			check("ah_attr.grh.hop_limit", attr.AH.GRH.HopLimit, uint8(1))
+			check("ah_attr.grh.hop_limit", attr.AH.GRH.HopLimit, uint8(routeTTL)) // given 1 (e.AV), replaced by the route's
 			check("ah_attr.port_num", attr.AH.PortNum, e.Port)
 		},
 	})
