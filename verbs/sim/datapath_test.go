@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"testing"
+	"time"
 
 	"github.com/vsh-rdma/vsh/verbs"
 )
@@ -163,7 +164,10 @@ func TestRCErrorStatuses(t *testing.T) {
 		}, verbs.WCRemInvReqErr},
 		{"bad lkey", verbs.AccessRemote, func(p *pair) verbs.SendWR {
 			return verbs.SendWR{Opcode: verbs.WRRDMAWrite, SGList: []verbs.SGE{{Addr: p.ma.Addr(), Length: 8, LKey: 0x77}}, RemoteAddr: p.mb.Addr(), RKey: p.mb.RKey()}
-		}, verbs.WCLocProtErr},
+		}, verbs.WCLocQPOpErr}, // copy_data: lookup_mr fails, -EINVAL
+		{"local SGE outside its MR", verbs.AccessRemote, func(p *pair) verbs.SendWR {
+			return verbs.SendWR{Opcode: verbs.WRRDMAWrite, SGList: []verbs.SGE{{Addr: p.ma.Addr() + 1<<16 - 4, Length: 8, LKey: p.ma.LKey()}}, RemoteAddr: p.mb.Addr(), RKey: p.mb.RKey()}
+		}, verbs.WCLocProtErr}, // rxe_mr_copy: mr_check_range, -EFAULT
 		{"read on UC-only opcode misuse", verbs.AccessRemote, func(p *pair) verbs.SendWR {
 			return verbs.SendWR{Opcode: verbs.WROpcode(11), SGList: nil}
 		}, verbs.WCLocQPOpErr},
@@ -198,11 +202,13 @@ func TestRNR(t *testing.T) {
 	_, err = p.a.PostSend([]verbs.SendWR{{WRID: 1, Opcode: verbs.WRSend, Flags: verbs.SendSignaled}})
 	mustT(t, err)
 	p.f.Run() // SEND, RNR NAK
-	if pk, tm := p.f.Pending(); pk != 0 || tm != 1 {
-		t.Fatalf("pending %d packets %d timers; want the RNR timer", pk, tm)
+	// The retransmit timer armed by the SEND, and the RNR timer.
+	if pk, tm := p.f.Pending(); pk != 0 || tm != 2 {
+		t.Fatalf("pending %d packets %d timers; want the retransmit and RNR timers", pk, tm)
 	}
 	_, _ = p.b.PostRecv([]verbs.RecvWR{{WRID: 2}})
-	evs := p.f.Advance(700 * 1e3) // 0.64 ms is timer code 12
+	// min_rnr_timer 12 is 0.64 ms, one jiffy: the wheel fires it 4-8 ms on.
+	evs := p.f.Advance(8 * time.Millisecond)
 	if len(evs) < 3 {
 		t.Errorf("advance: %v", evs)
 	}

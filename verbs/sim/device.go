@@ -17,6 +17,11 @@ type device struct {
 	guid      uint64
 	gids      [2]verbs.GID
 	portState verbs.PortState
+	link      link
+	// Port counters (rxe_recv.c set_bad_pkey_cntr, set_qkey_viol_cntr).
+	badPKeyCntr, qkeyViolCntr uint32
+	mcgs                      map[verbs.GID]*mcastGroup // rxe_mcg: multicast groups with attached QPs
+	mcgAttach                 int                       // rxe->mcg_attach: attachments on the device
 
 	nextQPN   uint32 // rxe_pool's cyclic index allocation (xa_alloc_cyclic)
 	nextMRIdx uint32

@@ -24,8 +24,8 @@
 // (validate_send_wr, rxe_post_recv) and of the kernel's doorbell
 // (rxe_post_send). Where rxe surprises a learner — a send posted before RTS
 // is refused with EINVAL yet stays queued; a bad lkey is an
-// IBV_WC_LOC_PROT_ERR completion, not a post error — the error or the
-// completion says why. Where rxe would crash or hang a C program (a NULL
+// IBV_WC_LOC_QP_OP_ERR completion, not a post error, while an SGE outside
+// its MR is IBV_WC_LOC_PROT_ERR — the error or the completion says why. Where rxe would crash or hang a C program (a NULL
 // AH, destroying a CQ with unacknowledged events), the simulator returns an
 // error that says so instead.
 //

@@ -1,24 +1,101 @@
 package sim
 
 import (
+	"strconv"
+	"time"
+
 	"github.com/vsh-rdma/vsh/verbs"
 )
 
-// The engines. Each QP has rxe's three tasks — requester, completer and
-// responder — as plain functions over the QP's state. A verb, a packet
-// arrival or a timer schedules tasks; the fabric runs them until none is
-// pending. Nothing here blocks, sleeps or starts a goroutine.
+// The drivers of the engines. Each QP has rxe's three tasks — requester,
+// completer and responder — as plain functions over the QP's state. A verb,
+// a packet arrival or a timer schedules tasks; runTasks runs them until none
+// is due. Nothing here blocks, sleeps or starts a goroutine: time is the
+// fabric's virtual clock, which moves only when a packet or timer falls due.
 
-const psnMask = 0xffffff
+// stepLocked delivers one packet or fires one due timer. Packets are
+// delivered whenever they are due, even in the future (the clock moves to
+// their arrival); timers fire only when due now. At equal times a packet
+// goes first.
+func (f *Fabric) stepLocked() (verbs.FabricEvent, bool) {
+	f.runTasks()
+	n := &f.net
+	if len(n.pkts) == 0 && len(n.held) > 0 {
+		if t, ok := f.nextTimer(); !ok || t.at > f.now {
+			f.releaseHeld()
+		}
+	}
+	t, tok := f.nextTimer()
+	if len(n.pkts) > 0 && (!tok || n.pkts[0].at <= t.at) {
+		return f.deliverOne(), true
+	}
+	if tok && t.at <= f.now {
+		return f.fireTimer(), true
+	}
+	return verbs.FabricEvent{}, false
+}
 
-// task bits, for schedule.
+// maxSteps bounds one run of the fabric: a fabric that never settles (two
+// QPs retrying forever) stops after this many steps.
+const maxSteps = 1 << 22
+
+// runLocked delivers packets and fires due timers until nothing is
+// pending now.
+func (f *Fabric) runLocked() {
+	for i := 0; i < maxSteps; i++ {
+		if _, ok := f.stepLocked(); !ok {
+			break
+		}
+	}
+}
+
+// afterVerb runs the engines after a verb; in automatic delivery mode the
+// fabric then runs until nothing is in flight. Payloads still borrowed by
+// packets in flight are copied before the verb returns.
+func (f *Fabric) afterVerb() {
+	f.runTasks()
+	if f.mode == verbs.DeliverAuto {
+		f.runLocked()
+	}
+	f.settle()
+}
+
+// Budgets for letting virtual time run in automatic mode.
 const (
-	taskReq  = 1 << 0
-	taskComp = 1 << 1
-	taskResp = 1 << 2
+	idleTimerBudget = 64
+	idleTimeBudget  = 2 * time.Second
 )
 
+// idlePoll is called when a program polls an empty CQ: in automatic mode
+// virtual time moves on to the next timers, as real time passes while a
+// program spins on ibv_poll_cq.
+func (f *Fabric) idlePoll(ready func() bool) {
+	f.waitFor(idleTimeBudget, ready)
+}
+
+// waitFor lets up to d of virtual time pass in automatic mode, firing
+// timers, until ready reports true.
+func (f *Fabric) waitFor(d time.Duration, ready func() bool) {
+	defer f.settle()
+	f.runTasks()
+	if f.mode != verbs.DeliverAuto {
+		return
+	}
+	f.runLocked()
+	limit := f.now + d
+	for i := 0; i < idleTimerBudget && !ready(); i++ {
+		t, ok := f.nextTimer()
+		if !ok || t.at > limit {
+			break
+		}
+		f.fireTimer()
+		f.runLocked()
+	}
+}
+
 // ---------------------------------------------------------------- Stepper
+
+var _ verbs.Stepper = (*Fabric)(nil)
 
 // DeliveryMode implements verbs.Stepper.
 func (f *Fabric) DeliveryMode() verbs.DeliveryMode {
@@ -39,4 +116,95 @@ func (f *Fabric) SetDeliveryMode(m verbs.DeliveryMode) {
 	if m == verbs.DeliverAuto {
 		f.runLocked()
 	}
+	f.settle()
 }
+
+// Step implements verbs.Stepper: deliver one packet or fire one due timer.
+func (f *Fabric) Step() (verbs.FabricEvent, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var evs []verbs.FabricEvent
+	f.net.record = &evs
+	ev, ok := f.stepLocked()
+	f.net.record = nil
+	f.settle()
+	return ev, ok
+}
+
+// Run implements verbs.Stepper.
+func (f *Fabric) Run() []verbs.FabricEvent {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var evs []verbs.FabricEvent
+	f.net.record = &evs
+	for i := 0; i < maxSteps; i++ {
+		ev, ok := f.stepLocked()
+		if !ok {
+			break
+		}
+		evs = append(evs, ev)
+	}
+	f.net.record = nil
+	f.settle()
+	return evs
+}
+
+// Advance implements verbs.Stepper: virtual time moves forward by d; the
+// packets and timers that fall due are delivered and fired in order, with
+// what they cause.
+func (f *Fabric) Advance(d time.Duration) []verbs.FabricEvent {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var evs []verbs.FabricEvent
+	f.net.record = &evs
+	defer func() { f.net.record = nil; f.settle() }()
+	f.runTasks()
+	if d < 0 {
+		d = 0
+	}
+	limit := f.now + d
+	if limit < f.now { // overflow
+		limit = time.Duration(1<<63 - 1)
+	}
+	n := &f.net
+	for i := 0; i < maxSteps; i++ {
+		if len(n.pkts) == 0 && len(n.held) > 0 {
+			f.releaseHeld()
+		}
+		t, tok := f.nextTimer()
+		if len(n.pkts) > 0 && (!tok || n.pkts[0].at <= t.at) && n.pkts[0].at <= limit {
+			evs = append(evs, f.deliverOne())
+			continue
+		}
+		if tok && t.at <= limit {
+			evs = append(evs, f.fireTimer())
+			continue
+		}
+		break
+	}
+	if f.now < limit {
+		f.now = limit
+	}
+	return evs
+}
+
+// Now implements verbs.Stepper.
+func (f *Fabric) Now() time.Duration {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.now
+}
+
+// Pending implements verbs.Stepper: packets in flight (held ones
+// included) and timers armed.
+func (f *Fabric) Pending() (packets, timers int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.net.pkts) + len(f.net.held), len(f.net.timers)
+}
+
+// ---------------------------------------------------------------- helpers
+
+func itoa(i int) string { return strconv.Itoa(i) }
+
+func hex32(v uint32) string { return "0x" + strconv.FormatUint(uint64(v), 16) }

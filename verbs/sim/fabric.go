@@ -23,6 +23,17 @@ type Config struct {
 	// past uverbs to rxe, which refuses it with EOPNOTSUPP. The default
 	// models an unprivileged learner: both are EPERM.
 	CapNetRaw bool
+	// Link is the link of every device (latency, bandwidth, netdev MTU);
+	// zero fields take the defaults (1 µs, 25 Gb/s, 1500 bytes). Fabric.SetLink
+	// changes one device's link later.
+	Link LinkConfig
+	// LoopbackLatency is how long a packet between two QPs of one device
+	// takes (rxe delivers it inline, rxe_loopback); default 1 µs, so that a
+	// trace has an order in time.
+	LoopbackLatency time.Duration
+	// HZ is the kernel tick rate that rxe's timers count in; default 250,
+	// Debian's CONFIG_HZ. A jiffy is 1s/HZ.
+	HZ int
 }
 
 // Fabric is the simulated RoCEv2 network: devices sim0, sim1, ... on one
@@ -71,6 +82,13 @@ func New(cfg Config) *Fabric {
 	}
 	if cfg.Seed == 0 {
 		cfg.Seed = 1
+	}
+	cfg.Link = cfg.Link.withDefaults()
+	if cfg.LoopbackLatency <= 0 {
+		cfg.LoopbackLatency = DefaultLoopbackLatency
+	}
+	if cfg.HZ <= 0 || cfg.HZ > 1000000 {
+		cfg.HZ = DefaultHZ
 	}
 	f := &Fabric{cfg: cfg}
 	f.rng = rand.New(rand.NewPCG(uint64(cfg.Seed), 0x7673682d73696d)) // "vsh-sim"
@@ -168,6 +186,8 @@ func newDevice(f *Fabric, i int) *device {
 	copy(d.gids[0][8:], e[:])
 	d.gids[1] = verbs.GIDFromIPv4(d.ip)
 	d.portState = verbs.PortActive
+	d.link.cfg = f.cfg.Link
+	d.mcgs = map[verbs.GID]*mcastGroup{}
 	d.nextQPN = rxeMinQPIndex + 1 // index 16 is held by the GSI QP (QP1)
 	d.nextMRIdx = rxeMinMRIndex
 	d.qps = map[uint32]*qp{}

@@ -2,326 +2,609 @@ package sim
 
 import (
 	"fmt"
+	"math/rand/v2"
+	"strconv"
 	"time"
 
 	"github.com/vsh-rdma/vsh/verbs"
+	"github.com/vsh-rdma/vsh/verbs/wire"
 )
 
-// The simulated segment: packets in flight, in the order they will
-// arrive, and the QPs with armed timers. Time is virtual; a packet takes
-// linkLatency to cross the switch (or the loopback path).
+// The simulated segment: the engine runs that are due, the packets in
+// flight ordered by arrival, the armed timers, and the observers and fault
+// rules that watch them.
 
-const linkLatency = time.Microsecond
+// task kinds: rxe's three tasklets per QP.
+const (
+	taskResp = iota
+	taskComp
+	taskReq
+	numTasks
+)
 
-// packet is a RoCEv2 packet in decoded form: the BTH and extension headers
-// as fields, the payload as bytes, and the IP addresses as GIDs. This is
-// the in-process form; it is encoded to wire bytes only when someone looks.
-type packet struct {
-	seq      uint64
-	at       time.Duration // arrival time
-	from, to *device
-	sgid     verbs.GID // source and destination IP (as GIDs)
-	dgid     verbs.GID
-
-	op      opcode
-	se      bool
-	ackReq  bool
-	destQP  uint32
-	psn     uint32
-	hasImm  bool
-	imm     uint32
-	va      uint64 // RETH / AtomicETH
-	rkey    uint32
-	dmaLen  uint32
-	swap    uint64
-	compare uint64
-	syn     uint8  // AETH syndrome
-	msn     uint32 // AETH MSN
-	orig    uint64 // AtomicAckETH
-	qkey    uint32 // DETH
-	srcQP   uint32 // DETH
-	payload []byte
+type taskRef struct {
+	q    *qp
+	kind uint8
 }
 
 // network holds what is in flight.
 type network struct {
-	f      *Fabric
-	runq   []*qp
-	wire   []*packet
-	seq    uint64
-	timers []*qp // QPs that may have an armed timer (stale entries are skipped)
+	f        *Fabric
+	runq     []taskRef
+	runHead  int
+	pkts     packetHeap
+	timers   timerHeap
+	pktOrd   uint64
+	timerOrd uint64
+	seq      uint64 // packets sent
+	pool     packetPool
+	borrowed []*packet // packets that may hold a borrowed payload
+	held     []*packet // held back by a reorder fault
+
+	observers []observer
+	nextObs   int
+	faults    []verbs.FaultRule
+	faultHits []int // matches seen per rule (for Nth)
+	nextFault int
+	faultRng  *rand.Rand
+
+	// alwaysEncode makes every packet travel as wire bytes (tests).
+	alwaysEncode bool
+	// record collects fabric events for Step, Run and Advance.
+	record *[]verbs.FabricEvent
+	// scratch for Describe.
+	descBuf []byte
 }
 
-func (n *network) init(f *Fabric) { n.f = f }
+func (n *network) init(f *Fabric) {
+	n.f = f
+	n.faultRng = rand.New(rand.NewPCG(uint64(f.cfg.Seed), 0x6661756c7473)) // "faults"
+}
 
+// reset drops everything in flight (the fabric is closed).
 func (n *network) reset() {
-	n.runq, n.wire, n.timers = nil, nil, nil
+	n.runq, n.runHead = nil, 0
+	n.pkts, n.timers, n.held, n.borrowed = nil, nil, nil, nil
 }
 
-// schedule marks tasks of q to run (rxe_sched_task / rxe_run_task).
-func (f *Fabric) schedule(q *qp, tasks int) {
-	q.t.pending |= tasks
-	if !q.t.queued {
-		q.t.queued = true
-		f.net.runq = append(f.net.runq, q)
+// schedule marks a task of q to run (rxe_sched_task / rxe_run_task): the
+// engines run from runTasks, one at a time, in the order they were
+// scheduled.
+func (f *Fabric) schedule(q *qp, kind int) {
+	if q.sched[kind] {
+		return
 	}
+	q.sched[kind] = true
+	f.net.runq = append(f.net.runq, taskRef{q, uint8(kind)})
 }
 
-// runTasks runs scheduled tasks until none is left.
+// runTasks runs scheduled engines until none is due. Each engine runs as
+// rxe_do_task runs it: again and again while it reports progress.
 func (f *Fabric) runTasks() {
-	for guard := 0; len(f.net.runq) > 0 && guard < 1<<22; guard++ {
-		q := f.net.runq[0]
-		f.net.runq[0] = nil
-		f.net.runq = f.net.runq[1:]
-		q.t.queued = false
-		tasks := q.t.pending
-		q.t.pending = 0
+	n := &f.net
+	for guard := 0; n.runHead < len(n.runq) && guard < 1<<24; guard++ {
+		t := n.runq[n.runHead]
+		n.runq[n.runHead] = taskRef{}
+		n.runHead++
+		q := t.q
+		q.sched[t.kind] = false
 		if q.dead != "" {
 			continue
 		}
-		if tasks&taskResp != 0 {
-			q.responder()
+		for i := 0; i < 1<<16; i++ {
+			var again bool
+			switch t.kind {
+			case taskResp:
+				again = q.responder()
+			case taskComp:
+				again = q.completer()
+			default:
+				again = q.requester()
+			}
+			if !again {
+				break
+			}
 		}
-		if tasks&taskComp != 0 {
-			q.completer(nil)
+	}
+	n.runq, n.runHead = n.runq[:0], 0
+}
+
+// errTxRefused is what rxe_send returns when the IP layer refuses a
+// datagram (-EAGAIN from rxe_xmit_packet).
+type txError struct{ why string }
+
+func (e *txError) Error() string { return e.why }
+
+// xmit is rxe_xmit_packet for a packet q built: it checks that the engine
+// may send, then puts the packet on the network. A packet the sender's IP
+// layer refuses is returned as a *txError (the caller rolls back, as rxe
+// does on -EAGAIN); every other loss is silent to the sender.
+func (f *Fabric) xmit(q *qp, p *packet, request bool) error {
+	p.sender = q
+	p.from = q.pd.ctx.dev
+	if (request && q.req.state != engReady) || (!request && q.resp.state != engReady) {
+		// "Packet dropped. QP is not in ready state": rxe frees the skb
+		// and reports success.
+		f.observeLocal(p, "dropped: "+q.name()+" is not in a ready state (rxe_xmit_packet)")
+		f.net.pool.put(p)
+		return nil
+	}
+	if !sameFamily(p.sgid, p.dgid) {
+		f.observeLocal(p, "dropped: source and destination are not the same IP version (no route)")
+		f.net.pool.put(p)
+		return nil
+	}
+	from := p.from
+	if isMcastGID(p.dgid) {
+		p.mcast = true
+		return f.xmitMcast(p)
+	}
+	to := f.deviceByGID(p.dgid)
+	if to == from {
+		p.loopback = true
+		p.to = to
+		f.put(p)
+		return nil
+	}
+	if err := f.egressCheck(p); err != nil {
+		return err
+	}
+	if to == nil {
+		f.net.seq++
+		p.seq = f.net.seq
+		f.observe(p, "sent", "")
+		f.observe(p, "dropped", "no device has address "+p.dgid.String()+" (ARP gets no answer)")
+		f.net.pool.put(p)
+		return nil
+	}
+	p.to = to
+	f.put(p)
+	return nil
+}
+
+// egressCheck applies what the sender's IP layer checks before a packet
+// leaves: the port is up and the datagram fits the MTU (DF is set).
+func (f *Fabric) egressCheck(p *packet) error {
+	from := p.from
+	if n := p.size(); n > from.link.cfg.MTU {
+		why := fmt.Sprintf("%d-byte datagram exceeds %s's MTU %d; DF is set, so the IP layer refuses it "+
+			"(ip_fragment: EMSGSIZE) and rxe keeps the WQE to try again", n, from.name, from.link.cfg.MTU)
+		f.observeLocal(p, "refused: "+why)
+		return &txError{why}
+	}
+	return nil
+}
+
+// xmitMcast sends a multicast packet: the switch floods it to every
+// device, and the sender's IP layer loops it back to its own (the socket's
+// IP_MULTICAST_LOOP), each copy to be matched against that device's
+// multicast groups (rxe_rcv_mcast_pkt).
+func (f *Fabric) xmitMcast(p *packet) error {
+	if err := f.egressCheck(p); err != nil {
+		return err
+	}
+	// One transmission; the switch replicates it.
+	p.atSwitch = f.uplink(p.from, p.size())
+	for i, d := range f.devs {
+		c := p
+		if i < len(f.devs)-1 {
+			c = f.clonePacket(p)
 		}
-		if tasks&taskReq != 0 {
-			q.requester()
+		c.to = d
+		c.loopback = d == p.from
+		f.put(c)
+	}
+	return nil
+}
+
+// clonePacket copies p with its own payload buffer.
+func (f *Fabric) clonePacket(p *packet) *packet {
+	c := f.net.pool.get()
+	own, enc := c.own, c.enc
+	*c = *p
+	c.own, c.enc = own, enc
+	c.hix = -1
+	c.encoded = false
+	c.corrupt = false
+	if len(p.hdr.Payload) > 0 {
+		copy(c.ownPayload(len(p.hdr.Payload)), p.hdr.Payload)
+	}
+	if p.encoded {
+		c.enc = append(c.enc[:0], p.enc...)
+		c.encoded = true
+		c.corrupt = p.corrupt
+	}
+	return c
+}
+
+// put gives a packet its sequence number and arrival time, lets the fault
+// rules act on it, tells the observers, and queues it for delivery.
+func (f *Fabric) put(p *packet) {
+	n := &f.net
+	n.seq++
+	p.seq = n.seq
+	p.at = f.arrival(p)
+	drop, dup := "", false
+	if len(n.faults) > 0 {
+		drop, dup = f.applyFaults(p)
+	}
+	if f.mustEncode() || p.corrupt {
+		if err := p.encode(); err != nil {
+			f.observe(p, "dropped", "cannot be framed: "+err.Error())
+			n.pool.put(p)
+			return
 		}
+		if p.corrupt {
+			flipBit(p)
+		}
+	}
+	f.observe(p, "sent", "")
+	if drop != "" {
+		f.observe(p, "dropped", drop)
+		n.pool.put(p)
+		return
+	}
+	if dup {
+		c := f.clonePacket(p)
+		c.dup = true
+		n.pktOrd++
+		c.ord = n.pktOrd
+		n.pkts.push(c)
+	}
+	f.enqueue(p)
+}
+
+// enqueue puts p in the arrival heap, or holds it back for a reorder fault;
+// a held packet is released behind the next packet queued.
+func (f *Fabric) enqueue(p *packet) {
+	n := &f.net
+	if p.held {
+		n.held = append(n.held, p)
+		return
+	}
+	n.pktOrd++
+	p.ord = n.pktOrd
+	n.pkts.push(p)
+	if len(n.held) > 0 {
+		for _, h := range n.held {
+			h.held = false
+			if h.at < p.at {
+				h.at = p.at
+			}
+			n.pktOrd++
+			h.ord = n.pktOrd
+			n.pkts.push(h)
+		}
+		clear(n.held)
+		n.held = n.held[:0]
 	}
 }
 
-// cancelQP drops a QP's packets in flight, queued work and timers (on
-// RESET and destroy).
-func (f *Fabric) cancelQP(q *qp) {
-	q.t.pending = 0
-	q.t.retransAt, q.t.rnrAt = 0, 0
-	q.t.respQ = q.t.respQ[:0]
-}
-
-// send puts a packet on the wire. Ports that are down drop it.
-func (f *Fabric) send(p *packet) {
-	f.net.seq++
-	p.seq = f.net.seq
-	p.at = f.now + linkLatency
-	f.net.wire = append(f.net.wire, p)
-}
-
-// armTimer registers q as having a timer.
-func (f *Fabric) armTimer(q *qp) {
-	if !q.t.onTimerList {
-		q.t.onTimerList = true
-		f.net.timers = append(f.net.timers, q)
+// releaseHeld delivers held packets when nothing else will come to pass
+// them.
+func (f *Fabric) releaseHeld() bool {
+	n := &f.net
+	if len(n.held) == 0 {
+		return false
 	}
-}
-
-// nextTimer returns the QP with the earliest armed timer and its deadline.
-func (f *Fabric) nextTimer() (*qp, time.Duration, bool) {
-	var best *qp
-	var at time.Duration
-	kept := f.net.timers[:0]
-	for _, q := range f.net.timers {
-		d, ok := q.t.deadline()
-		if !ok || q.dead != "" {
-			q.t.onTimerList = false
-			continue
+	for _, h := range n.held {
+		h.held = false
+		if h.at < f.now {
+			h.at = f.now
 		}
-		kept = append(kept, q)
-		if best == nil || d < at {
-			best, at = q, d
-		}
+		n.pktOrd++
+		h.ord = n.pktOrd
+		n.pkts.push(h)
 	}
-	for i := len(kept); i < len(f.net.timers); i++ {
-		f.net.timers[i] = nil
-	}
-	f.net.timers = kept
-	return best, at, best != nil
+	clear(n.held)
+	n.held = n.held[:0]
+	return true
 }
 
-// deliverOne takes the first packet off the wire and hands it to its
+// arrival computes when p reaches its destination under the link model.
+func (f *Fabric) arrival(p *packet) time.Duration {
+	now := f.now
+	size := p.size()
+	if p.loopback {
+		l := &p.from.link
+		start := max(now, l.loopBusy)
+		l.loopBusy = start + l.serialize(size)
+		return l.loopBusy + f.cfg.LoopbackLatency
+	}
+	down := &p.to.link
+	atSwitch := p.atSwitch
+	if !p.mcast {
+		atSwitch = f.uplink(p.from, size)
+	}
+	start := max(atSwitch, down.downBusy)
+	down.downBusy = start + down.serialize(size)
+	return down.downBusy + down.cfg.Latency
+}
+
+// uplink serializes a datagram of size bytes onto from's link and returns
+// when it reaches the switch.
+func (f *Fabric) uplink(from *device, size int) time.Duration {
+	up := &from.link
+	start := max(f.now, up.upBusy)
+	up.upBusy = start + up.serialize(size)
+	up.txPackets++
+	up.txBytes += uint64(size)
+	return up.upBusy + up.cfg.Latency
+}
+
+// mustEncode reports whether packets must travel as wire bytes now.
+func (f *Fabric) mustEncode() bool {
+	return f.net.alwaysEncode || len(f.net.observers) > 0
+}
+
+// flipBit flips one bit of an encoded packet's payload (or, for a packet
+// without payload, of its last header byte), leaving the ICRC as it was:
+// the receiver's ICRC check then drops the packet.
+func flipBit(p *packet) {
+	hl := p.hdr.HeaderLen()
+	i := hl - 1
+	if n := len(p.hdr.Payload); n > 0 {
+		i = hl + n/2
+	}
+	if i >= 0 && i < len(p.enc)-wire.ICRCLen {
+		p.enc[i] ^= 1 << (p.seq % 8)
+	}
+}
+
+// deviceByGID returns the device that owns g, or nil.
+func (f *Fabric) deviceByGID(g verbs.GID) *device {
+	for _, d := range f.devs {
+		if d.hasGID(g) {
+			return d
+		}
+	}
+	return nil
+}
+
+// settle copies the payloads still borrowed by packets in flight (or
+// queued at a QP) into the packets, before a verb returns to the program.
+func (f *Fabric) settle() {
+	n := &f.net
+	for i, p := range n.borrowed {
+		if p.borrowed {
+			p.materialize()
+		}
+		n.borrowed[i] = nil
+	}
+	n.borrowed = n.borrowed[:0]
+}
+
+// deliverOne takes the next packet off the network and hands it to its
 // destination.
 func (f *Fabric) deliverOne() verbs.FabricEvent {
-	p := f.net.wire[0]
-	f.net.wire[0] = nil
-	f.net.wire = f.net.wire[1:]
+	p := f.net.pkts.pop()
 	if p.at > f.now {
 		f.now = p.at
 	}
-	ev := verbs.FabricEvent{Time: f.now, Kind: verbs.EventPacketDelivered}
 	why := f.receive(p)
+	kind := verbs.EventPacketDelivered
+	verdict := "delivered"
 	if why != "" {
-		ev.Kind = verbs.EventPacketDropped
+		kind = verbs.EventPacketDropped
+		verdict = "dropped"
 	}
-	ev.Text = describe(p, why)
+	var ev verbs.FabricEvent
+	if f.net.record != nil {
+		ev = verbs.FabricEvent{Time: f.now, Kind: kind, Text: f.describe(p, verdict, why)}
+		pe := f.packetEvent(p, verdict, why)
+		pe.Bytes = nil // not valid after the step
+		ev.Packet = &pe
+	}
+	f.observe(p, verdict, why)
+	if why != "" {
+		f.net.pool.put(p)
+	}
 	f.runTasks()
 	return ev
 }
 
-// fireTimer fires the timer of q at its deadline.
-func (f *Fabric) fireTimer(q *qp, at time.Duration) verbs.FabricEvent {
-	if at > f.now {
-		f.now = at
+// receive is rxe_rcv for one packet arriving at p.to: the device checks,
+// then hdr_check (check_type_state, check_addr, check_keys), then the ICRC;
+// a packet that passes is queued for the responder (requests) or the
+// completer (responses). It returns why the packet was dropped, or "".
+// On success the packet belongs to the QP.
+func (f *Fabric) receive(p *packet) string {
+	to := p.to
+	if p.from.portState != verbs.PortActive {
+		return p.from.name + "'s port is down"
 	}
-	name := q.t.fire(f.now)
-	f.runTasks()
-	return verbs.FabricEvent{Time: f.now, Kind: verbs.EventTimerFired, Text: fmt.Sprintf("%s %s timer fired", q.name(), name)}
-}
-
-// stepLocked delivers one packet or fires one due timer.
-func (f *Fabric) stepLocked() (verbs.FabricEvent, bool) {
-	f.runTasks()
-	tq, at, ok := f.nextTimer()
-	if len(f.net.wire) > 0 && (!ok || f.net.wire[0].at <= at) {
-		return f.deliverOne(), true
+	if to.portState != verbs.PortActive {
+		return to.name + "'s port is down"
 	}
-	if ok && at <= f.now {
-		return f.fireTimer(tq, at), true
-	}
-	return verbs.FabricEvent{}, false
-}
-
-// runLocked delivers packets and fires due timers until nothing is
-// pending now. It is bounded: a fabric that never settles (a loop of
-// retries) stops after a large number of steps.
-func (f *Fabric) runLocked() []verbs.FabricEvent {
-	var evs []verbs.FabricEvent
-	record := f.mode == verbs.DeliverStep
-	for i := 0; i < 1<<20; i++ {
-		ev, ok := f.stepLocked()
-		if !ok {
-			break
+	if !p.loopback {
+		if n := p.size(); n > to.link.cfg.MTU {
+			return fmt.Sprintf("%d-byte datagram exceeds %s's MTU %d (the receiving NIC drops it)", n, to.name, to.link.cfg.MTU)
 		}
-		if record {
-			evs = append(evs, ev)
+		to.link.rxPackets++
+		to.link.rxBytes += uint64(p.size())
+	}
+	if p.encoded {
+		// The receiver works from the bytes: decode them; the ICRC is
+		// checked after the header checks, as rxe_rcv does.
+		if err := wire.Decode(p.enc, &p.hdr); err != nil {
+			return "malformed packet: " + err.Error()
 		}
+		p.borrowed = false
 	}
-	return evs
-}
-
-// afterVerb runs the engines after a verb; in automatic delivery mode the
-// fabric then runs until nothing is in flight.
-func (f *Fabric) afterVerb() {
-	f.runTasks()
-	if f.mode == verbs.DeliverAuto {
-		f.runLocked()
+	// rxe_chk_dgid: loopback and multicast are accepted; otherwise the
+	// destination must be one of the device's RoCE v2 GIDs.
+	if !p.loopback && !p.mcast && !to.hasGID(p.dgid) {
+		return to.name + " has no GID " + p.dgid.String()
 	}
+	bth := &p.hdr.BTH
+	if bth.TVer != 0 {
+		return "TVer is not 0 (hdr_check)"
+	}
+	qpn := bth.DestQP
+	if qpn == 0 {
+		return "QP 0 (SMI) does not exist on RoCE (hdr_check)"
+	}
+	if qpn == wire.MulticastQPN {
+		if p.encoded && !f.icrcOK(p) {
+			return "bad ICRC (rxe_icrc_check)"
+		}
+		return f.receiveMcast(p)
+	}
+	q := to.qps[qpn]
+	if q == nil || q.dead != "" {
+		if qpn == 1 {
+			return "QP 1 (GSI): the simulator has no management QP"
+		}
+		return fmt.Sprintf("%s has no QP %#x (hdr_check)", to.name, qpn)
+	}
+	if why := q.checkTypeState(p); why != "" {
+		return why
+	}
+	if why := q.checkAddr(p); why != "" {
+		return why
+	}
+	if why := q.checkKeys(p, qpn); why != "" {
+		return why
+	}
+	if p.encoded && !f.icrcOK(p) {
+		return "bad ICRC (rxe_icrc_check)"
+	}
+	q.rcvPkt(p)
+	return ""
 }
 
-// Budgets for letting virtual time run in automatic mode.
-const (
-	idleTimerBudget = 64
-	idleTimeBudget  = 2 * time.Second
-)
-
-// idlePoll is called when a program polls an empty CQ: in automatic mode
-// virtual time moves on to the next timers, as real time passes while a
-// program spins on ibv_poll_cq.
-func (f *Fabric) idlePoll(ready func() bool) {
-	f.waitFor(idleTimeBudget, ready)
+// icrcOK checks the ICRC of an encoded packet against its framing.
+func (f *Fabric) icrcOK(p *packet) bool {
+	return wire.VerifyICRC(p.enc, &p.netw) == nil
 }
 
-// waitFor lets up to d of virtual time pass in automatic mode, firing
-// timers, until ready reports true.
-func (f *Fabric) waitFor(d time.Duration, ready func() bool) {
-	f.runTasks()
-	if f.mode != verbs.DeliverAuto {
+// rcvPkt is rxe_rcv_pkt: requests to the responder, the rest to the
+// completer.
+func (q *qp) rcvPkt(p *packet) {
+	f := q.f()
+	if p.hdr.BTH.Opcode.IsRequest() {
+		q.resp.pkts.push(p)
+		f.schedule(q, taskResp)
 		return
 	}
-	f.runLocked()
-	limit := f.now + d
-	for i := 0; i < idleTimerBudget && !ready(); i++ {
-		q, at, ok := f.nextTimer()
-		if !ok || at > limit {
-			break
+	q.comp.pkts.push(p)
+	f.schedule(q, taskComp)
+}
+
+// checkTypeState is check_type_state.
+func (q *qp) checkTypeState(p *packet) string {
+	t := p.hdr.BTH.Opcode.Transport()
+	want := map[verbs.QPType]wire.Transport{verbs.QPTypeRC: wire.RC, verbs.QPTypeUC: wire.UC, verbs.QPTypeUD: wire.UD}[q.typ]
+	if t != want {
+		return fmt.Sprintf("a %s packet for %s, a %s QP (check_type_state)", t, q.name(), q.typ.Short())
+	}
+	if p.hdr.BTH.Opcode.IsRequest() {
+		if q.resp.state != engReady {
+			return q.name() + " is not ready to receive: its responder is not in RTR or RTS (check_type_state)"
 		}
-		f.fireTimer(q, at)
-		f.runLocked()
+	} else if q.req.state < engReady || q.req.state > engDrained {
+		return q.name() + " is not sending (check_type_state)"
 	}
+	return ""
 }
 
-// Step implements verbs.Stepper: deliver one packet or fire one due timer.
-func (f *Fabric) Step() (verbs.FabricEvent, bool) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.stepLocked()
-}
-
-// Run implements verbs.Stepper.
-func (f *Fabric) Run() []verbs.FabricEvent {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	mode := f.mode
-	f.mode = verbs.DeliverStep // record events
-	evs := f.runLocked()
-	f.mode = mode
-	return evs
-}
-
-// Advance implements verbs.Stepper: virtual time moves forward by d; the
-// timers that fall due fire in order, and what they cause is delivered.
-func (f *Fabric) Advance(d time.Duration) []verbs.FabricEvent {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	mode := f.mode
-	f.mode = verbs.DeliverStep
-	defer func() { f.mode = mode }()
-	evs := f.runLocked()
-	if d <= 0 {
-		return evs
+// checkAddr is check_addr: an RC or UC packet must come from the QP's
+// peer to the QP's own address.
+func (q *qp) checkAddr(p *packet) string {
+	if q.typ != verbs.QPTypeRC && q.typ != verbs.QPTypeUC {
+		return ""
 	}
-	limit := f.now + d
-	for i := 0; i < 1<<20; i++ {
-		tq, at, ok := f.nextTimer()
-		nextPkt := len(f.net.wire) > 0
-		if nextPkt && (!ok || f.net.wire[0].at <= at) && f.net.wire[0].at <= limit {
-			evs = append(evs, f.deliverOne())
-			continue
+	if q.attr.PortNum != 1 {
+		return q.name() + " has no port (check_addr)"
+	}
+	local, _ := q.pd.ctx.dev.gid(int(q.attr.AH.GRH.SGIDIndex))
+	if p.sgid != q.attr.AH.GRH.DGID || p.dgid != local {
+		return "source or destination address does not match " + q.name() + "'s address vector (check_addr)"
+	}
+	return ""
+}
+
+// checkKeys is check_keys: the P_Key (always 0xffff here) and, for UD,
+// the Q_Key.
+func (q *qp) checkKeys(p *packet, qpn uint32) string {
+	if p.hdr.BTH.PKey&0x7fff != wire.DefaultPKey&0x7fff {
+		q.pd.ctx.dev.badPKeyCntr++
+		return "P_Key mismatch (check_keys)"
+	}
+	if q.typ == verbs.QPTypeUD {
+		want := q.attr.QKey
+		if qpn == 1 {
+			want = wire.GSIQKey
 		}
-		if ok && at <= limit {
-			evs = append(evs, f.fireTimer(tq, at))
-			continue
-		}
-		break
-	}
-	if f.now < limit {
-		f.now = limit
-	}
-	return evs
-}
-
-// Now implements verbs.Stepper.
-func (f *Fabric) Now() time.Duration {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.now
-}
-
-// Pending implements verbs.Stepper.
-func (f *Fabric) Pending() (packets, timers int) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	for _, q := range f.net.timers {
-		if _, ok := q.t.deadline(); ok && q.dead == "" {
-			timers++
+		if p.hdr.DETH.QKey != want {
+			q.pd.ctx.dev.qkeyViolCntr++
+			return fmt.Sprintf("Q_Key %#x does not match %s's %#x (check_keys): the datagram is dropped", p.hdr.DETH.QKey, q.name(), want)
 		}
 	}
-	return len(f.net.wire), timers
+	return ""
 }
 
-// describe is a one-line summary of a packet, as a trace shows it.
-func describe(p *packet, why string) string {
-	s := fmt.Sprintf("%s→%s %s qp=%#x psn=%#x", p.from.name, p.to.name, p.op, p.destQP, p.psn)
-	if p.ackReq {
-		s += " ackreq"
+// ---------------------------------------------------------------- timers
+
+// nextTimer returns the earliest armed timer.
+func (f *Fabric) nextTimer() (*timer, bool) {
+	if len(f.net.timers) == 0 {
+		return nil, false
 	}
-	if p.op.hasAETH() {
-		s += fmt.Sprintf(" %s msn=%d", synString(p.syn), p.msn)
+	return f.net.timers[0], true
+}
+
+// fireTimer runs the earliest timer at its deadline.
+func (f *Fabric) fireTimer() verbs.FabricEvent {
+	t := f.net.timers.remove(0)
+	if t.at > f.now {
+		f.now = t.at
 	}
-	if len(p.payload) > 0 {
-		s += fmt.Sprintf(" len=%d", len(p.payload))
+	q := t.q
+	switch t.kind {
+	case timerRetrans:
+		q.retransmitTimer()
+	case timerRNR:
+		q.rnrNakTimer()
 	}
+	var ev verbs.FabricEvent
+	if f.net.record != nil {
+		ev = verbs.FabricEvent{Time: f.now, Kind: verbs.EventTimerFired, Text: q.name() + " " + timerNames[t.kind] + " timer fired"}
+	}
+	f.runTasks()
+	return ev
+}
+
+// ---------------------------------------------------------------- describe
+
+// describe is one line for a packet event, as a trace shows it.
+func (f *Fabric) describe(p *packet, verdict, why string) string {
+	b := f.net.descBuf[:0]
+	b = append(b, "#"...)
+	b = strconv.AppendUint(b, p.seq, 10)
+	b = append(b, ' ')
+	b = append(b, p.from.name...)
+	b = append(b, "→"...)
+	b = append(b, p.toName()...)
+	b = append(b, ' ')
+	b = wire.AppendDescribe(b, &p.hdr)
+	b = append(b, ' ')
+	b = append(b, verdict...)
 	if why != "" {
-		s += " dropped: " + why
+		b = append(b, ": "...)
+		b = append(b, why...)
 	}
-	return s
+	f.net.descBuf = b
+	return string(b)
+}
+
+// toName names where a packet goes.
+func (p *packet) toName() string {
+	if p.to != nil {
+		return p.to.name
+	}
+	if p.mcast {
+		return p.dgid.String()
+	}
+	return p.dgid.String()
 }

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"net/netip"
 	"strings"
 	"time"
 
@@ -209,7 +210,45 @@ func (m *mr) contains(addr uint64, n uint64) bool {
 type ah struct {
 	pd   *pd
 	dead string
-	attr verbs.AHAttr
+	attr verbs.AHAttr // as the program gave it
+	av   verbs.AHAttr // as the kernel resolved it (rxe_av): the hop limit of the route
+}
+
+// Route resolution (core/addr.c, as ib_resolve_eth_dmac uses it). The
+// simulated devices share one IPv4 subnet, 10.0.0.0/24, and one link-local
+// IPv6 prefix, with no router.
+const (
+	defaultHopLimit = 64 // net.ipv4.ip_default_ttl and IPv6's hop_limit default
+	eNETUNREACH     = 101
+)
+
+// resolveAV is ib_resolve_eth_dmac for an address vector: a multicast
+// destination needs nothing; a unicast one must be reachable, and its hop
+// limit becomes the route's (ib_resolve_unicast_gid_dmac overwrites the one
+// the program gave). A destination on the segment that no device answers
+// for fails after rdma_resolve_ip's one-second timeout with ETIMEDOUT; one
+// off the segment has no route, ENETUNREACH.
+func (f *Fabric) resolveAV(op, field string, av *verbs.AHAttr) error {
+	g := av.GRH.DGID
+	if isMcastGID(g) {
+		return nil
+	}
+	if f.deviceByGID(g) != nil {
+		av.GRH.HopLimit = defaultHopLimit
+		return nil
+	}
+	a := netip.AddrFrom16(g)
+	onLink := a.IsLinkLocalUnicast()
+	if v4, ok := g.IPv4(); ok {
+		b := v4.As4()
+		onLink = b[0] == 10 && b[1] == 0 && b[2] == 0
+	}
+	if onLink {
+		return verbs.Errorf(op, verbs.ETIMEDOUT, "use the GID of a device on the fabric (query_gid on the peer; sim0 is ::ffff:10.0.0.1)",
+			"%s.grh.dgid %s is on the segment but nothing answers ARP/ND for it: address resolution timed out after 1 s (ib_resolve_eth_dmac, rdma_resolve_ip)", field, g)
+	}
+	return verbs.Errorf(op, eNETUNREACH, "use the GID of a device on the fabric (query_gid on the peer; sim0 is ::ffff:10.0.0.1)",
+		"%s.grh.dgid %s is not on the simulated segment and there is no router: no route to it (ib_resolve_eth_dmac: ip_route_output_key)", field, g)
 }
 
 var _ verbs.AH = (*ah)(nil)
@@ -254,7 +293,11 @@ func (p *pd) CreateAH(attr verbs.AHAttr) (verbs.AH, error) {
 	if err := checkAV(op, "ah_attr", p.ctx.dev, &attr); err != nil {
 		return nil, err
 	}
-	a := &ah{pd: p, attr: attr}
+	av := attr
+	if err := f.resolveAV(op, "ah_attr", &av); err != nil {
+		return nil, err
+	}
+	a := &ah{pd: p, attr: attr, av: av}
 	p.ahs = append(p.ahs, a)
 	return a, nil
 }
@@ -622,67 +665,6 @@ func (c *context) dropEvents(match func(*verbs.AsyncEvent) bool) {
 }
 
 // ---------------------------------------------------------------- SRQ
-
-// recvWQE is a posted receive (struct rxe_recv_wqe).
-type recvWQE struct {
-	wrID   uint64
-	sge    []verbs.SGE
-	length uint32
-}
-
-// recvQueue is a ring of receive WQEs with rxe's capacity.
-type recvQueue struct {
-	buf         []recvWQE
-	head, count int
-	maxWR       int // capacity (rounded)
-	maxSGE      int
-}
-
-func (r *recvQueue) init(maxWR, maxSGE int) {
-	r.maxWR, r.maxSGE = maxWR, maxSGE
-	r.buf = make([]recvWQE, maxWR)
-	r.head, r.count = 0, 0
-}
-
-func (r *recvQueue) full() bool { return r.count >= r.maxWR }
-
-func (r *recvQueue) push(wr *verbs.RecvWR) {
-	w := &r.buf[(r.head+r.count)%r.maxWR]
-	w.wrID = wr.WRID
-	w.sge = append(w.sge[:0], wr.SGList...)
-	w.length = 0
-	for _, s := range wr.SGList {
-		w.length += s.Length
-	}
-	r.count++
-}
-
-// peek returns the oldest WQE, or nil.
-func (r *recvQueue) peek() *recvWQE {
-	if r.count == 0 {
-		return nil
-	}
-	return &r.buf[r.head]
-}
-
-func (r *recvQueue) pop() {
-	if r.count == 0 {
-		return
-	}
-	r.head = (r.head + 1) % r.maxWR
-	r.count--
-}
-
-func (r *recvQueue) clear() { r.head, r.count = 0, 0 }
-
-// resize keeps the queued WQEs (rxe_queue_resize).
-func (r *recvQueue) resize(n int) {
-	buf := make([]recvWQE, n)
-	for i := 0; i < r.count; i++ {
-		buf[i] = r.buf[(r.head+i)%r.maxWR]
-	}
-	r.buf, r.head, r.maxWR = buf, 0, n
-}
 
 // srq is a shared receive queue (struct rxe_srq).
 type srq struct {

@@ -52,7 +52,6 @@ const (
 	// RoCE header budget: a RoCEv2 MTU is the netdev MTU minus this
 	// (RXE_MAX_HDR_LENGTH); a 1500-byte netdev gives an active MTU of 1024.
 	rxeMaxHdrLength = 80
-	netdevMTU       = 1500
 
 	// ib_device.num_comp_vectors: rxe uses num_possible_cpus(); the
 	// simulated host has two CPUs, like the lab guest.
@@ -131,32 +130,21 @@ func (d *device) deviceAttr() verbs.DeviceAttr {
 	}
 }
 
-// activeMTU is rxe_set_mtu's result for the netdev MTU: the MTU minus the
-// header budget, rounded down to an IB MTU.
-func activeMTU() verbs.MTU {
-	n := netdevMTU - rxeMaxHdrLength
-	switch {
-	case n >= 4096:
-		return verbs.MTU4096
-	case n >= 2048:
-		return verbs.MTU2048
-	case n >= 1024:
-		return verbs.MTU1024
-	case n >= 512:
-		return verbs.MTU512
-	}
-	return verbs.MTU256
-}
+// activeMTU is the port's active MTU, as rxe_set_mtu derived it from the
+// netdev MTU; UD sends are limited to it (rxe_req.c get_mtu: mtu_cap).
+func (d *device) activeMTU() verbs.MTU { return ethMTUToIB(d.link.cfg.MTU) }
 
 func (d *device) portAttr() verbs.PortAttr {
 	a := verbs.PortAttr{
 		State:        d.portState,
 		MaxMTU:       verbs.MTU4096,
-		ActiveMTU:    activeMTU(),
+		ActiveMTU:    d.activeMTU(),
 		GIDTblLen:    rxePortGIDTblLen,
 		PortCapFlags: rxePortCapFlags,
 		MaxMsgSz:     rxePortMaxMsgSz,
 		PKeyTblLen:   rxePortPKeyTblLen,
+		BadPKeyCntr:  min(d.badPKeyCntr, 0xffff),
+		QKeyViolCntr: min(d.qkeyViolCntr, 0xffff),
 		MaxVLNum:     1,
 		ActiveWidth:  ibWidth1X,
 		ActiveSpeed:  ibSpeedSDR,

@@ -5,88 +5,8 @@ import (
 	"strings"
 
 	"github.com/vsh-rdma/vsh/verbs"
+	"github.com/vsh-rdma/vsh/verbs/wire"
 )
-
-// engState mirrors rxe's enum rxe_qp_state: the state each of the
-// requester, completer and responder is in (rxe_qp.c rxe_qp_from_attr).
-type engState uint8
-
-const (
-	engReset engState = iota
-	engInit
-	engReady
-	engDrain
-	engDrained
-	engError
-)
-
-// wqeState mirrors rxe's enum wqe_state.
-type wqeState uint8
-
-const (
-	wqePosted wqeState = iota
-	wqeProcessing
-	wqePending
-	wqeDone
-	wqeError
-)
-
-func (s wqeState) String() string {
-	switch s {
-	case wqePosted:
-		return "posted"
-	case wqeProcessing:
-		return "sending"
-	case wqePending:
-		return "sent"
-	case wqeDone:
-		return "done"
-	}
-	return "flushing"
-}
-
-// sendWQE is a posted send work request (struct rxe_send_wqe), with the
-// transport's progress through it.
-type sendWQE struct {
-	wr      verbs.SendWR // SGList aliases sge
-	sge     []verbs.SGE
-	inline  []byte // the data of an IBV_SEND_INLINE WR, copied at post time
-	ah      *ah    // UD: the address handle
-	length  uint32 // total bytes (dma.length)
-	ssn     uint32
-	state   wqeState
-	status  verbs.WCStatus
-	errWhy  string // why the WQE failed, for the learner
-	xfer    wqeXfer
-	signal  bool // completion requested (or sq_sig_all)
-	rdAtom  bool // holds a max_rd_atomic slot (wqe->has_rd_atomic)
-	readBuf []byte
-}
-
-// sendQueue is a ring of send WQEs with rxe's capacity. Indexes below
-// 'next' (counted from head) have been started by the requester.
-type sendQueue struct {
-	buf         []sendWQE
-	head, count int
-	maxWR       int
-	maxSGE      int
-	maxInline   int
-}
-
-func (s *sendQueue) full() bool { return s.count >= s.maxWR }
-
-// at returns the i-th WQE from the head.
-func (s *sendQueue) at(i int) *sendWQE { return &s.buf[(s.head+i)%len(s.buf)] }
-
-func (s *sendQueue) pop() {
-	if s.count == 0 {
-		return
-	}
-	w := s.at(0)
-	w.ah = nil
-	s.head = (s.head + 1) % len(s.buf)
-	s.count--
-}
 
 // qp is a queue pair (struct rxe_qp).
 type qp struct {
@@ -103,17 +23,21 @@ type qp struct {
 	attr          verbs.QPAttr  // qp->attr: what modify_qp stored
 	port          uint8         // ib_qp->port
 	cached        verbs.QPState // libibverbs' ibv_qp.state
-	req           engState
-	comp          engState
-	resp          engState
 	sq            sendQueue
-	rq            recvQueue // unused with an SRQ
-	mcast         []verbs.GID
+	rq            recvQueue    // unused with an SRQ
+	mcast         []mcastEntry // uverbs' mcast_list: (GID, LID) pairs attached
 	ssn           uint32
-	mtu           int
+	mtu           uint32 // qp->mtu: the path MTU in bytes
 	eventsUnacked int
 
-	t transport // requester, completer and responder state
+	// rxe's three engines and what drives them.
+	req    reqEngine
+	comp   compEngine
+	resp   respEngine
+	sched  [numTasks]bool
+	timers [numTimers]timer
+
+	inlineScratch []byte
 }
 
 var _ verbs.QP = (*qp)(nil)
@@ -219,16 +143,20 @@ func (p *pd) CreateQP(attr verbs.QPInitAttr) (verbs.QP, error) {
 	// rxe_qp_init_misc: path_mtu starts at IB_MTU_256.
 	q.attr.PathMTU = verbs.MTU256
 	q.mtu = 256
+	q.req.opcode, q.comp.opcode, q.resp.opcode = -1, -1, -1
+	q.resp.aethSyn = wire.SyndromeACK
+	for k := range q.timers {
+		q.timers[k] = timer{q: q, kind: k, hix: -1}
+	}
 	q.attr.State = verbs.QPSReset
 	// rxe_qp_init_req: one WQE size serves both SGEs and inline data.
 	wqe := attr.Cap.MaxSendSGE * rxeSGESize
 	if attr.Cap.MaxInlineData > wqe {
 		wqe = attr.Cap.MaxInlineData
 	}
-	q.sq.maxWR = roundQueue(attr.Cap.MaxSendWR)
+	q.sq.init(roundQueue(attr.Cap.MaxSendWR))
 	q.sq.maxSGE = wqe / rxeSGESize
 	q.sq.maxInline = wqe
-	q.sq.buf = make([]sendWQE, q.sq.maxWR+1)
 	q.initCap = verbs.QPCap{MaxSendWR: q.sq.maxWR, MaxSendSGE: q.sq.maxSGE, MaxInlineData: q.sq.maxInline}
 	if s == nil {
 		q.rq.init(roundQueue(attr.Cap.MaxRecvWR), attr.Cap.MaxRecvSGE)
@@ -238,7 +166,6 @@ func (p *pd) CreateQP(attr verbs.QPInitAttr) (verbs.QP, error) {
 	}
 	scq.usecnt++
 	rcq.usecnt++
-	q.t.init(q)
 	d.qps[qpn] = q
 	p.qps = append(p.qps, q)
 	return q, nil
@@ -329,6 +256,15 @@ func (q *qp) Modify(a *verbs.QPAttr, mask verbs.QPAttrMask) error {
 		if err := checkAV(op, "ah_attr", d, &a.AH); err != nil {
 			return err // ENODATA: an empty GID slot
 		}
+		if q.typ == verbs.QPTypeRC || q.typ == verbs.QPTypeUC {
+			// _ib_modify_qp resolves the destination of a connected QP
+			// (ib_resolve_eth_dmac), which also sets the hop limit.
+			c := *a
+			if err := f.resolveAV(op, "ah_attr", &c.AH); err != nil {
+				return err
+			}
+			a = &c
+		}
 	}
 	cur := q.attr.State
 	if mask&verbs.AttrCurState != 0 {
@@ -360,7 +296,7 @@ func (q *qp) Modify(a *verbs.QPAttr, mask verbs.QPAttrMask) error {
 		return verbs.Errorf(op, verbs.EINVAL, "drop alt_path: RoCE has no alternate paths",
 			"alternate paths (APM) are InfiniBand-only; the core refuses IBV_QP_ALT_PATH on a RoCE port (_ib_modify_qp)")
 	}
-	if mask&verbs.AttrState != 0 && cur == verbs.QPSSQD && q.req == engDrain && next != verbs.QPSErr {
+	if mask&verbs.AttrState != 0 && cur == verbs.QPSSQD && q.req.state == engDrain && next != verbs.QPSErr {
 		return verbs.Errorf(op, verbs.EINVAL, "wait for IBV_EVENT_SQ_DRAINED, or go to err",
 			"the send queue is still draining; from SQD only ERR is allowed until it has drained (rxe_qp_chk_attr)")
 	}
@@ -402,15 +338,16 @@ func (q *qp) apply(a *verbs.QPAttr, mask verbs.QPAttrMask) {
 			n = roundPow2(int(a.MaxRdAtomic))
 		}
 		s.MaxRdAtomic = uint8(n)
-		q.t.rdAtomicFree = n
+		q.req.rdAtomic = n
 	}
 	if mask&verbs.AttrMaxDestRdAtomic != 0 {
 		n := 0
 		if a.MaxDestRdAtomic > 0 {
 			n = roundPow2(int(a.MaxDestRdAtomic))
 		}
-		s.MaxDestRdAtomic = uint8(n) // a u8 in struct ib_qp_attr: 256 wraps to 0, as in rxe
-		q.t.resizeResources(n)
+		s.MaxDestRdAtomic = uint8(n)          // a u8 in struct ib_qp_attr: 256 wraps to 0, as in rxe
+		q.resp.resources = make([]respRes, n) // free_rd_atomic_resources, alloc_rd_atomic_resources
+		q.resp.resHead, q.resp.res = 0, nil
 	}
 	if mask&verbs.AttrCurState != 0 {
 		s.CurState = a.State // rxe stores attr->qp_state here, not cur_qp_state
@@ -436,30 +373,30 @@ func (q *qp) apply(a *verbs.QPAttr, mask verbs.QPAttrMask) {
 	}
 	if mask&verbs.AttrPathMTU != 0 {
 		s.PathMTU = a.PathMTU
-		q.mtu = a.PathMTU.Bytes()
+		q.mtu = uint32(a.PathMTU.Bytes())
 	}
 	if mask&verbs.AttrTimeout != 0 {
 		s.Timeout = a.Timeout
 	}
 	if mask&verbs.AttrRetryCnt != 0 {
 		s.RetryCnt = a.RetryCnt
-		q.t.retryLeft = int(a.RetryCnt)
+		q.comp.retryCnt = int(a.RetryCnt)
 	}
 	if mask&verbs.AttrRNRRetry != 0 {
 		s.RNRRetry = a.RNRRetry
-		q.t.rnrRetryLeft = int(a.RNRRetry)
+		q.comp.rnrRetry = int(a.RNRRetry)
 	}
 	if mask&verbs.AttrRQPSN != 0 {
 		s.RQPSN = a.RQPSN & psnMask
-		q.t.respPSN = s.RQPSN
+		q.resp.psn = s.RQPSN
 	}
 	if mask&verbs.AttrMinRNRTimer != 0 {
 		s.MinRNRTimer = a.MinRNRTimer
 	}
 	if mask&verbs.AttrSQPSN != 0 {
 		s.SQPSN = a.SQPSN & psnMask
-		q.t.reqPSN = s.SQPSN
-		q.t.compPSN = s.SQPSN
+		q.req.psn = s.SQPSN
+		q.comp.psn = s.SQPSN
 	}
 	if mask&verbs.AttrPathMigState != 0 {
 		s.PathMigState = a.PathMigState
@@ -473,16 +410,13 @@ func (q *qp) apply(a *verbs.QPAttr, mask verbs.QPAttrMask) {
 		case verbs.QPSReset:
 			q.reset()
 		case verbs.QPSInit:
-			q.req, q.resp, q.comp = engInit, engInit, engInit
+			q.req.state, q.resp.state, q.comp.state = engInit, engInit, engInit
 		case verbs.QPSRTR:
-			q.resp = engReady
+			q.resp.state = engReady
 		case verbs.QPSRTS:
-			q.req, q.comp = engReady, engReady
+			q.req.state, q.comp.state = engReady, engReady
 		case verbs.QPSSQD:
-			if q.req != engDrained {
-				q.req = engDrain
-				q.f().schedule(q, taskReq)
-			}
+			q.drain()
 		case verbs.QPSErr:
 			q.toError()
 		}
@@ -492,27 +426,73 @@ func (q *qp) apply(a *verbs.QPAttr, mask verbs.QPAttrMask) {
 func (q *qp) f() *Fabric { return q.pd.ctx.fab() }
 
 // reset is rxe_qp_reset: the engines stop, the send queue and (without an
-// SRQ) the receive queue are emptied without completions, packets for the
-// QP are dropped, the sequence state is cleared. Attributes stay.
+// SRQ) the receive queue are emptied without completions, packets queued
+// for the QP are dropped, the sequence state is cleared. Attributes stay,
+// and so do armed timers: rxe stops them only at destroy, and when they
+// fire on a QP in RESET they find nothing to do.
 func (q *qp) reset() {
-	q.req, q.comp, q.resp = engReset, engReset, engReset
-	for q.sq.count > 0 {
-		q.sq.pop()
-	}
+	f := q.f()
+	q.req.state, q.comp.state, q.resp.state = engReset, engReset, engReset
+	// RESPST_RESET: rxe_drain_req_pkts, and the receive queue emptied.
+	q.drainReqPkts()
 	if q.srq == nil {
 		q.rq.clear()
 	}
+	q.resp.wqe = nil
+	// The completer in RESET: rxe_drain_resp_pkts without completions.
+	q.drainRespPkts()
+	for q.sq.head() != nil {
+		q.sq.advance()
+	}
+	q.sq.cons, q.sq.prod = 0, 0 // rxe_queue_reset
 	q.ssn = 0
-	q.t.reset()
-	q.f().cancelQP(q)
+	q.req = reqEngine{state: engReset, psn: q.req.psn, opcode: -1, rdAtomic: q.req.rdAtomic}
+	q.comp.opcode = -1
+	q.comp.timeout, q.comp.timeoutRetry, q.comp.startedRetry = false, false, false
+	r := &q.resp
+	r.msn, r.opcode = 0, -1
+	r.dropMsg, r.gotoError, r.sentPSNNak = false, false, false
+	r.mr, r.res, r.resHead = nil, nil, 0
+	clear(r.resources) // cleanup_rd_atomic_resources
+	q.sched = [numTasks]bool{}
+	_ = f
+}
+
+// drain is rxe_qp_drain (SQD): the requester stops taking new WQEs and
+// raises IBV_EVENT_SQ_DRAINED once the ones in progress are done.
+func (q *qp) drain() {
+	if q.req.state == engDrained {
+		return
+	}
+	f := q.f()
+	q.req.state = engDrain
+	f.schedule(q, taskComp)
+	f.schedule(q, taskReq)
 }
 
 // toError is rxe_qp_error: every engine goes to ERROR and the tasks run to
-// flush the queues.
+// flush the queues: the receive queue first, then the send queue.
 func (q *qp) toError() {
-	q.req, q.resp, q.comp = engError, engError, engError
+	q.req.state, q.resp.state, q.comp.state = engError, engError, engError
 	q.attr.State = verbs.QPSErr
-	q.f().schedule(q, taskResp|taskComp|taskReq)
+	f := q.f()
+	f.schedule(q, taskResp)
+	f.schedule(q, taskComp)
+	f.schedule(q, taskReq)
+}
+
+// drainReqPkts drops the packets queued for the responder.
+func (q *qp) drainReqPkts() {
+	for p := q.resp.pkts.pop(); p != nil; p = q.resp.pkts.pop() {
+		q.f().net.pool.put(p)
+	}
+}
+
+// drainRespPkts drops the packets queued for the completer.
+func (q *qp) drainRespPkts() {
+	for p := q.comp.pkts.pop(); p != nil; p = q.comp.pkts.pop() {
+		q.f().net.pool.put(p)
+	}
 }
 
 // Query implements verbs.QP (ibv_query_qp, rxe_qp_to_attr and
@@ -526,8 +506,8 @@ func (q *qp) Query(mask verbs.QPAttrMask) (verbs.QPAttr, verbs.QPInitAttr, error
 		return verbs.QPAttr{}, verbs.QPInitAttr{}, err
 	}
 	a := q.attr
-	a.RQPSN = q.t.respPSN
-	a.SQPSN = q.t.reqPSN
+	a.RQPSN = q.resp.psn
+	a.SQPSN = q.req.psn
 	a.Cap = verbs.QPCap{MaxSendWR: q.sq.maxWR, MaxSendSGE: q.sq.maxSGE, MaxInlineData: q.sq.maxInline}
 	if q.srq == nil {
 		a.Cap.MaxRecvWR, a.Cap.MaxRecvSGE = q.rq.maxWR, q.rq.maxSGE
@@ -535,7 +515,7 @@ func (q *qp) Query(mask verbs.QPAttrMask) (verbs.QPAttr, verbs.QPInitAttr, error
 	// rxe_av_to_attr always sets IB_AH_GRH.
 	a.AH = verbs.AHAttr{GRH: q.attr.AH.GRH, IsGlobal: true, PortNum: q.attr.AH.PortNum}
 	a.AltAH = verbs.AHAttr{IsGlobal: true}
-	a.SQDraining = q.req == engDrain
+	a.SQDraining = q.req.state == engDrain
 	if mask&verbs.AttrState != 0 {
 		q.cached = a.State // ibv_query_qp refreshes ibv_qp.state
 	}
@@ -579,7 +559,7 @@ func (q *qp) PostSend(wrs []verbs.SendWR) (int, error) {
 		}
 	}
 	// post_send_db: the kernel's rxe_post_send.
-	if q.req < engReady {
+	if q.req.state < engReady {
 		where := "none of them was"
 		if n > 0 {
 			where = fmt.Sprintf("the %d WR(s) before it are", n)
@@ -646,23 +626,25 @@ func (q *qp) postOneSend(op string, i int, wr *verbs.SendWR) error {
 		}
 		inline = buf
 	}
-	w := q.sq.at(q.sq.count)
+	w := q.sq.at(q.sq.prod)
 	w.sge = append(w.sge[:0], wr.SGList...)
 	w.wr = *wr
 	w.wr.SGList = w.sge
 	w.wr.AH = nil
 	w.inline = append(w.inline[:0], inline...)
 	w.ah = a
-	w.length = length
+	w.dma = dmaInfo{length: length, resid: length}
+	w.iova = wr.RemoteAddr
+	w.mask = wrMask(q.typ, wr.Opcode)
+	w.firstPSN, w.lastPSN = 0, 0
 	q.ssn++
 	w.ssn = q.ssn
 	w.state = wqePosted
 	w.status = verbs.WCSuccess
 	w.errWhy = ""
-	w.signal = q.sqSigAll || wr.Flags&verbs.SendSignaled != 0
-	w.rdAtom = false
-	w.xfer = wqeXfer{}
-	q.sq.count++
+	w.signal = wr.Flags&verbs.SendSignaled != 0
+	w.hasRdAtomic = false
+	q.sq.prod++
 	return nil
 }
 
@@ -670,7 +652,7 @@ func (q *qp) postOneSend(op string, i int, wr *verbs.SendWR) error {
 // init_send_wqe does with memcpy from the SGE addresses. The lkeys are not
 // used; the addresses only have to be memory of this process.
 func (q *qp) gatherInline(op string, i int, sgl []verbs.SGE, length uint32) ([]byte, error) {
-	buf := q.t.inlineScratch[:0]
+	buf := q.inlineScratch[:0]
 	for _, s := range sgl {
 		m := q.pd.ctx.findMem(s.Addr, uint64(s.Length))
 		if m == nil {
@@ -680,7 +662,7 @@ func (q *qp) gatherInline(op string, i int, sgl []verbs.SGE, length uint32) ([]b
 		off := s.Addr - m.addr
 		buf = append(buf, m.buf[off:off+uint64(s.Length)]...)
 	}
-	q.t.inlineScratch = buf
+	q.inlineScratch = buf
 	return buf, nil
 }
 
@@ -736,63 +718,6 @@ func (q *qp) PostRecv(wrs []verbs.RecvWR) (int, error) {
 	return len(wrs), nil
 }
 
-// AttachMcast implements verbs.QP (ibv_attach_mcast; ib_attach_mcast: UD
-// only, a multicast GID; uverbs ignores a repeated attach).
-func (q *qp) AttachMcast(gid verbs.GID, lid uint16) error {
-	f := q.fab()
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	const op = "ibv_attach_mcast"
-	if err := q.check(op); err != nil {
-		return err
-	}
-	if err := checkMcast(op, q, gid); err != nil {
-		return err
-	}
-	for _, g := range q.mcast {
-		if g == gid {
-			return nil
-		}
-	}
-	if len(q.mcast) >= rxeMaxMcastQPAttach {
-		return verbs.Errorf(op, verbs.ENOMEM, "detach from a group first", "the QP is attached to %d groups already", len(q.mcast))
-	}
-	q.mcast = append(q.mcast, gid)
-	return nil
-}
-
-// DetachMcast implements verbs.QP (ibv_detach_mcast; uverbs: EINVAL when
-// the QP is not attached to the group).
-func (q *qp) DetachMcast(gid verbs.GID, lid uint16) error {
-	f := q.fab()
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	const op = "ibv_detach_mcast"
-	if err := q.check(op); err != nil {
-		return err
-	}
-	if err := checkMcast(op, q, gid); err != nil {
-		return err
-	}
-	for i, g := range q.mcast {
-		if g == gid {
-			q.mcast = append(q.mcast[:i], q.mcast[i+1:]...)
-			return nil
-		}
-	}
-	return verbs.Errorf(op, verbs.EINVAL, "attach before detaching", "the QP is not attached to %s (ib_uverbs_detach_mcast)", gid)
-}
-
-func checkMcast(op string, q *qp, gid verbs.GID) error {
-	if !gid.IsMulticast() {
-		return verbs.Errorf(op, verbs.EINVAL, "use a multicast GID (ff0e::...)", "%s is not a multicast GID (ib_attach_mcast)", gid)
-	}
-	if q.typ != verbs.QPTypeUD {
-		return verbs.Errorf(op, verbs.EINVAL, "multicast needs a UD QP", "%s is %s; only UD QPs join multicast groups (ib_attach_mcast)", q.name(), q.typ)
-	}
-	return nil
-}
-
 // Destroy implements verbs.QP (ibv_destroy_qp). uverbs refuses with EBUSY
 // while the QP is attached to multicast groups (uverbs_free_qp).
 func (q *qp) Destroy() error {
@@ -805,8 +730,8 @@ func (q *qp) Destroy() error {
 	}
 	if len(q.mcast) > 0 {
 		gids := make([]string, len(q.mcast))
-		for i, g := range q.mcast {
-			gids[i] = g.String()
+		for i, e := range q.mcast {
+			gids[i] = e.gid.String()
 		}
 		return verbs.Errorf(op, verbs.EBUSY, "detach_mcast from every group first",
 			"%s is still attached to multicast group(s) %s (uverbs_free_qp)", q.name(), strings.Join(gids, ", "))
@@ -828,7 +753,12 @@ func (q *qp) destroyLocked(why string) {
 	}
 	q.dead = why
 	f := q.f()
-	f.cancelQP(q)
+	for k := range q.timers {
+		f.delTimer(&q.timers[k]) // del_timer_sync in rxe_qp_do_cleanup
+	}
+	q.drainReqPkts()
+	q.drainRespPkts()
+	q.detachAll()
 	d := q.pd.ctx.dev
 	if d.qps[q.qpn] == q {
 		delete(d.qps, q.qpn)

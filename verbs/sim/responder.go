@@ -4,491 +4,856 @@ import (
 	"encoding/binary"
 
 	"github.com/vsh-rdma/vsh/verbs"
+	"github.com/vsh-rdma/vsh/verbs/wire"
 )
 
-// receive is rxe_rcv for one packet: find the device and QP, apply
-// hdr_check, check_type_state, check_keys and check_addr, and hand the
-// packet to the responder (requests) or the completer (responses). It
-// returns why the packet was dropped, or "".
-func (f *Fabric) receive(p *packet) string {
-	if p.from.portState != verbs.PortActive {
-		return "the sender's port is down"
+// The responder (rxe_resp.c, Linux 6.1): it executes requests in PSN
+// order, takes receive WQEs, writes memory, answers READs and atomics,
+// acknowledges, and turns errors into NAKs and error completions.
+
+type respState int
+
+const (
+	respGetReq respState = iota
+	respChkPSN
+	respChkOpSeq
+	respChkOpValid
+	respChkResource
+	respChkRkey
+	respExecute
+	respReadReply
+	respAtomicReply
+	respComplete
+	respAcknowledge
+	respCleanup
+	respDuplicate
+	respErrMalformedWQE
+	respErrUnsupportedOpcode
+	respErrMisalignedAtomic
+	respErrPSNOutOfSeq
+	respErrMissingOpcodeFirst
+	respErrMissingOpcodeLastC
+	respErrMissingOpcodeLastD1E
+	respErrTooManyRdmaAtmReq
+	respErrRNR
+	respErrRkeyViolation
+	respErrInvalidateRkey
+	respErrLength
+	respErrCQOverflow
+	respError
+	respReset
+	respDone
+	respExit
+)
+
+// copy_data's errors, as the callers tell them apart.
+const (
+	copyOK    = iota
+	copyInval // -EINVAL: too much data, or an lkey that does not resolve
+	copyFault // -EFAULT: a range outside its MR
+	copyNoSpc // -ENOSPC: the SGE list ran out
+)
+
+// responder is rxe_responder. It reports whether it made progress, so that
+// the task runs it again.
+func (q *qp) responder() bool {
+	r := &q.resp
+	r.aethSyn = wire.SyndromeACK
+	state := respGetReq
+	if r.state == engReset {
+		state = respReset
 	}
-	var to *device
-	for _, d := range f.devs {
-		if d.hasGID(p.dgid) {
-			to = d
-			break
-		}
-	}
-	if to == nil {
-		return "no device has GID " + p.dgid.String()
-	}
-	p.to = to
-	if to.portState != verbs.PortActive {
-		return "the receiver's port is down"
-	}
-	q := to.qps[p.destQP]
-	if q == nil || q.dead != "" {
-		return "no such QP on " + to.name
-	}
-	want := map[verbs.QPType]uint8{verbs.QPTypeRC: opRC, verbs.QPTypeUC: opUC, verbs.QPTypeUD: opUD}[q.typ]
-	if p.op.transport() != want {
-		return "opcode does not match the QP type (check_type_state)"
-	}
-	if p.op.isRequest() {
-		if q.resp != engReady {
-			return q.name() + " is not ready to receive (check_type_state: responder not in RTR/RTS)"
-		}
-		if q.typ == verbs.QPTypeUD {
-			if p.qkey != q.attr.QKey {
-				return "Q_Key mismatch (check_keys): the datagram is dropped"
+	var p *packet
+	for guard := 0; guard < 1<<16; guard++ {
+		switch state {
+		case respGetReq:
+			state, p = q.getReq()
+		case respChkPSN:
+			state = q.respCheckPSN(p)
+		case respChkOpSeq:
+			state = q.checkOpSeq(p)
+		case respChkOpValid:
+			state = q.checkOpValid(p)
+		case respChkResource:
+			state = q.checkResource(p)
+		case respChkRkey:
+			state = q.checkRkey(p)
+		case respExecute:
+			state = q.execute(p)
+		case respComplete:
+			state = q.respComplete(p)
+		case respReadReply:
+			state = q.readReply(p)
+		case respAtomicReply:
+			state = q.atomicReply(p)
+		case respAcknowledge:
+			state = q.acknowledge(p)
+		case respCleanup:
+			state = q.respCleanup(p)
+			p = nil
+		case respDuplicate:
+			state = q.duplicateRequest(p)
+		case respErrPSNOutOfSeq:
+			// RC class B: one NAK carrying the PSN expected, then drop.
+			q.sendAck(wire.NAK(0), r.psn)
+			state = respCleanup
+		case respErrTooManyRdmaAtmReq, respErrMissingOpcodeFirst, respErrMissingOpcodeLastC,
+			respErrUnsupportedOpcode, respErrMisalignedAtomic:
+			// RC class C.
+			q.classAC(wire.NAK(1), verbs.WCRemInvReqErr, respErrWhy(state))
+			state = respComplete
+		case respErrMissingOpcodeLastD1E:
+			state = q.classD1E()
+		case respErrRNR:
+			if q.typ == verbs.QPTypeRC {
+				// RC class B: RNR NAK with the QP's min_rnr_timer.
+				q.sendAck(wire.RNRNAK(wire.RNRTimer(q.attr.MinRNRTimer&0x1f)), uint32(p.hdr.BTH.PSN))
+			} else {
+				r.dropMsg = true // UC, UD: class D
 			}
-		} else {
-			local, _ := to.gid(int(q.attr.AH.GRH.SGIDIndex))
-			if p.sgid != q.attr.AH.GRH.DGID || p.dgid != local {
-				return "source or destination address does not match the QP's address vector (check_addr)"
+			state = respCleanup
+		case respErrRkeyViolation:
+			if q.typ == verbs.QPTypeRC {
+				q.classAC(wire.NAK(2), verbs.WCRemAccessErr, "the R_Key, the range or the MR's access does not allow it (check_rkey)")
+				state = respComplete
+			} else {
+				r.dropMsg = true
+				if q.srq != nil {
+					r.status = verbs.WCRemAccessErr // UC with SRQ: class D
+					state = respComplete
+				} else {
+					state = respCleanup // UC: class E
+				}
 			}
+		case respErrInvalidateRkey:
+			// RC class J.
+			r.gotoError = true
+			r.status = verbs.WCRemInvReqErr
+			r.errWhy = "SEND with invalidate names an R_Key rxe cannot invalidate (rxe_invalidate_mr)"
+			state = respComplete
+		case respErrLength:
+			switch {
+			case q.typ == verbs.QPTypeRC:
+				q.classAC(wire.NAK(1), verbs.WCRemInvReqErr, "the packet's length does not fit the message (check_rkey)")
+				state = respComplete
+			case q.srq != nil:
+				r.status = verbs.WCRemInvReqErr // UC/UD with SRQ: class E
+				state = respComplete
+			default:
+				r.dropMsg = true // UC/UD: class D
+				state = respCleanup
+			}
+		case respErrMalformedWQE:
+			// All: class A.
+			q.classAC(wire.NAK(3), verbs.WCLocQPOpErr, "the receive WQE cannot take the data: "+r.errWhy)
+			state = respComplete
+		case respErrCQOverflow:
+			state = respError // class G
+		case respDone:
+			if r.gotoError {
+				state = respError
+				continue
+			}
+			return true
+		case respExit:
+			if r.gotoError {
+				state = respError
+				continue
+			}
+			return false
+		case respReset:
+			q.drainReqPkts()
+			if q.srq == nil {
+				q.rq.clear()
+			}
+			r.wqe = nil
+			return false
+		case respError:
+			r.gotoError = false
+			q.toError()
+			return false
+		default:
+			return false
 		}
-		q.respond(p)
-		return ""
 	}
-	if q.req < engReady || q.req > engDrained {
-		return q.name() + " is not sending (check_type_state)"
+	return false
+}
+
+func respErrWhy(s respState) string {
+	switch s {
+	case respErrTooManyRdmaAtmReq:
+		return "a READ or atomic arrived but max_dest_rd_atomic is 0 (check_resource)"
+	case respErrMissingOpcodeFirst:
+		return "a MIDDLE or LAST packet arrived without a FIRST (check_op_seq)"
+	case respErrMissingOpcodeLastC:
+		return "a new message started before the last one ended (check_op_seq)"
+	case respErrUnsupportedOpcode:
+		return "the QP's access flags do not allow this operation (check_op_valid)"
+	case respErrMisalignedAtomic:
+		return "the atomic's address is not 8-byte aligned (atomic_reply)"
 	}
-	q.completer(p)
-	f.schedule(q, taskReq)
 	return ""
 }
 
-// reply builds a response packet back to the sender of p.
-func (q *qp) reply(p *packet, op opcode) *packet {
-	r := &packet{from: q.pd.ctx.dev, op: op, sgid: p.dgid, dgid: p.sgid, destQP: q.attr.DestQPN & psnMask}
-	r.msn = q.t.msn
-	return r
+// classAC is do_class_ac_error: the NAK to send, the status of the receive
+// WQE, and the QP goes to ERR after this packet.
+func (q *qp) classAC(syn wire.Syndrome, st verbs.WCStatus, why string) {
+	r := &q.resp
+	r.aethSyn = syn
+	r.status = st
+	r.gotoError = true
+	if why != "" {
+		r.errWhy = why
+	}
 }
 
-func (q *qp) sendAck(p *packet, syn uint8, psn uint32) {
-	r := q.reply(p, opRC|opAck)
-	r.syn, r.psn = syn, psn&psnMask
-	q.f().send(r)
-}
-
-// takeRecvWQE gets a receive WQE from the SRQ or the RQ (check_resource,
-// get_srq_wqe). With an SRQ the WQE is copied out and the limit event
-// fires when fewer than srq_limit WQEs remain.
-func (q *qp) takeRecvWQE() *recvWQE {
+// classD1E is do_class_d1e_error (UC): with an SRQ, drop the message and
+// fail its receive; without, forget the message and keep the WQE for the
+// next one.
+func (q *qp) classD1E() respState {
+	r := &q.resp
 	if q.srq != nil {
-		s := q.srq
-		w := s.rq.peek()
-		if w == nil {
-			return nil
+		r.dropMsg = true
+		if r.wqe != nil {
+			r.status = verbs.WCRemInvReqErr
+			return respComplete
 		}
-		c := &q.t.rwqeCopy
-		c.wrID, c.length = w.wrID, w.length
-		c.sge = append(c.sge[:0], w.sge...)
-		s.rq.pop()
-		if s.limit > 0 && s.rq.count < s.limit {
-			s.limit = 0
-			s.pd.ctx.events = append(s.pd.ctx.events, asyncEv{ev: verbs.AsyncEvent{Type: verbs.EventSRQLimitReached, SRQ: s}})
-		}
-		return c
+		return respCleanup
 	}
-	return q.rq.peek()
+	if r.wqe != nil {
+		r.wqe.dma.reset()
+		r.opcode = -1
+	}
+	r.mr = nil
+	return respCleanup
 }
 
-// finishRecv completes the receive WQE in progress (do_complete).
-func (q *qp) finishRecv(wc verbs.WC, solicited bool) {
-	w := q.t.rwqe
-	if w == nil {
-		return
+// getReq is get_req.
+func (q *qp) getReq() (respState, *packet) {
+	r := &q.resp
+	if r.state == engError {
+		q.drainReqPkts()
+		return respChkResource, nil
 	}
-	wc.WRID = w.wrID
-	wc.QPNum = q.qpn
-	if q.srq == nil {
-		q.rq.pop()
+	p := r.pkts.peek()
+	if p == nil {
+		return respExit, nil
 	}
-	q.t.rwqe = nil
-	if !q.rcq.post(wc, solicited) {
-		q.toError() // RESPST_ERR_CQ_OVERFLOW: class G
+	if r.res != nil {
+		return respReadReply, p
 	}
+	return respChkPSN, p
 }
 
-// classAC is do_class_ac_error followed by COMPLETE, ACKNOWLEDGE and
-// ERROR: the receive WQE in progress (if any) completes with status, the
-// requester gets a NAK, and the QP moves to ERR.
-func (q *qp) classAC(p *packet, syn uint8, st verbs.WCStatus) {
-	if q.t.rwqe != nil {
-		q.finishRecv(verbs.WC{Status: st}, true)
-	}
-	if q.typ == verbs.QPTypeRC {
-		q.sendAck(p, syn, p.psn)
-	}
-	q.toError()
-}
-
-// respond is rxe_responder for one request packet.
-func (q *qp) respond(p *packet) {
-	if q.typ == verbs.QPTypeUD {
-		q.respondUD(p)
-		return
-	}
-	t := &q.t
-	rc := q.typ == verbs.QPTypeRC
-	// check_psn
-	diff := psnCmp(p.psn, t.respPSN)
-	if rc {
+// respCheckPSN is the responder's check_psn.
+func (q *qp) respCheckPSN(p *packet) respState {
+	r := &q.resp
+	diff := psnCmp(uint32(p.hdr.BTH.PSN), r.psn)
+	switch q.typ {
+	case verbs.QPTypeRC:
 		if diff > 0 {
-			if !t.sentPSNNak {
-				t.sentPSNNak = true
-				q.sendAck(p, synNAKPSNSeq, t.respPSN)
+			if r.sentPSNNak {
+				return respCleanup
 			}
-			return
+			r.sentPSNNak = true
+			return respErrPSNOutOfSeq
 		}
 		if diff < 0 {
-			q.duplicate(p)
-			return
+			return respDuplicate
 		}
-		t.sentPSNNak = false
-	} else if t.dropMsg || diff != 0 {
-		if !p.op.start() {
-			t.dropMsg = true
-			return
-		}
-		t.dropMsg, t.inMsg, t.rwqe = false, false, nil
-	}
-	// check_op_seq
-	if t.inMsg {
-		okSeq := (p.op.op() == opSendMiddle || p.op.op() == opSendLast || p.op.op() == opSendLastImm) && t.respOp.isSend() ||
-			(p.op.op() == opWriteMiddle || p.op.op() == opWriteLast || p.op.op() == opWriteLastImm) && t.respOp.isWrite()
-		if !okSeq {
-			if rc {
-				q.classAC(p, synNAKInvReq, verbs.WCRemInvReqErr)
-			} else {
-				t.dropMsg = true
+		r.sentPSNNak = false
+	case verbs.QPTypeUC:
+		if r.dropMsg || diff != 0 {
+			if p.hdr.BTH.Opcode.IsFirst() {
+				r.dropMsg = false
+				return respChkOpSeq
 			}
-			return
+			r.dropMsg = true
+			return respCleanup
 		}
-	} else if !p.op.start() {
-		if rc {
-			q.classAC(p, synNAKInvReq, verbs.WCRemInvReqErr)
-		} else {
-			t.dropMsg = true
-		}
-		return
 	}
-	// check_op_valid: the QP's own access flags.
+	return respChkOpSeq
+}
+
+// checkOpSeq is check_op_seq: after FIRST or MIDDLE only MIDDLE or LAST
+// of the same kind; a MIDDLE or LAST needs a FIRST.
+func (q *qp) checkOpSeq(p *packet) respState {
+	if q.typ != verbs.QPTypeRC && q.typ != verbs.QPTypeUC {
+		return respChkOpValid
+	}
+	r := &q.resp
+	op := p.hdr.BTH.Opcode & 0x1f
+	prev := r.opcode
+	inSend := prev >= 0 && (wire.Opcode(prev)&0x1f == wire.RCSendFirst || wire.Opcode(prev)&0x1f == wire.RCSendMiddle)
+	inWrite := prev >= 0 && (wire.Opcode(prev)&0x1f == wire.RCRDMAWriteFirst || wire.Opcode(prev)&0x1f == wire.RCRDMAWriteMiddle)
+	sendCont := op == wire.RCSendMiddle || op == wire.RCSendLast || op == wire.RCSendLastImm ||
+		(q.typ == verbs.QPTypeRC && op == wire.RCSendLastInvalidate)
+	writeCont := op == wire.RCRDMAWriteMiddle || op == wire.RCRDMAWriteLast || op == wire.RCRDMAWriteLastImm
+	bad := respErrMissingOpcodeLastC
+	if q.typ == verbs.QPTypeUC {
+		bad = respErrMissingOpcodeLastD1E
+	}
+	switch {
+	case inSend:
+		if sendCont {
+			return respChkOpValid
+		}
+		return bad
+	case inWrite:
+		if writeCont {
+			return respChkOpValid
+		}
+		return bad
+	case sendCont || writeCont:
+		if q.typ == verbs.QPTypeUC {
+			r.dropMsg = true
+			return respCleanup
+		}
+		return respErrMissingOpcodeFirst
+	}
+	return respChkOpValid
+}
+
+// checkOpValid is check_op_valid: the QP's own access flags.
+func (q *qp) checkOpValid(p *packet) respState {
+	fl := p.hdr.BTH.Opcode.Flags()
 	acc := q.attr.AccessFlags
-	if (p.op.isWrite() && acc&verbs.AccessRemoteWrite == 0) || (p.op.isRead() && acc&verbs.AccessRemoteRead == 0) ||
-		(p.op.isAtomic() && acc&verbs.AccessRemoteAtomic == 0) {
-		if rc {
-			q.classAC(p, synNAKInvReq, verbs.WCRemInvReqErr)
-		} else {
-			t.dropMsg = true
+	switch q.typ {
+	case verbs.QPTypeRC:
+		if (fl&wire.FlagRead != 0 && acc&verbs.AccessRemoteRead == 0) ||
+			(fl&wire.FlagWrite != 0 && acc&verbs.AccessRemoteWrite == 0) ||
+			(fl&wire.FlagAtomic != 0 && acc&verbs.AccessRemoteAtomic == 0) {
+			return respErrUnsupportedOpcode
 		}
-		return
+	case verbs.QPTypeUC:
+		if fl&wire.FlagWrite != 0 && acc&verbs.AccessRemoteWrite == 0 {
+			q.resp.dropMsg = true
+			return respCleanup
+		}
 	}
-	// check_resource
-	if p.op.takesRecvWQE() && t.rwqe == nil {
-		w := q.takeRecvWQE()
+	return respChkResource
+}
+
+// checkResource is check_resource: in ERR it flushes the receive queue;
+// a READ or atomic needs max_dest_rd_atomic > 0; a packet that starts a
+// receive takes a WQE from the SRQ or the receive queue, or gets RNR.
+func (q *qp) checkResource(p *packet) respState {
+	r := &q.resp
+	if r.state == engError {
+		if r.wqe != nil {
+			r.status = verbs.WCWRFlushErr
+			return respComplete
+		}
+		if q.srq == nil {
+			if w := q.rq.peek(); w != nil {
+				q.takeWQE(w)
+				r.status = verbs.WCWRFlushErr
+				return respComplete
+			}
+		}
+		return respExit
+	}
+	fl := p.hdr.BTH.Opcode.Flags()
+	if fl&(wire.FlagRead|wire.FlagAtomic) != 0 {
+		// The requester keeps count; the responder only recycles its
+		// resources.
+		if q.attr.MaxDestRdAtomic > 0 {
+			return respChkRkey
+		}
+		return respErrTooManyRdmaAtmReq
+	}
+	if fl&wire.FlagRWR != 0 {
+		if q.srq != nil {
+			return q.getSRQWQE()
+		}
+		w := q.rq.peek()
 		if w == nil {
-			if rc {
-				q.sendAck(p, synRNRNAK|q.attr.MinRNRTimer&0x1f, p.psn)
-			} else {
-				t.dropMsg = true
-			}
-			return
+			return respErrRNR
 		}
-		t.rwqe, t.rdone = w, 0
+		q.takeWQE(w)
 	}
-	if (p.op.isRead() || p.op.isAtomic()) && q.attr.MaxDestRdAtomic == 0 {
-		q.classAC(p, synNAKInvReq, verbs.WCRemInvReqErr)
-		return
-	}
-	// check_length (payload against the path MTU)
-	mtu := q.pathMTU()
-	n := uint32(len(p.payload))
-	if (p.op.isSend() || p.op.isWrite()) && (!p.op.start() || !p.op.end()) {
-		bad := (!p.op.end() && n != mtu) || (p.op.end() && (n == 0 || n > mtu))
-		if bad {
-			if rc {
-				q.classAC(p, synNAKInvReq, verbs.WCRemInvReqErr)
-			} else {
-				t.dropMsg = true
-			}
-			return
-		}
-	} else if n > mtu {
-		if rc {
-			q.classAC(p, synNAKInvReq, verbs.WCRemInvReqErr)
-		} else {
-			t.dropMsg = true
-		}
-		return
-	}
-	// check_rkey
-	if p.op.isWrite() && p.op.start() {
-		t.wva, t.wrkey, t.wlen, t.woff = p.va, p.rkey, p.dmaLen, 0
-	}
-	if (p.op.isWrite() || p.op.isRead()) && (p.op.start()) && p.dmaLen > 0 || p.op.isAtomic() {
-		need := verbs.AccessRemoteWrite
-		length := uint64(p.dmaLen)
-		switch {
-		case p.op.isRead():
-			need = verbs.AccessRemoteRead
-		case p.op.isAtomic():
-			need, length = verbs.AccessRemoteAtomic, 8
-		}
-		m := q.lookupMR(p.rkey, true, need)
-		if m == nil || !m.contains(p.va, length) {
-			if rc {
-				q.classAC(p, synNAKRemAcc, verbs.WCRemAccessErr)
-			} else {
-				t.dropMsg = true
-			}
-			return
-		}
-	}
-	// execute
-	switch {
-	case p.op.isSend():
-		if t.rwqe == nil || uint32(len(p.payload)) > t.rwqe.length-t.rdone || !q.scatter(t.rwqe.sge, t.rdone, p.payload) {
-			// copy_data: more data than the receive buffer holds, or a bad
-			// lkey in it: RESPST_ERR_MALFORMED_WQE (class A).
-			q.classAC(p, synNAKRemOp, verbs.WCLocQPOpErr)
-			return
-		}
-		t.rdone += uint32(len(p.payload))
-	case p.op.isWrite():
-		if len(p.payload) > 0 {
-			m := q.lookupMR(t.wrkey, true, verbs.AccessRemoteWrite)
-			va := t.wva + uint64(t.woff)
-			if m == nil || !m.contains(va, uint64(len(p.payload))) || t.woff+uint32(len(p.payload)) > t.wlen {
-				if rc {
-					q.classAC(p, synNAKRemAcc, verbs.WCRemAccessErr)
-				} else {
-					t.dropMsg = true
-				}
-				return
-			}
-			copy(m.buf[va-m.addr:], p.payload)
-			t.woff += uint32(len(p.payload))
-		}
-	case p.op.isRead():
-		t.msn++
-		q.readReply(p)
-		t.inMsg = false
-		return
-	case p.op.isAtomic():
-		q.atomicReply(p)
-		t.inMsg = false
-		return
-	}
-	t.inMsg = !p.op.end()
-	t.respOp = p.op
-	if p.op.end() {
-		t.msn++
-	}
-	t.respPSN = (p.psn + 1) & psnMask
-	if p.op.completesRecv() {
-		wc := verbs.WC{Status: verbs.WCSuccess, Opcode: verbs.WCOpRecv, ByteLen: t.rdone, Flags: verbs.WCGRH, PKeyIndex: 0}
-		if p.op.isWrite() {
-			wc.Opcode, wc.ByteLen = verbs.WCOpRecvRDMAWithImm, t.wlen
-		}
-		if p.hasImm {
-			wc.Flags |= verbs.WCWithImm
-			wc.Imm = p.imm
-		}
-		q.finishRecv(wc, p.se)
-		if q.attr.State == verbs.QPSErr {
-			return
-		}
-	}
-	if rc && p.ackReq {
-		q.sendAck(p, synACK, p.psn)
-	}
+	return respChkRkey
 }
 
-// duplicate is duplicate_request: re-ACK sends and writes, replay READs
-// and atomics.
-func (q *qp) duplicate(p *packet) {
-	switch {
-	case p.op.isSend() || p.op.isWrite():
-		q.sendAck(p, synACK, q.t.respPSN-1)
-	case p.op.isRead():
-		m := q.lookupMR(p.rkey, true, verbs.AccessRemoteRead)
-		if p.dmaLen == 0 || (m != nil && m.contains(p.va, uint64(p.dmaLen))) {
-			q.readReplyFrom(p, m)
-		}
-	case p.op.isAtomic():
-		if orig, ok := q.t.atomics[p.psn]; ok {
-			r := q.reply(p, opRC|opAtomicAck)
-			r.syn, r.psn, r.orig = synACK, p.psn, orig
-			q.f().send(r)
-		}
-	}
+// takeWQE copies a receive WQE for the responder to fill (rxe keeps a
+// copy in resp.srq_wqe, for the receive queue as for the SRQ).
+func (q *qp) takeWQE(w *recvWQE) {
+	c := &q.resp.wqeCopy
+	c.wrID, c.length = w.wrID, w.length
+	c.sge = append(c.sge[:0], w.sge...)
+	c.dma = dmaInfo{length: w.length, resid: w.length}
+	q.resp.wqe = c
 }
 
-// readReply streams READ responses, one path MTU each, over the PSNs the
-// requester reserved (read_reply).
-func (q *qp) readReply(p *packet) {
+// getSRQWQE is get_srq_wqe: take the SRQ's oldest WQE; the limit event
+// fires when fewer than srq_limit are left.
+func (q *qp) getSRQWQE() respState {
+	s := q.srq
+	w := s.rq.peek()
+	if w == nil {
+		return respErrRNR
+	}
+	q.takeWQE(w)
+	s.rq.pop()
+	if s.limit > 0 && s.rq.count < s.limit {
+		s.limit = 0
+		s.pd.ctx.events = append(s.pd.ctx.events, asyncEv{ev: verbs.AsyncEvent{Type: verbs.EventSRQLimitReached, SRQ: s}})
+	}
+	return respChkRkey
+}
+
+// checkRkey is check_rkey: the R_Key, the range and, for writes, the
+// packet length against what the RETH promised.
+func (q *qp) checkRkey(p *packet) respState {
+	r := &q.resp
+	h := &p.hdr
+	fl := h.BTH.Opcode.Flags()
+	var access verbs.Access
+	switch {
+	case fl&(wire.FlagRead|wire.FlagWrite) != 0:
+		if h.BTH.Opcode.Has(wire.HasRETH) {
+			r.va, r.offset, r.rkey = h.RETH.VA, 0, h.RETH.RKey
+			r.resid, r.length = h.RETH.DMALen, h.RETH.DMALen
+		}
+		access = verbs.AccessRemoteWrite
+		if fl&wire.FlagRead != 0 {
+			access = verbs.AccessRemoteRead
+		}
+	case fl&wire.FlagAtomic != 0:
+		r.va, r.offset, r.rkey = h.AtomicETH.VA, 0, h.AtomicETH.RKey
+		r.resid = 8
+		access = verbs.AccessRemoteAtomic
+	default:
+		return respExecute
+	}
+	// A zero-length READ or WRITE needs no address or R_Key (C9-88).
+	if fl&(wire.FlagRead|wire.FlagWrite) != 0 && h.BTH.Opcode.Has(wire.HasRETH) && h.RETH.DMALen == 0 {
+		return respExecute
+	}
+	m := q.lookupRemote(r.rkey, access)
+	if m == nil {
+		return respErrRkeyViolation
+	}
+	if !m.contains(r.va+r.offset, uint64(r.resid)) {
+		return respErrRkeyViolation
+	}
+	if fl&wire.FlagWrite != 0 {
+		n := uint32(len(h.Payload))
+		pad := h.PadCount()
+		if r.resid > q.mtu {
+			if n != q.mtu || pad != 0 {
+				return respErrLength
+			}
+		} else if n != r.resid || pad != int(-r.resid&3) {
+			return respErrLength
+		}
+	}
+	r.mr = m
+	return respExecute
+}
+
+// sendDataIn is send_data_in: copy into the receive WQE.
+func (q *qp) sendDataIn(b []byte) respState {
+	r := &q.resp
+	if r.wqe == nil {
+		r.errWhy = "no receive WQE"
+		return respErrMalformedWQE
+	}
+	kind, why := q.copyIn(r.wqe.sge, &r.wqe.dma, b)
+	switch kind {
+	case copyOK:
+		return respNone
+	case copyNoSpc:
+		return respErrLength
+	}
+	r.errWhy = why
+	return respErrMalformedWQE
+}
+
+// respNone means "no error" from a step that may fail.
+const respNone respState = -1
+
+// execute runs a new request (a duplicate never gets here).
+func (q *qp) execute(p *packet) respState {
+	r := &q.resp
+	h := &p.hdr
+	fl := h.BTH.Opcode.Flags()
+	switch {
+	case fl&wire.FlagSend != 0:
+		if q.typ == verbs.QPTypeUD {
+			var grh [wire.GRHLen]byte
+			if err := p.netw.PutGRH(grh[:], h); err != nil {
+				r.errWhy = "no network header: " + err.Error()
+				return respErrMalformedWQE
+			}
+			if p.loopback && grh[20]>>4 == 4 {
+				// rxe_loopback skips ip_local_out, which is what fills
+				// the IPv4 header checksum; rxe leaves whatever the skb
+				// held, the simulator 0.
+				grh[30], grh[31] = 0, 0
+			}
+			if st := q.sendDataIn(grh[:]); st != respNone {
+				return st
+			}
+		}
+		if st := q.sendDataIn(h.Payload); st != respNone {
+			return st
+		}
+	case fl&wire.FlagWrite != 0:
+		// write_data_in
+		if n := len(h.Payload); n > 0 {
+			m := r.mr
+			va := r.va + r.offset
+			if m == nil || !m.contains(va, uint64(n)) {
+				return respErrRkeyViolation
+			}
+			copy(m.buf[va-m.addr:], h.Payload)
+			r.va += uint64(n)
+			r.resid -= uint32(n)
+		}
+	case fl&wire.FlagRead != 0:
+		r.msn++ // a READ counts at once (C9-148)
+		return respReadReply
+	case fl&wire.FlagAtomic != 0:
+		return respAtomicReply
+	}
+	if h.BTH.Opcode.Has(wire.HasIETH) {
+		// Only a fast-registered MR (or a memory window) can be invalidated;
+		// every MR here comes from ibv_reg_mr.
+		return respErrInvalidateRkey
+	}
+	if fl&wire.FlagEnd != 0 {
+		r.msn++
+	}
+	r.psn = (uint32(h.BTH.PSN) + 1) & psnMask
+	r.ackPSN = r.psn
+	r.opcode = int(h.BTH.Opcode)
+	r.status = verbs.WCSuccess
+	switch {
+	case fl&wire.FlagComp != 0:
+		return respComplete
+	case q.typ == verbs.QPTypeRC:
+		return respAcknowledge
+	}
+	return respCleanup
+}
+
+// respComplete is the responder's do_complete: the receive completion.
+func (q *qp) respComplete(p *packet) respState {
+	r := &q.resp
+	w := r.wqe
+	if w != nil {
+		wc := verbs.WC{WRID: w.wrID, Status: r.status, QPNum: q.qpn}
+		if r.status == verbs.WCSuccess {
+			h := &p.hdr
+			op := h.BTH.Opcode
+			writeImm := op.Has(wire.HasImmDt) && op.Flags()&wire.FlagWrite != 0
+			wc.Opcode = verbs.WCOpRecv
+			wc.ByteLen = w.dma.length - w.dma.resid
+			if writeImm {
+				wc.Opcode = verbs.WCOpRecvRDMAWithImm
+				wc.ByteLen = r.length
+			}
+			wc.Flags = verbs.WCGRH
+			if op.Has(wire.HasImmDt) {
+				wc.Flags |= verbs.WCWithImm
+				wc.Imm = h.ImmDt
+			}
+			if op.Has(wire.HasIETH) {
+				wc.Flags |= verbs.WCWithInv
+				wc.Imm = h.IETH
+			}
+			if op.Has(wire.HasDETH) {
+				wc.SrcQP = h.DETH.SrcQP
+			}
+		}
+		if q.srq == nil {
+			q.rq.pop()
+		}
+		r.wqe = nil
+		solicited := true // a flush has no packet: do_complete counts it solicited
+		if p != nil {
+			solicited = p.hdr.BTH.SE
+		}
+		if !q.rcq.post(wc, solicited) {
+			return respErrCQOverflow
+		}
+	}
+	if r.state == engError {
+		return respChkResource
+	}
+	if p == nil {
+		return respDone
+	}
+	if q.typ == verbs.QPTypeRC {
+		return respAcknowledge
+	}
+	return respCleanup
+}
+
+// prepareRes is rxe_prepare_res: take the next responder resource for a
+// READ or atomic, recycling the oldest.
+func (q *qp) prepareRes(p *packet, typ int) *respRes {
+	r := &q.resp
+	if len(r.resources) == 0 {
+		r.resources = make([]respRes, 1) // cannot happen: max_dest_rd_atomic > 0 was checked
+	}
+	res := &r.resources[r.resHead]
+	r.resHead = (r.resHead + 1) % len(r.resources)
+	*res = respRes{typ: typ}
+	psn := uint32(p.hdr.BTH.PSN)
+	switch typ {
+	case int(wire.FlagRead):
+		res.readVA = r.va + r.offset
+		res.readOrg = res.readVA
+		res.resid, res.length, res.rkey = r.resid, r.resid, r.rkey
+		pkts := max((p.hdr.RETH.DMALen+q.mtu-1)/q.mtu, 1)
+		res.firstPSN, res.curPSN = psn, psn
+		res.lastPSN = (psn + pkts - 1) & psnMask
+	case int(wire.FlagAtomic):
+		res.firstPSN, res.lastPSN, res.curPSN = psn, psn, psn
+	}
+	return res
+}
+
+// recheckMR is rxe_recheck_mr: the MR behind an R_Key, still valid.
+func (q *qp) recheckMR(rkey uint32) *mr {
+	m := q.pd.ctx.dev.mrs[rkey>>8]
+	if m == nil || m.dead != "" || m.rkey != rkey {
+		return nil
+	}
+	return m
+}
+
+// readReply is read_reply: one READ response packet per call, over the
+// PSNs the request reserved, replayed from a duplicate's PSN.
+func (q *qp) readReply(p *packet) respState {
+	f := q.f()
+	r := &q.resp
+	mtu := q.mtu
+	res := r.res
+	if res == nil {
+		res = q.prepareRes(p, int(wire.FlagRead))
+		r.res = res
+	}
 	var m *mr
-	if p.dmaLen > 0 {
-		m = q.lookupMR(p.rkey, true, verbs.AccessRemoteRead)
-	}
-	q.readReplyFrom(p, m)
-	mtu := q.pathMTU()
-	npkts := (p.dmaLen + mtu - 1) / mtu
-	if npkts == 0 {
-		npkts = 1
-	}
-	q.t.respPSN = (p.psn + npkts) & psnMask
-}
-
-func (q *qp) readReplyFrom(p *packet, m *mr) {
-	mtu := q.pathMTU()
-	left := p.dmaLen
-	psn := p.psn
-	off := uint64(0)
-	first := true
-	for {
-		n := left
-		if n > mtu {
-			n = mtu
+	var op wire.Opcode
+	if !res.next {
+		if !res.replay {
+			m, r.mr = r.mr, nil
+		} else if m = q.recheckMR(res.rkey); m == nil {
+			return respErrRkeyViolation
 		}
-		last := left <= mtu
-		var code uint8
-		switch {
-		case first && last:
-			code = opReadRespOnly
-		case first:
-			code = opReadRespFirst
-		case last:
-			code = opReadRespLast
-		default:
-			code = opReadRespMiddle
-		}
-		r := q.reply(p, opcode(opRC|code))
-		r.psn, r.syn = psn&psnMask, synACK
-		if n > 0 && m != nil {
-			start := p.va + off - m.addr
-			r.payload = append([]byte(nil), m.buf[start:start+uint64(n)]...)
-		}
-		q.f().send(r)
-		if last {
-			return
-		}
-		left -= n
-		off += uint64(n)
-		psn++
-		first = false
-	}
-}
-
-// atomicReply executes a compare-and-swap or fetch-and-add on 8 bytes of
-// the MR (host byte order, little-endian here) and answers with the
-// original value.
-func (q *qp) atomicReply(p *packet) {
-	m := q.lookupMR(p.rkey, true, verbs.AccessRemoteAtomic)
-	b := m.buf[p.va-m.addr:]
-	orig := binary.LittleEndian.Uint64(b)
-	if p.op.op() == opCompareSwap {
-		if orig == p.compare {
-			binary.LittleEndian.PutUint64(b, p.swap)
+		op = wire.RCRDMAReadResponseFirst
+		if res.resid <= mtu {
+			op = wire.RCRDMAReadResponseOnly
 		}
 	} else {
-		binary.LittleEndian.PutUint64(b, orig+p.swap)
+		if m = q.recheckMR(res.rkey); m == nil {
+			return respErrRkeyViolation
+		}
+		op = wire.RCRDMAReadResponseLast
+		if res.resid > mtu {
+			op = wire.RCRDMAReadResponseMiddle
+		}
 	}
-	q.t.atomics[p.psn] = orig
-	if len(q.t.atomics) > 4*rxeMaxQPRdAtom {
-		clear(q.t.atomics)
-		q.t.atomics[p.psn] = orig
+	res.next = true
+	n := min(res.resid, mtu)
+	ack, ok := q.ackPacket(op, res.curPSN, wire.SyndromeACK)
+	if !ok {
+		return respErrRNR
 	}
-	q.t.msn++
-	q.t.respPSN = (p.psn + 1) & psnMask
-	r := q.reply(p, opRC|opAtomicAck)
-	r.syn, r.psn, r.orig = synACK, p.psn, orig
-	q.f().send(r)
+	if n > 0 && m != nil {
+		if !m.contains(res.readVA, uint64(n)) {
+			f.net.pool.put(ack)
+			return respErrRkeyViolation
+		}
+		f.setPayload(ack, m.buf[res.readVA-m.addr:res.readVA-m.addr+uint64(n)])
+	}
+	if err := f.xmit(q, ack, false); err != nil {
+		return respErrRNR
+	}
+	res.readVA += uint64(n)
+	res.resid -= n
+	res.curPSN = (res.curPSN + 1) & psnMask
+	if res.resid > 0 {
+		return respDone
+	}
+	r.res = nil
+	if !res.replay {
+		r.opcode = -1
+	}
+	if psnCmp(res.curPSN, r.psn) >= 0 {
+		r.psn = res.curPSN
+	}
+	return respCleanup
 }
 
-// respondUD handles a UD datagram: a receive WQE or a silent drop, then
-// the 40-byte network header and the payload (execute, send_data_in).
-func (q *qp) respondUD(p *packet) {
-	w := q.takeRecvWQE()
-	if w == nil {
-		return // class D: dropped
+// atomicReply is atomic_reply: compare-and-swap or fetch-and-add on 8
+// bytes of the MR (host byte order, little-endian here); a replayed atomic
+// is answered from the saved original value without touching memory.
+func (q *qp) atomicReply(p *packet) respState {
+	r := &q.resp
+	res := r.res
+	if res == nil {
+		res = q.prepareRes(p, int(wire.FlagAtomic))
+		r.res = res
 	}
-	q.t.rwqe, q.t.rdone = w, 0
-	grh := udGRH(p)
-	if uint32(len(grh)+len(p.payload)) > w.length || !q.scatter(w.sge, 0, grh[:]) || !q.scatter(w.sge, 40, p.payload) {
-		// copy_data: more than the buffer holds, or a bad lkey:
-		// RESPST_ERR_MALFORMED_WQE, class A, even on UD.
-		q.classAC(p, 0, verbs.WCLocQPOpErr)
-		return
+	if !res.replay {
+		m := r.mr
+		if m == nil || m.dead != "" {
+			return respErrRkeyViolation
+		}
+		va := r.va + r.offset
+		if va&7 != 0 || !m.contains(va, 8) {
+			return respErrMisalignedAtomic
+		}
+		b := m.buf[va-m.addr:]
+		orig := binary.LittleEndian.Uint64(b)
+		res.origVal = orig
+		v := orig
+		a := &p.hdr.AtomicETH
+		if p.hdr.BTH.Opcode == wire.RCCompareSwap {
+			if v == a.Compare {
+				v = a.SwapAdd
+			}
+		} else {
+			v += a.SwapAdd
+		}
+		binary.LittleEndian.PutUint64(b, v)
+		r.msn++
+		r.psn = (uint32(p.hdr.BTH.PSN) + 1) & psnMask
+		r.ackPSN = r.psn
+		r.opcode = int(p.hdr.BTH.Opcode)
+		r.status = verbs.WCSuccess
 	}
-	wc := verbs.WC{Status: verbs.WCSuccess, Opcode: verbs.WCOpRecv, ByteLen: uint32(40 + len(p.payload)),
-		Flags: verbs.WCGRH, SrcQP: p.srcQP}
-	if p.hasImm {
-		wc.Flags |= verbs.WCWithImm
-		wc.Imm = p.imm
-	}
-	q.finishRecv(wc, p.se)
+	return respAcknowledge
 }
 
-// udGRH is union rdma_network_hdr for IPv4 as rxe writes it at the front
-// of a UD receive buffer: 20 zero bytes, then the received IPv4 header
-// (with a valid checksum, so that ib_get_rdma_header_version recognises
-// it). For IPv6 GIDs it is the 40-byte IPv6 header.
-func udGRH(p *packet) [40]byte {
-	var h [40]byte
-	udpLen := 8 + 12 + 8 + len(p.payload) + ((-len(p.payload)) & 3) + 4
-	if p.hasImm {
-		udpLen += 4
+// ackPacket is prepare_ack_packet: a response from this QP to its peer.
+func (q *qp) ackPacket(op wire.Opcode, psn uint32, syn wire.Syndrome) (*packet, bool) {
+	f := q.f()
+	d := q.pd.ctx.dev
+	av := &q.attr.AH
+	sgid, ok := d.gid(int(av.GRH.SGIDIndex))
+	if !ok || !sameFamily(sgid, av.GRH.DGID) {
+		return nil, false // rxe_prepare fails: no skb
 	}
-	src, sok := p.sgid.IPv4()
-	dst, dok := p.dgid.IPv4()
-	if sok && dok {
-		ip := h[20:]
-		ip[0] = 0x45
-		binary.BigEndian.PutUint16(ip[2:], uint16(20+udpLen))
-		binary.BigEndian.PutUint16(ip[6:], 0x4000) // DF
-		ip[8] = 64                                 // TTL
-		ip[9] = 17                                 // UDP
-		s4, d4 := src.As4(), dst.As4()
-		copy(ip[12:], s4[:])
-		copy(ip[16:], d4[:])
-		var sum uint32
-		for i := 0; i < 20; i += 2 {
-			sum += uint32(binary.BigEndian.Uint16(ip[i:]))
-		}
-		for sum > 0xffff {
-			sum = sum&0xffff + sum>>16
-		}
-		binary.BigEndian.PutUint16(ip[10:], ^uint16(sum))
-		return h
+	p := f.net.pool.get()
+	p.sgid, p.dgid = sgid, av.GRH.DGID
+	p.netw = framing(sgid, av.GRH.DGID, q.qpn, av.GRH.HopLimit, av.GRH.TrafficClass, av.GRH.FlowLabel)
+	p.hdr.BTH = wire.BTHFields{Opcode: op, PKey: wire.DefaultPKey, DestQP: q.attr.DestQPN & wire.QPNMask, PSN: wire.PSN(psn & psnMask)}
+	if op.Has(wire.HasAETH) {
+		p.hdr.AETH = wire.AETHFields{Syndrome: syn, MSN: q.resp.msn & 0xffffff}
 	}
-	h[0] = 0x60
-	binary.BigEndian.PutUint16(h[4:], uint16(udpLen))
-	h[6] = 17
-	h[7] = 64
-	copy(h[8:], p.sgid[:])
-	copy(h[24:], p.dgid[:])
-	return h
+	if op.Has(wire.HasAtomicAckETH) && q.resp.res != nil {
+		p.hdr.AtomicAckETH = q.resp.res.origVal
+	}
+	return p, true
 }
 
-// responder is rxe_responder run as a task: in the error state it flushes
-// the receive queue with IBV_WC_WR_FLUSH_ERR (check_resource); with an SRQ
-// there is nothing of its own to flush.
-func (q *qp) responder() {
-	if q.resp == engError && q.srq == nil {
-		for q.rq.count > 0 {
-			w := q.rq.peek()
-			wc := verbs.WC{WRID: w.wrID, Status: verbs.WCWRFlushErr, QPNum: q.qpn}
-			q.rq.pop()
-			// A flush completion has no packet and counts as solicited
-			// (do_complete: pkt ? bth_se(pkt) : 1).
-			q.rcq.post(wc, true)
-		}
-		q.t.rwqe = nil
+// sendAck is send_ack: an ACKNOWLEDGE with a syndrome and PSN.
+func (q *qp) sendAck(syn wire.Syndrome, psn uint32) {
+	if p, ok := q.ackPacket(wire.RCAcknowledge, psn, syn); ok {
+		_ = q.f().xmit(q, p, false)
 	}
+}
+
+// acknowledge: a NAK when a syndrome was set, an ATOMIC ACKNOWLEDGE for an
+// atomic, an ACK when the request asked for one.
+func (q *qp) acknowledge(p *packet) respState {
+	if q.typ != verbs.QPTypeRC {
+		return respCleanup
+	}
+	r := &q.resp
+	psn := uint32(p.hdr.BTH.PSN)
+	switch {
+	case r.aethSyn != wire.SyndromeACK:
+		q.sendAck(r.aethSyn, psn)
+	case p.hdr.BTH.Opcode.Flags()&wire.FlagAtomic != 0:
+		if a, ok := q.ackPacket(wire.RCAtomicAcknowledge, psn, wire.SyndromeACK); ok {
+			_ = q.f().xmit(q, a, false)
+		}
+		r.res = nil
+	case p.hdr.BTH.AckReq:
+		q.sendAck(wire.SyndromeACK, psn)
+	}
+	return respCleanup
+}
+
+// respCleanup is cleanup: the packet is done with.
+func (q *qp) respCleanup(p *packet) respState {
+	if p != nil {
+		if x := q.resp.pkts.pop(); x != nil {
+			q.f().net.pool.put(x)
+		}
+	}
+	q.resp.mr = nil
+	return respDone
+}
+
+// findResource is find_resource: the READ or atomic whose PSNs hold psn.
+func (q *qp) findResource(psn uint32) *respRes {
+	for i := range q.resp.resources {
+		res := &q.resp.resources[i]
+		if res.typ == 0 {
+			continue
+		}
+		if psnCmp(psn, res.firstPSN) >= 0 && psnCmp(psn, res.lastPSN) <= 0 {
+			return res
+		}
+	}
+	return nil
+}
+
+// duplicateRequest is duplicate_request: a SEND or WRITE is acknowledged
+// again (C9-105); a READ is answered again from the PSN asked, if it is
+// the same as or part of the original; an atomic gets its saved result.
+func (q *qp) duplicateRequest(p *packet) respState {
+	r := &q.resp
+	fl := p.hdr.BTH.Opcode.Flags()
+	switch {
+	case fl&(wire.FlagSend|wire.FlagWrite) != 0:
+		q.sendAck(wire.SyndromeACK, (r.ackPSN-1)&psnMask)
+		return respCleanup
+	case fl&wire.FlagRead != 0:
+		psn := uint32(p.hdr.BTH.PSN)
+		res := q.findResource(psn)
+		if res == nil {
+			return respCleanup // class D: drop
+		}
+		va, n := p.hdr.RETH.VA, p.hdr.RETH.DMALen
+		if va < res.readOrg || n > res.length || va+uint64(n) > res.readOrg+uint64(res.length) || p.hdr.RETH.RKey != res.rkey {
+			return respCleanup
+		}
+		res.curPSN = psn
+		res.next = psn != res.firstPSN
+		res.replay = true
+		res.readOrg, res.readVA, res.resid = va, va, n
+		r.res = res
+		return respReadReply
+	}
+	res := q.findResource(uint32(p.hdr.BTH.PSN))
+	if res == nil {
+		return respCleanup
+	}
+	res.replay = true
+	res.curPSN = uint32(p.hdr.BTH.PSN)
+	r.res = res
+	return respAtomicReply
+}
+
+// copyIn is copy_data into memory for the responder: it returns which of
+// copy_data's errors happened.
+func (q *qp) copyIn(sgl []verbs.SGE, dma *dmaInfo, src []byte) (int, string) {
+	st, why := q.copyToSGL(sgl, dma, src)
+	switch {
+	case st == verbs.WCSuccess:
+		return copyOK, ""
+	case st == verbs.WCLocProtErr:
+		return copyFault, why
+	case why == noSpcWhy:
+		return copyNoSpc, why
+	}
+	return copyInval, why
 }

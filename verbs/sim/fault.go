@@ -1,0 +1,218 @@
+package sim
+
+import (
+	"strings"
+
+	"github.com/vsh-rdma/vsh/verbs"
+	"github.com/vsh-rdma/vsh/verbs/wire"
+)
+
+// Fault injection: rules that act on packets as they are put on the
+// network, loopback included (rxe's loopback never touches a wire; the
+// simulator lets faults act on it so that lessons on one device can lose
+// packets too).
+//
+// Every rule whose matchers all match acts on the packet, in the order the
+// rules were added: drop and cut end the packet's journey; duplicate
+// delivers a second copy; reorder holds the packet back until the next
+// packet is sent and delivers it after that one; delay adds Delay to its
+// arrival; corrupt flips one bit of its payload (or, without payload, of its
+// last header byte) in the encoded bytes, leaving the ICRC as it was, so
+// the receiver's ICRC check drops it. A rule with Probability acts on each
+// matching packet with that probability, drawn from a source seeded by
+// Config.Seed (a stream of its own, so that faults do not change the keys
+// and addresses the fabric hands out).
+
+var _ verbs.FaultInjector = (*Fabric)(nil)
+
+// AddFault implements verbs.FaultInjector.
+func (f *Fabric) AddFault(r verbs.FaultRule) (int, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	const op = "fault"
+	if int(r.Action) < 0 || int(r.Action) >= len(verbs.FaultActionNames()) {
+		return 0, verbs.Errorf(op, verbs.EINVAL, "use one of "+strings.Join(verbs.FaultActionNames(), ", "),
+			"unknown fault action %d", int(r.Action))
+	}
+	if r.Probability < 0 || r.Probability > 1 || r.Probability != r.Probability {
+		return 0, verbs.Errorf(op, verbs.EINVAL, "give a probability between 0 and 1, e.g. 0.1 for 10%",
+			"probability %v is not between 0 and 1", r.Probability)
+	}
+	if r.Nth < 0 || r.Count < 0 {
+		return 0, verbs.Errorf(op, verbs.EINVAL, "nth and count count packets: use 1 or more (0 for no limit)",
+			"nth %d and count %d must not be negative", r.Nth, r.Count)
+	}
+	if r.Action == verbs.FaultDelay && r.Delay <= 0 {
+		return 0, verbs.Errorf(op, verbs.EINVAL, "give the delay, e.g. delay=100us",
+			"a delay rule needs a positive Delay (got %v)", r.Delay)
+	}
+	if r.Action != verbs.FaultDelay && r.Delay != 0 {
+		return 0, verbs.Errorf(op, verbs.EINVAL, "use action delay to delay packets",
+			"Delay is only for the delay action, not %s", r.Action)
+	}
+	if r.HasPSN && r.PSN > wire.PSNMask {
+		return 0, verbs.Errorf(op, verbs.EINVAL, "PSNs have 24 bits: 0 to 0xffffff", "PSN %#x does not fit 24 bits", r.PSN)
+	}
+	for _, dev := range []string{r.From, r.To} {
+		if dev != "" && f.deviceByName(dev) == nil && !f.mcastName(dev) {
+			names := make([]string, len(f.devs))
+			for i, d := range f.devs {
+				names[i] = d.name
+			}
+			return 0, verbs.Errorf(op, verbs.ENODEV, "use one of "+strings.Join(names, ", "),
+				"there is no device %q on this fabric", dev)
+		}
+	}
+	if r.Opcode != "" && !opcodeTextKnown(r.Opcode) {
+		return 0, verbs.Errorf(op, verbs.EINVAL, "use part of an opcode name, e.g. SEND_ONLY, RDMA_WRITE, ACKNOWLEDGE, READ_RESPONSE or \"UD SEND\"",
+			"no opcode's name contains %q", r.Opcode)
+	}
+	f.net.nextFault++
+	r.ID = f.net.nextFault
+	r.Hits = 0
+	f.net.faults = append(f.net.faults, r)
+	f.net.faultHits = append(f.net.faultHits, 0)
+	return r.ID, nil
+}
+
+// RemoveFault implements verbs.FaultInjector.
+func (f *Fabric) RemoveFault(id int) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for i, r := range f.net.faults {
+		if r.ID == id {
+			f.removeFault(i)
+			return nil
+		}
+	}
+	return verbs.Errorf("fault", verbs.ENOENT, "list the rules with faults", "there is no fault rule %d", id)
+}
+
+func (f *Fabric) removeFault(i int) {
+	n := &f.net
+	n.faults = append(n.faults[:i], n.faults[i+1:]...)
+	n.faultHits = append(n.faultHits[:i], n.faultHits[i+1:]...)
+}
+
+// Faults implements verbs.FaultInjector: the rules in force, with how many
+// times each acted.
+func (f *Fabric) Faults() []verbs.FaultRule {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]verbs.FaultRule(nil), f.net.faults...)
+}
+
+// ClearFaults implements verbs.FaultInjector.
+func (f *Fabric) ClearFaults() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.net.faults = f.net.faults[:0]
+	f.net.faultHits = f.net.faultHits[:0]
+}
+
+func (f *Fabric) deviceByName(name string) *device {
+	for _, d := range f.devs {
+		if d.name == name {
+			return d
+		}
+	}
+	return nil
+}
+
+// mcastName reports whether name is a multicast GID (a To for multicast).
+func (f *Fabric) mcastName(name string) bool {
+	g, err := verbs.ParseGID(name)
+	return err == nil && isMcastGID(g)
+}
+
+// opcodeTextKnown reports whether some opcode's name contains s.
+func opcodeTextKnown(s string) bool {
+	for _, op := range wire.Opcodes() {
+		if opcodeMatches(op, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// opcodeMatches reports whether op's full name ("RC SEND_ONLY", also
+// spelt RC_SEND_ONLY) contains s, case-insensitively.
+func opcodeMatches(op wire.Opcode, s string) bool {
+	s = strings.ToUpper(strings.TrimSpace(s))
+	full := op.Transport().String() + " " + op.Name()
+	return strings.Contains(full, s) || strings.Contains(op.String(), s)
+}
+
+// applyFaults lets the rules act on p. It returns why p is dropped ("" if
+// it is not) and whether it is duplicated; reorder, delay and corrupt are
+// recorded in p.
+func (f *Fabric) applyFaults(p *packet) (drop string, dup bool) {
+	n := &f.net
+	retire := false
+	for i := range n.faults {
+		r := &n.faults[i]
+		if !f.faultMatches(r, p) {
+			continue
+		}
+		n.faultHits[i]++
+		if r.Nth > 0 && n.faultHits[i] != r.Nth {
+			continue
+		}
+		if r.Probability > 0 && r.Probability < 1 && n.faultRng.Float64() >= r.Probability {
+			continue
+		}
+		r.Hits++
+		if r.Count > 0 && r.Hits >= r.Count {
+			retire = true
+		}
+		switch r.Action {
+		case verbs.FaultDrop, verbs.FaultCut:
+			drop = "fault rule " + itoa(r.ID) + " (" + r.Action.String() + ")"
+		case verbs.FaultDuplicate:
+			dup = true
+		case verbs.FaultReorder:
+			p.held = true
+		case verbs.FaultDelay:
+			p.at += r.Delay
+		case verbs.FaultCorrupt:
+			p.corrupt = true
+		}
+		if drop != "" {
+			break
+		}
+	}
+	if retire {
+		// Rules that acted Count times are retired.
+		for i := len(n.faults) - 1; i >= 0; i-- {
+			if r := &n.faults[i]; r.Count > 0 && r.Hits >= r.Count {
+				f.removeFault(i)
+			}
+		}
+	}
+	if drop != "" {
+		p.held, p.corrupt = false, false
+		dup = false
+	}
+	return drop, dup
+}
+
+func (f *Fabric) faultMatches(r *verbs.FaultRule, p *packet) bool {
+	if r.From != "" && r.From != p.from.name {
+		return false
+	}
+	if r.To != "" && r.To != p.toName() && !(p.mcast && f.mcastName(r.To) && mustGID(r.To) == p.dgid) {
+		return false
+	}
+	if r.HasPSN && uint32(p.hdr.BTH.PSN) != r.PSN {
+		return false
+	}
+	if r.Opcode != "" && !opcodeMatches(p.hdr.BTH.Opcode, r.Opcode) {
+		return false
+	}
+	return true
+}
+
+func mustGID(s string) verbs.GID {
+	g, _ := verbs.ParseGID(s)
+	return g
+}

@@ -1,0 +1,92 @@
+package sim
+
+import (
+	"github.com/vsh-rdma/vsh/verbs"
+	"github.com/vsh-rdma/vsh/verbs/wire"
+)
+
+// observer is one registered PacketObserver callback.
+type observer struct {
+	id int
+	fn func(verbs.PacketEvent)
+}
+
+var _ verbs.PacketObserver = (*Fabric)(nil)
+
+// ObservePackets implements verbs.PacketObserver: fn is called for every
+// packet the fabric sends ("sent"), delivers ("delivered") or loses
+// ("dropped: why"; "refused: why" when the sender's IP layer would not
+// send it), until cancel is called. While anyone observes, every packet is
+// encoded as genuine RoCEv2 bytes and the receiver decodes and checks them.
+//
+// fn runs with the fabric locked, in the order things happen, on the
+// goroutine of the verb that caused them: it must not call back into the
+// simulator, and it must copy PacketEvent.Bytes to keep them.
+func (f *Fabric) ObservePackets(fn func(verbs.PacketEvent)) (cancel func()) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if fn == nil {
+		return func() {}
+	}
+	f.net.nextObs++
+	id := f.net.nextObs
+	f.net.observers = append(f.net.observers, observer{id: id, fn: fn})
+	return func() {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		obs := f.net.observers
+		for i, o := range obs {
+			if o.id == id {
+				f.net.observers = append(obs[:i:i], obs[i+1:]...)
+				return
+			}
+		}
+	}
+}
+
+// observe tells the observers about a packet on the network.
+func (f *Fabric) observe(p *packet, verdict, why string) {
+	if len(f.net.observers) == 0 {
+		return
+	}
+	if !p.encoded {
+		_ = p.encode()
+	}
+	ev := f.packetEvent(p, verdict, why)
+	for _, o := range f.net.observers {
+		o.fn(ev)
+	}
+}
+
+// observeLocal tells the observers about a packet rxe built but never put
+// on the network (verdict is "dropped: ..." or "refused: ...").
+func (f *Fabric) observeLocal(p *packet, verdict string) {
+	if len(f.net.observers) == 0 {
+		return
+	}
+	_ = p.encode()
+	ev := f.packetEvent(p, verdict, "")
+	ev.Seq = 0
+	for _, o := range f.net.observers {
+		o.fn(ev)
+	}
+}
+
+// packetEvent describes a packet for observers and fabric events.
+func (f *Fabric) packetEvent(p *packet, verdict, why string) verbs.PacketEvent {
+	ev := verbs.PacketEvent{
+		Seq:     p.seq,
+		Time:    f.now,
+		From:    p.from.name,
+		To:      p.toName(),
+		Summary: wire.Describe(&p.hdr),
+		Verdict: verdict,
+	}
+	if why != "" {
+		ev.Verdict = verdict + ": " + why
+	}
+	if p.encoded {
+		ev.Bytes = p.enc
+	}
+	return ev
+}

@@ -1,0 +1,184 @@
+package sim
+
+import (
+	"net/netip"
+	"time"
+
+	"github.com/vsh-rdma/vsh/verbs"
+	"github.com/vsh-rdma/vsh/verbs/wire"
+)
+
+// A packet is one RoCEv2 packet on the simulated network.
+//
+// In process it travels in decoded form: hdr holds the BTH and extension
+// headers as verbs/wire fields, and hdr.Payload is the payload. That payload
+// may be borrowed — a slice of the sending MR, of a WQE's inline data or of
+// the responder's MR for a READ response — so that a transfer costs one copy,
+// into the receiver's memory, as DMA does. A borrowed payload is copied into
+// the packet's own buffer (materialized) before the verb that sent it
+// returns, if the packet is still in flight then, so that memory the
+// program changes afterwards does not change a packet already sent.
+//
+// Whenever something looks at a packet — a PacketObserver, a fault that
+// flips a bit, or the test knob that encodes everything — the packet is
+// encoded through verbs/wire into enc (BTH through ICRC, with the ICRC
+// computed over the IP and UDP framing netw), and the receiver decodes those
+// bytes, checks the ICRC, and works from what it decoded. Both paths go
+// through the same engines.
+type packet struct {
+	hdr  wire.Packet  // decoded headers; hdr.Payload is the payload
+	netw wire.Network // IP and UDP framing (rxe_prepare)
+	sgid verbs.GID    // source and destination IP addresses as GIDs
+	dgid verbs.GID
+
+	from, to *device
+	sender   *qp // the QP that sent it (for the trace and the inspector)
+
+	seq uint64        // 1, 2, 3 ... in the order packets were sent
+	at  time.Duration // arrival time at the destination
+	// atSwitch is when a multicast packet reached the switch, which
+	// replicates it to every device.
+	atSwitch time.Duration
+	ord      uint64 // tie-break among equal arrival times
+	hix      int    // index in the fabric's packet heap, -1 when not queued
+
+	own      []byte // payload storage owned by the packet
+	enc      []byte // the encoded packet when encoded is set
+	encoded  bool
+	borrowed bool // hdr.Payload aliases memory the packet does not own
+	loopback bool // sent to the sending device itself (rxe_loopback)
+	mcast    bool // addressed to a multicast GID
+	corrupt  bool // a fault flipped a bit of enc
+	held     bool // held back by a reorder fault
+	dup      bool // a copy made by a duplicate fault
+}
+
+// packetPool keeps freed packets and their buffers for reuse, so that the
+// steady path does not allocate.
+type packetPool struct {
+	free []*packet
+}
+
+func (pp *packetPool) get() *packet {
+	if n := len(pp.free); n > 0 {
+		p := pp.free[n-1]
+		pp.free[n-1] = nil
+		pp.free = pp.free[:n-1]
+		return p
+	}
+	return &packet{hix: -1}
+}
+
+// put returns p to the pool. Its buffers are kept.
+func (pp *packetPool) put(p *packet) {
+	own, enc := p.own[:0], p.enc[:0]
+	*p = packet{own: own, enc: enc, hix: -1}
+	pp.free = append(pp.free, p)
+}
+
+// setPayload makes b the packet's payload, borrowed.
+func (f *Fabric) setPayload(p *packet, b []byte) {
+	if len(b) == 0 {
+		p.hdr.Payload = nil
+		return
+	}
+	p.hdr.Payload = b
+	p.borrowed = true
+	f.net.borrowed = append(f.net.borrowed, p)
+}
+
+// ownPayload returns a buffer of n bytes owned by p, to gather a payload
+// into; it becomes hdr.Payload.
+func (p *packet) ownPayload(n int) []byte {
+	if cap(p.own) < n {
+		c := 4096
+		for c < n {
+			c <<= 1
+		}
+		p.own = make([]byte, n, c)
+	}
+	p.own = p.own[:n]
+	p.hdr.Payload = p.own
+	p.borrowed = false
+	return p.own
+}
+
+// materialize copies a borrowed payload into the packet's own buffer.
+func (p *packet) materialize() {
+	if !p.borrowed {
+		return
+	}
+	src := p.hdr.Payload
+	dst := p.ownPayload(len(src))
+	copy(dst, src)
+}
+
+// encode writes the packet's wire bytes into enc (BTH through ICRC). A
+// packet that cannot be framed (the two addresses are not the same IP
+// version) is reported; the caller drops it.
+func (p *packet) encode() error {
+	if p.encoded {
+		return nil
+	}
+	b, err := p.hdr.Append(p.enc[:0], &p.netw)
+	if err != nil {
+		return err
+	}
+	p.enc = b
+	p.encoded = true
+	return nil
+}
+
+// decodeInto parses the packet's wire bytes as a receiver does, checks the
+// ICRC against the framing and fills p.hdr from the bytes (the payload then
+// aliases enc). It returns why the receiver drops the packet, or "".
+func (p *packet) decodeInto() string {
+	if err := wire.VerifyICRC(p.enc, &p.netw); err != nil {
+		return "bad ICRC (rxe_icrc_check): " + err.Error()
+	}
+	if err := wire.Decode(p.enc, &p.hdr); err != nil {
+		return "malformed packet: " + err.Error()
+	}
+	p.borrowed = false
+	return ""
+}
+
+// size is the length of the IP datagram the packet travels in: IP and UDP
+// headers, BTH through ICRC.
+func (p *packet) size() int {
+	ip := wire.IPv4HeaderLen
+	if !netip.AddrFrom16(p.dgid).Is4In6() || !netip.AddrFrom16(p.sgid).Is4In6() {
+		ip = wire.IPv6HeaderLen
+	}
+	return ip + wire.UDPHeaderLen + p.hdr.Len()
+}
+
+// framing builds the IP and UDP framing of a packet from source GID s to
+// destination GID d sent by QP qpn with the AV's hop limit and traffic
+// class (rxe_prepare; the UDP source port is the sending QP's, rxe_qp.c).
+func framing(s, d verbs.GID, qpn uint32, hop, tclass uint8, flow uint32) wire.Network {
+	return wire.Network{
+		Src:          netip.AddrFrom16(s),
+		Dst:          netip.AddrFrom16(d),
+		SrcPort:      wire.SourcePort(qpn),
+		HopLimit:     hop,
+		TrafficClass: tclass,
+		FlowLabel:    flow,
+	}
+}
+
+// sameFamily reports whether two GIDs frame as the same IP version, which
+// rxe needs to route a packet (rxe_find_route).
+func sameFamily(a, b verbs.GID) bool {
+	return netip.AddrFrom16(a).Is4In6() == netip.AddrFrom16(b).Is4In6()
+}
+
+// isMcastGID is rdma_is_multicast_addr: ff00::/8, or an IPv4-mapped
+// address in 224.0.0.0/4.
+func isMcastGID(g verbs.GID) bool {
+	if g[0] == 0xff {
+		return true
+	}
+	a := netip.AddrFrom16(g)
+	return a.Is4In6() && a.Unmap().IsMulticast()
+}

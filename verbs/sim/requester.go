@@ -1,0 +1,649 @@
+package sim
+
+import (
+	"github.com/vsh-rdma/vsh/verbs"
+	"github.com/vsh-rdma/vsh/verbs/wire"
+)
+
+// The requester (rxe_req.c, Linux 6.1): it takes send WQEs in order and
+// turns each into packets, one packet per call.
+
+const psnMask = wire.PSNMask
+
+// psnCmp is psn_compare: the sign of a-b in 24-bit serial arithmetic.
+func psnCmp(a, b uint32) int32 { return int32((a - b) << 8) }
+
+// wrMask is wr_opcode_mask: what a QP of type t does with a work request
+// opcode (rxe_opcode.c rxe_wr_opcode_info); 0 means it cannot.
+func wrMask(t verbs.QPType, op verbs.WROpcode) int {
+	switch op {
+	case verbs.WRRDMAWrite, verbs.WRRDMAWriteWithImm:
+		if t == verbs.QPTypeRC || t == verbs.QPTypeUC {
+			return wrInline | wrWrite
+		}
+	case verbs.WRSend, verbs.WRSendWithImm, verbs.WRSendWithInv:
+		return wrInline | wrSend
+	case verbs.WRRDMARead, verbs.WROpcode(11): // 11: IB_WR_RDMA_READ_WITH_INV
+		if t == verbs.QPTypeRC {
+			return wrRead
+		}
+	case verbs.WRAtomicCmpAndSwp, verbs.WRAtomicFetchAndAdd:
+		if t == verbs.QPTypeRC {
+			return wrAtomic
+		}
+	case verbs.WRLocalInv:
+		if t == verbs.QPTypeRC {
+			return wrLocalOp
+		}
+	case verbs.WRBindMW:
+		if t == verbs.QPTypeRC || t == verbs.QPTypeUC {
+			return wrLocalOp
+		}
+	}
+	return 0
+}
+
+// getMTU is get_mtu: the path MTU for RC and UC, the port's for UD.
+func (q *qp) getMTU() uint32 {
+	if q.typ == verbs.QPTypeUD {
+		return uint32(q.pd.ctx.dev.activeMTU().Bytes())
+	}
+	return q.mtu
+}
+
+// timeoutJiffies is qp_timeout_jiffies: nsecs_to_jiffies(4096 ns <<
+// timeout), at least 1; 0 when timeout is 0 (no retransmit timer).
+func (q *qp) timeoutJiffies() uint64 {
+	if q.attr.Timeout == 0 {
+		return 0
+	}
+	j := q.f().nsecsToJiffies(4096 << q.attr.Timeout)
+	return max(j, 1)
+}
+
+// requester is rxe_requester. It reports whether it made progress (rxe's
+// return 0), so that the task runs it again.
+func (q *qp) requester() bool {
+	f := q.f()
+	r := &q.req
+	switch r.state {
+	case engError:
+		// Generate an error completion for each WQE in turn.
+		w := q.reqNextWQE()
+		if w == nil {
+			return false
+		}
+		w.status = verbs.WCWRFlushErr
+		q.reqError(w, "")
+		return false
+	case engReset:
+		r.wqeIndex = q.sq.cons
+		r.opcode = -1
+		r.needRdAtomic, r.waitPSN, r.needRetry, r.waitForRNRTimer = false, false, false, false
+		return false
+	case engInit:
+		return false
+	}
+	// A retry waits for the RNR timer if one is running.
+	if r.needRetry && !r.waitForRNRTimer {
+		q.reqRetry()
+		r.needRetry = false
+	}
+	w := q.reqNextWQE()
+	if w == nil {
+		return false
+	}
+	if q.wqeIsFenced(w) {
+		r.waitFence = true
+		return false
+	}
+	if w.mask&wrLocalOp != 0 {
+		return q.doLocalOps(w)
+	}
+	if q.typ == verbs.QPTypeRC && psnCmp(r.psn, q.comp.psn+rxeMaxUnackedPSNs) > 0 {
+		r.waitPSN = true
+		return false
+	}
+	op, ok := q.nextOpcode(w)
+	if !ok {
+		w.status = verbs.WCLocQPOpErr
+		q.reqError(w, w.wr.Opcode.String()+" is not something a "+q.typ.String()+" QP can send (next_opcode)")
+		return false
+	}
+	flags := op.Flags()
+	if flags&(wire.FlagRead|wire.FlagAtomic) != 0 && !q.checkInitDepth(w) {
+		return false
+	}
+	mtu := q.getMTU()
+	var payload uint32
+	if flags&(wire.FlagSend|wire.FlagWrite) != 0 {
+		payload = w.dma.resid
+	}
+	if payload > mtu {
+		if q.typ == verbs.QPTypeUD {
+			// C10-93.1.1: a UD message larger than the port MTU emits no
+			// packet and completes successfully.
+			w.firstPSN, w.lastPSN = r.psn, r.psn
+			r.psn = (r.psn + 1) & psnMask
+			r.opcode = int(wire.UDSendOnly)
+			r.wqeIndex++
+			w.state = wqeDone
+			w.status = verbs.WCSuccess
+			f.schedule(q, taskComp)
+			return true
+		}
+		payload = mtu
+	}
+	// save_state: a refused transmit rolls the WQE back.
+	saveState, saveFirst, saveLast, saveDMA, savePSN := w.state, w.firstPSN, w.lastPSN, w.dma, r.psn
+	p, st, why := q.buildRequest(w, op, payload)
+	if st != verbs.WCSuccess {
+		w.status = st
+		q.reqError(w, why)
+		return false
+	}
+	q.updateWQEState(w, op)
+	q.updateWQEPSN(w, op, payload)
+	sent, err := f.xmitSent(q, p, true)
+	if err != nil {
+		// rollback_state: the WQE is as before; rxe reschedules the
+		// requester at once and fails the same way until something
+		// changes. The simulator retries when the requester is next woken.
+		w.state, w.firstPSN, w.lastPSN, w.dma, r.psn = saveState, saveFirst, saveLast, saveDMA, savePSN
+		r.refused = err.Error()
+		return false
+	}
+	r.refused = ""
+	if sent && q.typ != verbs.QPTypeRC && flags&wire.FlagEnd != 0 {
+		// UC and UD: a WQE is done once its last packet is out.
+		w.state = wqeDone
+		f.schedule(q, taskComp)
+	}
+	// update_state
+	r.opcode = int(op)
+	if flags&wire.FlagEnd != 0 {
+		r.wqeIndex++
+	}
+	if tj := q.timeoutJiffies(); tj > 0 && !timerPending(&q.timers[timerRetrans]) {
+		f.modTimer(&q.timers[timerRetrans], tj)
+	}
+	return true
+}
+
+// reqNextWQE is req_next_wqe: the WQE the requester works on, or nil. In
+// SQD it reports the send queue drained once nothing is in progress.
+func (q *qp) reqNextWQE() *sendWQE {
+	r := &q.req
+	idx := r.wqeIndex
+	if r.state == engDrain {
+		h := q.sq.head()
+		if h == nil || (idx == q.sq.cons && h.state == wqePosted) {
+			r.state = engDrained
+			q.sqDrained()
+		}
+	}
+	if idx == q.sq.prod {
+		return nil
+	}
+	w := q.sq.at(idx)
+	if (r.state == engDrain || r.state == engDrained) && w.state != wqeProcessing {
+		return nil
+	}
+	w.mask = wrMask(q.typ, w.wr.Opcode)
+	return w
+}
+
+// sqDrained raises IBV_EVENT_SQ_DRAINED (rxe raises it whether or not
+// en_sqd_async_notify was set).
+func (q *qp) sqDrained() {
+	q.pd.ctx.events = append(q.pd.ctx.events, asyncEv{ev: verbs.AsyncEvent{Type: verbs.EventSQDrained, QP: q}})
+}
+
+// wqeIsFenced is rxe_wqe_is_fenced: LOCAL_INV waits for every earlier WQE
+// to complete; IBV_SEND_FENCE waits for every READ and atomic.
+func (q *qp) wqeIsFenced(w *sendWQE) bool {
+	if w.wr.Opcode == verbs.WRLocalInv {
+		return q.req.wqeIndex != q.sq.cons
+	}
+	return w.wr.Flags&verbs.SendFence != 0 && q.req.rdAtomic != int(q.attr.MaxRdAtomic)
+}
+
+// doLocalOps is rxe_do_local_ops. LOCAL_INV needs an MR from a fast
+// registration: one from ibv_reg_mr cannot be invalidated
+// (rxe_invalidate_mr: type IB_MR_TYPE_USER), so it fails, as every memory
+// window operation does here.
+func (q *qp) doLocalOps(w *sendWQE) bool {
+	why := "rxe can only invalidate a fast-registered MR; this one came from ibv_reg_mr (rxe_invalidate_mr)"
+	m := q.pd.ctx.dev.mrs[w.wr.InvRKey>>8]
+	if m == nil || (m.rkey != 0 && m.rkey != w.wr.InvRKey) || (m.rkey == 0 && m.lkey != w.wr.InvRKey) {
+		why = "no MR has key " + hex32(w.wr.InvRKey) + " (rxe_invalidate_mr)"
+	}
+	if w.wr.Opcode == verbs.WRBindMW {
+		w.status = verbs.WCMWBindErr
+		why = "memory windows are not modelled"
+	} else {
+		w.status = verbs.WCLocQPOpErr
+	}
+	q.reqError(w, why)
+	return false
+}
+
+// reqError is the requester's err path: the WQE is marked in error and
+// the completer completes it and moves the QP to ERR.
+func (q *qp) reqError(w *sendWQE, why string) {
+	r := &q.req
+	if why != "" {
+		w.errWhy = why
+	}
+	r.wqeIndex++
+	w.state = wqeError
+	r.state = engError
+	q.f().schedule(q, taskComp)
+}
+
+// nextOpcode is next_opcode: the packet opcode for the WQE's next packet,
+// from its WR opcode, whether the rest fits one MTU, and the opcode of the
+// packet sent before.
+func (q *qp) nextOpcode(w *sendWQE) (wire.Opcode, bool) {
+	fits := w.dma.resid <= q.mtu
+	prev := q.req.opcode
+	switch q.typ {
+	case verbs.QPTypeRC:
+		return nextOpcodeRCUC(wire.RC, w.wr.Opcode, prev, fits)
+	case verbs.QPTypeUC:
+		switch w.wr.Opcode {
+		case verbs.WRSendWithInv:
+			return 0, false
+		}
+		return nextOpcodeRCUC(wire.UC, w.wr.Opcode, prev, fits)
+	case verbs.QPTypeUD:
+		switch w.wr.Opcode {
+		case verbs.WRSend:
+			return wire.UDSendOnly, true
+		case verbs.WRSendWithImm:
+			return wire.UDSendOnlyImm, true
+		}
+	}
+	return 0, false
+}
+
+func nextOpcodeRCUC(t wire.Transport, op verbs.WROpcode, prev int, fits bool) (wire.Opcode, bool) {
+	base := wire.Opcode(t) << 5
+	inSend := prev == int(base|wire.RCSendFirst) || prev == int(base|wire.RCSendMiddle)
+	inWrite := prev == int(base|wire.RCRDMAWriteFirst) || prev == int(base|wire.RCRDMAWriteMiddle)
+	pick := func(in bool, last, middle, only, first wire.Opcode) (wire.Opcode, bool) {
+		switch {
+		case in && fits:
+			return base | last, true
+		case in:
+			return base | middle, true
+		case fits:
+			return base | only, true
+		}
+		return base | first, true
+	}
+	switch op {
+	case verbs.WRRDMAWrite:
+		return pick(inWrite, wire.RCRDMAWriteLast, wire.RCRDMAWriteMiddle, wire.RCRDMAWriteOnly, wire.RCRDMAWriteFirst)
+	case verbs.WRRDMAWriteWithImm:
+		return pick(inWrite, wire.RCRDMAWriteLastImm, wire.RCRDMAWriteMiddle, wire.RCRDMAWriteOnlyImm, wire.RCRDMAWriteFirst)
+	case verbs.WRSend:
+		return pick(inSend, wire.RCSendLast, wire.RCSendMiddle, wire.RCSendOnly, wire.RCSendFirst)
+	case verbs.WRSendWithImm:
+		return pick(inSend, wire.RCSendLastImm, wire.RCSendMiddle, wire.RCSendOnlyImm, wire.RCSendFirst)
+	}
+	if t != wire.RC {
+		return 0, false
+	}
+	switch op {
+	case verbs.WRRDMARead:
+		return wire.RCRDMAReadRequest, true
+	case verbs.WRAtomicCmpAndSwp:
+		return wire.RCCompareSwap, true
+	case verbs.WRAtomicFetchAndAdd:
+		return wire.RCFetchAdd, true
+	case verbs.WRSendWithInv:
+		return pick(inSend, wire.RCSendLastInvalidate, wire.RCSendMiddle, wire.RCSendOnlyInvalidate, wire.RCSendFirst)
+	}
+	return 0, false
+}
+
+// checkInitDepth is check_init_depth: a READ or atomic takes one of the
+// max_rd_atomic slots, or waits for the completer to free one.
+func (q *qp) checkInitDepth(w *sendWQE) bool {
+	r := &q.req
+	if w.hasRdAtomic {
+		return true
+	}
+	r.needRdAtomic = true
+	if r.rdAtomic > 0 {
+		r.rdAtomic--
+		r.needRdAtomic = false
+		w.hasRdAtomic = true
+		return true
+	}
+	return false
+}
+
+// buildRequest is init_req_packet and finish_packet: the headers from the
+// WQE, the payload from its memory. On failure it returns the WQE's status
+// (LOC_QP_OP_ERR for a bad lkey or no address, LOC_PROT_ERR for an SGE
+// outside its MR) and why.
+func (q *qp) buildRequest(w *sendWQE, op wire.Opcode, payload uint32) (*packet, verbs.WCStatus, string) {
+	f := q.f()
+	d := q.pd.ctx.dev
+	flags := op.Flags()
+	// rxe_get_av: the QP's AV, or for UD the WR's AH.
+	var av *verbs.AHAttr
+	if q.typ == verbs.QPTypeUD {
+		a := w.ah
+		if a == nil || a.dead != "" {
+			return nil, verbs.WCLocQPOpErr, "the address handle was destroyed (rxe_get_av: no AH matches ah_num)"
+		}
+		if a.pd != q.pd {
+			return nil, verbs.WCLocQPOpErr, "the address handle belongs to another PD (rxe_get_av)"
+		}
+		av = &a.av
+	} else {
+		av = &q.attr.AH
+	}
+	sgid, ok := d.gid(int(av.GRH.SGIDIndex))
+	if !ok {
+		return nil, verbs.WCLocQPOpErr, "the source GID slot is empty (rxe_init_packet)"
+	}
+	if !sameFamily(sgid, av.GRH.DGID) {
+		return nil, verbs.WCLocQPOpErr, "source GID " + sgid.String() + " and destination " + av.GRH.DGID.String() +
+			" are not the same IP version: no route (rxe_prepare)"
+	}
+	p := f.net.pool.get()
+	p.sgid, p.dgid = sgid, av.GRH.DGID
+	p.netw = framing(sgid, av.GRH.DGID, q.qpn, av.GRH.HopLimit, av.GRH.TrafficClass, av.GRH.FlowLabel)
+	h := &p.hdr
+	r := &q.req
+	h.BTH = wire.BTHFields{Opcode: op, PKey: wire.DefaultPKey, PSN: wire.PSN(r.psn)}
+	if w.wr.Flags&verbs.SendSolicited != 0 && flags&wire.FlagEnd != 0 &&
+		(flags&wire.FlagSend != 0 || (flags&wire.FlagWrite != 0 && op.Has(wire.HasImmDt))) {
+		h.BTH.SE = true
+	}
+	if op.Has(wire.HasDETH) {
+		h.BTH.DestQP = w.wr.RemoteQPN & wire.QPNMask
+	} else {
+		h.BTH.DestQP = q.attr.DestQPN & wire.QPNMask
+	}
+	if q.typ == verbs.QPTypeRC {
+		ack := flags&wire.FlagEnd != 0
+		if !ack {
+			ack = r.noackPkts > rxeMaxPktPerAck
+			r.noackPkts++
+		}
+		if ack {
+			r.noackPkts = 0
+		}
+		h.BTH.AckReq = ack
+	}
+	if op.Has(wire.HasRETH) {
+		h.RETH = wire.RETHFields{VA: w.iova, RKey: w.wr.RKey, DMALen: w.dma.resid}
+	}
+	if op.Has(wire.HasImmDt) {
+		h.ImmDt = w.wr.Imm
+	}
+	if op.Has(wire.HasIETH) {
+		h.IETH = w.wr.InvRKey
+	}
+	if op.Has(wire.HasAtomicETH) {
+		h.AtomicETH = wire.AtomicETHFields{VA: w.iova, RKey: w.wr.RKey}
+		if op == wire.RCCompareSwap {
+			h.AtomicETH.SwapAdd, h.AtomicETH.Compare = w.wr.Swap, w.wr.CompareAdd
+		} else {
+			h.AtomicETH.SwapAdd = w.wr.CompareAdd
+		}
+	}
+	if op.Has(wire.HasDETH) {
+		h.DETH = wire.DETHFields{QKey: w.wr.RemoteQKey, SrcQP: q.qpn}
+		if q.qpn == 1 {
+			h.DETH.QKey = wire.GSIQKey
+		}
+	}
+	// finish_packet: the payload.
+	if flags&(wire.FlagSend|wire.FlagWrite) != 0 && payload > 0 {
+		if w.wr.Flags&verbs.SendInline != 0 {
+			f.setPayload(p, w.inline[w.dma.sgeOffset:w.dma.sgeOffset+payload])
+			w.dma.resid -= payload
+			w.dma.sgeOffset += payload
+		} else if st, why := q.copyFromSGL(p, w, payload); st != verbs.WCSuccess {
+			f.net.pool.put(p)
+			return nil, st, why
+		}
+	}
+	return p, verbs.WCSuccess, ""
+}
+
+// copyFromSGL is copy_data from the send WQE's SGE list into the packet:
+// the payload is borrowed when it lies in one SGE, gathered otherwise. An
+// lkey lookup_mr cannot resolve is -EINVAL (LOC_QP_OP_ERR); a range outside
+// the MR is -EFAULT from mr_check_range (LOC_PROT_ERR).
+func (q *qp) copyFromSGL(p *packet, w *sendWQE, n uint32) (verbs.WCStatus, string) {
+	dma := &w.dma
+	if n > dma.resid {
+		return verbs.WCLocQPOpErr, "the WQE has fewer bytes left than the packet needs (copy_data)"
+	}
+	sgl := w.sge
+	var dst []byte
+	first := true
+	var m *mr
+	if dma.curSGE < len(sgl) {
+		s := sgl[dma.curSGE]
+		if s.Length > 0 && dma.sgeOffset < s.Length {
+			if m = q.lookupLocal(s.LKey, 0); m == nil {
+				return verbs.WCLocQPOpErr, "SGE " + itoa(dma.curSGE) + " has lkey " + hex32(s.LKey) +
+					", which names no MR of this PD (copy_data: lookup_mr)"
+			}
+		}
+	}
+	left := n
+	for left > 0 {
+		if dma.curSGE >= len(sgl) {
+			return verbs.WCLocQPOpErr, "the SGE list ran out (copy_data)"
+		}
+		s := sgl[dma.curSGE]
+		if dma.sgeOffset >= s.Length {
+			dma.curSGE++
+			dma.sgeOffset = 0
+			m = nil
+			if dma.curSGE >= len(sgl) {
+				return verbs.WCLocQPOpErr, "the SGE list ran out (copy_data: -ENOSPC)"
+			}
+			s = sgl[dma.curSGE]
+			if s.Length == 0 {
+				continue
+			}
+			if m = q.lookupLocal(s.LKey, 0); m == nil {
+				return verbs.WCLocQPOpErr, "SGE " + itoa(dma.curSGE) + " has lkey " + hex32(s.LKey) +
+					", which names no MR of this PD (copy_data: lookup_mr)"
+			}
+		}
+		b := min(left, s.Length-dma.sgeOffset)
+		if b == 0 {
+			continue
+		}
+		va := s.Addr + uint64(dma.sgeOffset)
+		if !m.contains(va, uint64(b)) {
+			return verbs.WCLocProtErr, "SGE " + itoa(dma.curSGE) + " reaches outside its MR (rxe_mr_copy: mr_check_range)"
+		}
+		src := m.buf[va-m.addr : va-m.addr+uint64(b)]
+		if first && b == n {
+			q.f().setPayload(p, src)
+		} else {
+			if dst == nil {
+				dst = p.ownPayload(int(n))[:0]
+			}
+			dst = append(dst, src...)
+		}
+		first = false
+		dma.sgeOffset += b
+		dma.resid -= b
+		left -= b
+	}
+	return verbs.WCSuccess, ""
+}
+
+// lookupLocal is lookup_mr(pd, access, lkey, RXE_LOOKUP_LOCAL).
+func (q *qp) lookupLocal(key uint32, access verbs.Access) *mr {
+	m := q.pd.ctx.dev.mrs[key>>8]
+	if m == nil || m.dead != "" || m.pd != q.pd || m.lkey != key {
+		return nil
+	}
+	if access != 0 && m.access&access == 0 {
+		return nil
+	}
+	return m
+}
+
+// lookupRemote is lookup_mr(pd, access, rkey, RXE_LOOKUP_REMOTE).
+func (q *qp) lookupRemote(key uint32, access verbs.Access) *mr {
+	m := q.pd.ctx.dev.mrs[key>>8]
+	if m == nil || m.dead != "" || m.pd != q.pd || m.rkey != key {
+		return nil
+	}
+	if access != 0 && m.access&access == 0 {
+		return nil
+	}
+	return m
+}
+
+// updateWQEState is update_wqe_state.
+func (q *qp) updateWQEState(w *sendWQE, op wire.Opcode) {
+	if op.IsLast() {
+		if q.typ == verbs.QPTypeRC {
+			w.state = wqePending
+		}
+	} else {
+		w.state = wqeProcessing
+	}
+}
+
+// updateWQEPSN is update_wqe_psn: a message's PSN range is fixed at its
+// first packet; a READ request takes one PSN per response packet.
+func (q *qp) updateWQEPSN(w *sendWQE, op wire.Opcode, payload uint32) {
+	r := &q.req
+	mtu := q.mtu
+	if q.typ == verbs.QPTypeUD {
+		mtu = q.getMTU()
+	}
+	npkts := (w.dma.resid + payload + mtu - 1) / mtu
+	if npkts == 0 {
+		npkts = 1
+	}
+	if op.IsFirst() {
+		w.firstPSN = r.psn
+		w.lastPSN = (r.psn + npkts - 1) & psnMask
+	}
+	if op.Flags()&wire.FlagRead != 0 {
+		r.psn = (w.firstPSN + npkts) & psnMask
+	} else {
+		r.psn = (r.psn + 1) & psnMask
+	}
+}
+
+// reqRetry is req_retry, Go-Back-N as rxe does it: the requester goes back
+// to the oldest WQE not completed and to comp.psn. A send or write that was
+// partly acknowledged resumes after the packets acknowledged; a READ is
+// asked again for the bytes not yet received, from the VA where they start.
+// Every later WQE is sent again from its start.
+func (q *qp) reqRetry() {
+	r := &q.req
+	r.wqeIndex = q.sq.cons
+	r.psn = q.comp.psn
+	r.opcode = -1
+	first := true
+	for i := q.sq.cons; i != q.sq.prod; i++ {
+		w := q.sq.at(i)
+		mask := wrMask(q.typ, w.wr.Opcode)
+		if w.state == wqePosted {
+			break
+		}
+		if w.state == wqeDone {
+			continue
+		}
+		switch {
+		case mask&wrAtomic != 0, mask&(wrRead|wrWrite) != 0:
+			w.iova = w.wr.RemoteAddr
+		default:
+			w.iova = 0
+		}
+		if !first || mask&wrRead == 0 {
+			w.dma.reset()
+		}
+		if first {
+			first = false
+			if mask&(wrWrite|wrSend) != 0 {
+				npsn := (q.comp.psn - w.firstPSN) & psnMask
+				q.retryFirstWriteSend(w, npsn)
+			}
+			if mask&wrRead != 0 {
+				npsn := (w.dma.length - w.dma.resid) / q.mtu
+				w.iova += uint64(npsn) * uint64(q.mtu)
+			}
+		}
+		w.state = wqePosted
+	}
+}
+
+// retryFirstWriteSend skips the packets of a partly acknowledged send or
+// write (retry_first_write_send).
+func (q *qp) retryFirstWriteSend(w *sendWQE, npsn uint32) {
+	for i := uint32(0); i < npsn; i++ {
+		n := min(w.dma.resid, q.mtu)
+		op, _ := q.nextOpcode(w)
+		q.req.opcode = int(op)
+		w.dma.resid -= n
+		if w.wr.Flags&verbs.SendInline != 0 {
+			w.dma.sgeOffset += n
+		} else {
+			advanceDMA(&w.dma, w.sge, n)
+		}
+	}
+}
+
+// advanceDMA is advance_dma_data.
+func advanceDMA(d *dmaInfo, sgl []verbs.SGE, n uint32) {
+	for n > 0 {
+		if d.curSGE >= len(sgl) {
+			return
+		}
+		if d.sgeOffset >= sgl[d.curSGE].Length {
+			d.curSGE++
+			d.sgeOffset = 0
+			if d.curSGE >= len(sgl) {
+				return
+			}
+		}
+		b := min(n, sgl[d.curSGE].Length-d.sgeOffset)
+		d.sgeOffset += b
+		n -= b
+	}
+}
+
+// rnrNakTimer is rnr_nak_timer: the requester may retry now.
+func (q *qp) rnrNakTimer() {
+	q.req.needRetry = true
+	q.req.waitForRNRTimer = false
+	q.f().schedule(q, taskReq)
+}
+
+// retransmitTimer is retransmit_timer: the completer sees a timeout.
+func (q *qp) retransmitTimer() {
+	if q.dead != "" {
+		return
+	}
+	q.comp.timeout = true
+	q.f().schedule(q, taskComp)
+}
+
+// xmitSent is xmit for the requester: it also reports whether the packet
+// went out (rxe marks a UC/UD WQE done only then).
+func (f *Fabric) xmitSent(q *qp, p *packet, request bool) (bool, error) {
+	ready := !((request && q.req.state != engReady) || (!request && q.resp.state != engReady))
+	err := f.xmit(q, p, request)
+	return ready && err == nil, err
+}
