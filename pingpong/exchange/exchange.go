@@ -49,6 +49,12 @@ func (d Dest) Marshal() [MsgSize]byte {
 // ErrMalformed is wrapped by every parse failure.
 var ErrMalformed = errors.New("malformed pingpong exchange message")
 
+// ErrNotDone is wrapped by Server's error when the client's last message is
+// not "done" (rdma-core's servers check only its length). A client that
+// sends more addresses than the server reads (ibv_srq_pingpong against an
+// rc, uc or ud server) is the usual cause.
+var ErrNotDone = errors.New("the client's last message is not \"done\"")
+
 // Parse reads one message as the C programs' sscanf("%x:%x:%x:%s") and
 // wire_gid_to_gid do: three hex fields separated by colons, then 32 hex
 // digits of GID. Anything after the NUL is ignored.
@@ -159,6 +165,9 @@ func Server(rw io.ReadWriter, local []Dest, slots int, connect func(remote []Des
 	var d [len(done)]byte
 	if _, err := io.ReadFull(rw, d[:]); err != nil {
 		return remote, fmt.Errorf("exchange: couldn't read \"done\" from client: %w", err)
+	}
+	if d != done {
+		return remote, fmt.Errorf("exchange: the client sent %q where \"done\" belongs: %w", d[:], ErrNotDone)
 	}
 	return remote, nil
 }

@@ -132,6 +132,36 @@ func TestServerShortRead(t *testing.T) {
 	}
 }
 
+// A client that sends more than the server reads (ibv_srq_pingpong's 256
+// addresses against an rc server) is caught where "done" belongs.
+func TestServerNotDone(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	c, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	s, err := ln.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	// The srq client's side: 256 messages (the kernel buffers them).
+	m := exchange.Dest{QPN: 0x12, PSN: 0x345, GID: gid(t, "10.0.0.1")}.Marshal()
+	msgs := append(m[:], make([]byte, (exchange.MaxQP-1)*exchange.MsgSize)...)
+	if _, err := c.Write(msgs); err != nil {
+		t.Fatal(err)
+	}
+	_, err = exchange.Server(s, []exchange.Dest{{QPN: 0x13, GID: gid(t, "10.0.0.2")}}, 1, nil)
+	if !errors.Is(err, exchange.ErrNotDone) || !strings.Contains(err.Error(), "where \"done\" belongs") {
+		t.Fatalf("Server = %v; want ErrNotDone", err)
+	}
+}
+
 func FuzzParse(f *testing.F) {
 	f.Add([]byte("0000:000011:a3f1c2:00000000000000000000ffff0a000001\x00"))
 	f.Add([]byte("1:2:3:4"))

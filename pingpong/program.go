@@ -1,0 +1,382 @@
+package pingpong
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/vsh-rdma/vsh/pingpong/exchange"
+	"github.com/vsh-rdma/vsh/verbs"
+)
+
+// Program is the pingpong command: rdma-core's four programs behind one
+// name, run on whatever backend Open gives. It never exits the process; Run
+// returns the exit status.
+type Program struct {
+	// Name prefixes messages: "pingpong".
+	Name string
+	// Stdout gets rdma-core's lines, Stderr the errors and explanations.
+	Stdout, Stderr io.Writer
+	// Open returns the provider for --backend ("" = the default). The
+	// program does not close it: its caller does, after Run.
+	Open func(backend string) (verbs.Provider, error)
+	// Listen, when set, replaces listening on -p (tests pass a listener
+	// they bound already).
+	Listen func(port int) (net.Listener, error)
+	// Rand, when set, draws the PSNs (rdma-core: lrand48 seeded by pid and time).
+	Rand *rand.Rand
+	// Hint is added to the explanation of a run that stopped moving (for
+	// example what the chosen backend cannot do).
+	Hint string
+	// CheckPeer, when set, is asked after the exchange whether the peer's
+	// addresses can be reached at all from this backend; its error ends the
+	// run before any QP is connected (the server: before it answers).
+	CheckPeer func(remote []exchange.Dest) error
+}
+
+// Run runs the command line args (after the program name: "rc -g 1 host")
+// against provider and returns the exit status. --backend, when given,
+// must name provider's backend.
+func Run(ctx context.Context, args []string, stdout, stderr io.Writer, provider verbs.Provider) int {
+	p := &Program{Stdout: stdout, Stderr: stderr, Open: func(backend string) (verbs.Provider, error) {
+		if backend != "" && backend != provider.Name() {
+			return nil, fmt.Errorf("--backend %s: this program runs on the %s backend", backend, provider.Name())
+		}
+		return provider, nil
+	}}
+	return p.Run(ctx, args)
+}
+
+func (p *Program) name() string {
+	if p.Name != "" {
+		return p.Name
+	}
+	return "pingpong"
+}
+
+// Run parses args and runs the ping-pong; it returns 0 on success, 1 on any
+// failure (including -c finding bad data), as rdma-core does.
+func (p *Program) Run(ctx context.Context, args []string) int {
+	name := p.name()
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		if len(args) == 0 {
+			UsageAll(p.Stderr, name)
+			return 1
+		}
+		UsageAll(p.Stdout, name)
+		return 0
+	}
+	o, err := ParseArgs(args)
+	prog := name
+	if t, terr := ParseTransport(args[0]); terr == nil {
+		prog = name + " " + t.String()
+	}
+	if err != nil {
+		fmt.Fprintf(p.Stderr, "%s: %v\n", prog, err)
+		var oe *OptionError
+		if errors.As(err, &oe) || strings.HasPrefix(prog, name+" ") {
+			fmt.Fprintf(p.Stderr, "Try '%s --help'.\n", prog)
+		} else {
+			fmt.Fprintf(p.Stderr, "Try '%s --help'.\n", name)
+		}
+		return 1
+	}
+	if o.Help {
+		Usage(p.Stdout, name, o.Transport)
+		return 0
+	}
+	if len(o.Unsupported) > 0 {
+		for _, u := range o.Unsupported {
+			fmt.Fprintf(p.Stderr, "%s: %s is not implemented by vsh's pingpong (rxe on Linux 6.1 and the simulator have none of it); run without it\n", prog, u)
+		}
+		return 1
+	}
+	if err := p.run(ctx, o, prog); err != nil {
+		p.report(prog, err)
+		return 1
+	}
+	return 0
+}
+
+// errCheckFailed ends a run whose -c check found bad data (already reported).
+var errCheckFailed = errors.New("-c found invalid data")
+
+// report prints err: rdma-core's line first, then vsh's explanation.
+func (p *Program) report(prog string, err error) {
+	if errors.Is(err, errCheckFailed) {
+		return
+	}
+	var pe *Error
+	if errors.As(err, &pe) {
+		fmt.Fprintln(p.Stderr, pe.Msg)
+		if pe.after != "" {
+			fmt.Fprintln(p.Stderr, pe.after)
+		}
+		if pe.Err != nil {
+			fmt.Fprintf(p.Stderr, "%s: %v\n", prog, pe.Err)
+		}
+		if pe.Hint != "" {
+			fmt.Fprintf(p.Stderr, "%s: likely cause: %s\n", prog, pe.Hint)
+		}
+		return
+	}
+	fmt.Fprintf(p.Stderr, "%s: %v\n", prog, err)
+}
+
+func (p *Program) psn() func() uint32 {
+	if p.Rand != nil {
+		return p.Rand.Uint32
+	}
+	return rand.Uint32
+}
+
+func (p *Program) run(ctx context.Context, o Options, prog string) (err error) {
+	if p.Open == nil {
+		return errors.New("no backend: Program.Open is not set")
+	}
+	prov, err := p.Open(o.Backend)
+	if err != nil {
+		return err
+	}
+	devs, err := prov.Devices()
+	if err != nil {
+		return fail("Failed to get IB devices list", err, "")
+	}
+	var names []string
+	var dev verbs.Device
+	for _, d := range devs {
+		names = append(names, d.Name())
+		if dev == nil && (o.IBDev == "" || d.Name() == o.IBDev) {
+			dev = d
+		}
+	}
+	switch {
+	case len(devs) == 0:
+		return fail("No IB devices found", nil, fmt.Sprintf("the %s backend sees no RDMA device: create one (rdma link add rxe0 type rxe netdev eth0), or run on the simulator with --backend sim", prov.Name()))
+	case dev == nil:
+		return fail(fmt.Sprintf("IB device %s not found", o.IBDev), nil, fmt.Sprintf("the %s backend has: %s", prov.Name(), strings.Join(names, ", ")))
+	}
+	vctx, err := dev.Open()
+	if err != nil {
+		return fail(fmt.Sprintf("Couldn't get context for %s", dev.Name()), err, "")
+	}
+	defer func() {
+		if cerr := vctx.Close(); cerr != nil && err == nil {
+			err = fail("Couldn't release context", cerr, "")
+		}
+	}()
+	ep, err := NewEndpoint(vctx, o, p.psn())
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if cerr := ep.Close(); cerr != nil && err == nil {
+			err = cerr
+		}
+	}()
+	for _, d := range ep.Local() {
+		fmt.Fprintln(p.Stdout, LocalLine(o.Transport, d))
+	}
+	client := o.Host != ""
+	remote, peerErr, err := p.exchange(ctx, o, ep, client)
+	if err != nil {
+		return err
+	}
+	for _, d := range remote {
+		fmt.Fprintln(p.Stdout, RemoteLine(d))
+	}
+	if peerErr != nil {
+		return peerErr
+	}
+	if client && p.CheckPeer != nil {
+		if err := p.CheckPeer(remote); err != nil {
+			return err
+		}
+	}
+	if client {
+		if err := ep.Connect(remote); err != nil {
+			return err
+		}
+	}
+	stats, err := ep.Run(ctx, client, p.Hint)
+	if err != nil {
+		return err
+	}
+	for _, l := range stats.Lines() {
+		fmt.Fprintln(p.Stdout, l)
+	}
+	if o.Check {
+		bad := ep.CheckData()
+		for _, b := range bad {
+			fmt.Fprintln(p.Stdout, InvalidPageLine(b.Page))
+			fmt.Fprintf(p.Stderr, "%s: -c: %s\n", prog, b)
+		}
+		if len(bad) > 0 {
+			pages := (o.Size + o.pageSize() - 1) / o.pageSize()
+			fmt.Fprintf(p.Stderr, "%s: -c: %d of %d pages differ from the client's pattern (each byte 0x%02x, the first of each %d-byte page 0x00)\n",
+				prog, len(bad), pages, ep.fill(), o.pageSize())
+			if h := checkHint(bad, ep.fill(), o.pageSize(), client); h != "" {
+				fmt.Fprintf(p.Stderr, "%s: -c: likely cause: %s\n", prog, h)
+			}
+			return errCheckFailed
+		}
+	}
+	return nil
+}
+
+// checkHint explains a -c failure whose only bad bytes are the pattern's
+// page starts still holding the fill: nobody wrote the pattern.
+func checkHint(bad []BadPage, fill byte, page int, client bool) string {
+	for _, b := range bad {
+		if b.Bad != 1 || b.Got != fill || b.Want != 0 || b.First != b.Page*page {
+			return ""
+		}
+	}
+	if client {
+		return "only the first byte of each page is wrong: the pattern this side wrote did not come back"
+	}
+	return "only the first byte of each page is wrong, as if the pattern was never written: the client writes it only when started with -c, so pass -c on both sides"
+}
+
+// countConn counts the bytes read, to explain an exchange that stopped.
+type countConn struct {
+	net.Conn
+	read int
+}
+
+func (c *countConn) Read(b []byte) (int, error) {
+	n, err := c.Conn.Read(b)
+	c.read += n
+	return n, err
+}
+
+// exchange swaps addresses with the peer over TCP; the server connects
+// its QPs in the middle. peerErr is CheckPeer's refusal on the server,
+// reported once the exchange is over.
+func (p *Program) exchange(ctx context.Context, o Options, ep *Endpoint, client bool) (remote []exchange.Dest, peerErr, err error) {
+	slots := 1
+	if o.Transport == SRQ {
+		slots = exchange.MaxQP
+	}
+	var conn net.Conn
+	if client {
+		addr := net.JoinHostPort(o.Host, strconv.Itoa(o.Port))
+		d := net.Dialer{Timeout: o.Timeout}
+		c, err := d.DialContext(ctx, "tcp", addr)
+		if err != nil {
+			return nil, nil, fail(fmt.Sprintf("Couldn't connect to %s:%d", o.Host, o.Port), err,
+				"start the server first (the same command without a host), and use the same -p on both sides")
+		}
+		conn = c
+	} else {
+		listen := p.Listen
+		if listen == nil {
+			listen = func(port int) (net.Listener, error) { return net.Listen("tcp", ":"+strconv.Itoa(port)) }
+		}
+		ln, err := listen(o.Port)
+		if err != nil {
+			return nil, nil, fail(fmt.Sprintf("Couldn't listen to port %d", o.Port), err,
+				"another program (an earlier server?) holds the port: stop it, or use another -p on both sides")
+		}
+		// A server waits for its client as long as it takes.
+		stop := context.AfterFunc(ctx, func() { ln.Close() })
+		c, err := ln.Accept()
+		stop()
+		ln.Close()
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, nil, fail("Interrupted while waiting for a client", ctx.Err(), "")
+			}
+			return nil, nil, fail("accept() failed", err, "")
+		}
+		conn = c
+	}
+	defer conn.Close()
+	if o.Timeout > 0 {
+		conn.SetDeadline(time.Now().Add(o.Timeout))
+	}
+	stop := context.AfterFunc(ctx, func() { conn.SetDeadline(time.Unix(1, 0)) })
+	defer stop()
+	cc := &countConn{Conn: conn}
+	if client {
+		remote, err := exchange.Client(cc, ep.Local(), slots)
+		if err != nil {
+			return nil, nil, exchangeError(ctx, "Couldn't read/write remote address", err, cc.read, o, true)
+		}
+		return remote, nil, nil
+	}
+	// The server connects its QPs before it answers, as rdma-core's does.
+	// A peer this backend cannot reach at all is refused after the
+	// exchange instead, so that the client learns why too.
+	var connErr error
+	remote, err = exchange.Server(cc, ep.Local(), slots, func(r []exchange.Dest) error {
+		if p.CheckPeer != nil {
+			if peerErr = p.CheckPeer(r); peerErr != nil {
+				return nil
+			}
+		}
+		connErr = ep.Connect(r)
+		return connErr
+	})
+	if connErr != nil {
+		var pe *Error
+		if errors.As(connErr, &pe) {
+			c := *pe
+			c.after = "Couldn't connect to remote QP"
+			return nil, nil, &c
+		}
+		return nil, nil, connErr
+	}
+	if err != nil {
+		msg := "Couldn't read remote address"
+		if cc.read >= slots*exchange.MsgSize {
+			msg = "Couldn't send/recv local address"
+		}
+		return nil, nil, exchangeError(ctx, msg, err, cc.read, o, false)
+	}
+	return remote, peerErr, nil
+}
+
+// exchangeError explains an address exchange that failed, from how far it
+// got: read is how many bytes came from the peer.
+func exchangeError(ctx context.Context, msg string, err error, read int, o Options, client bool) error {
+	if ctx.Err() != nil {
+		return fail("Interrupted during the address exchange", ctx.Err(), "")
+	}
+	want := exchange.MsgSize
+	if o.Transport == SRQ {
+		want *= exchange.MaxQP
+	}
+	timeout := errors.Is(err, os.ErrDeadlineExceeded)
+	closed := errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
+	var hint string
+	switch {
+	case errors.Is(err, exchange.ErrNotDone):
+		hint = fmt.Sprintf("the client sent more than one address: it runs srq, this side runs %s; run the same program on both sides", o.Transport)
+	case errors.Is(err, exchange.ErrMalformed):
+		hint = "the peer is not a ping-pong of rdma-core's kind (or of another version): its message is not LID:QPN:PSN:GID"
+	case read > 0 && read < want && read%exchange.MsgSize == 0 && o.Transport == SRQ:
+		hint = fmt.Sprintf("the peer sent %d address(es) where srq sends %d: it runs rc, uc or ud; run srq on both sides", read/exchange.MsgSize, exchange.MaxQP)
+	case client && read == 0 && timeout:
+		hint = fmt.Sprintf("the server took this side's address but did not answer within %s: a server running srq waits for %d addresses (run the same program on both sides), or it is stuck (see its output)", o.Timeout, exchange.MaxQP)
+	case client && read == 0 && closed:
+		hint = fmt.Sprintf("the server closed the connection without answering: it could not connect its QP to this one (its output says why), or it runs another program (a server running srq waits for %d addresses); run the same program on both sides", exchange.MaxQP)
+	case !client && read == 0 && timeout:
+		hint = fmt.Sprintf("the client connected but sent nothing within %s: is it a ping-pong client using the same -p?", o.Timeout)
+	case !client && read >= want && (timeout || closed):
+		hint = "the client never confirmed with \"done\": it failed after reading this side's address (its output says why)"
+	case timeout:
+		hint = fmt.Sprintf("the peer stopped in the middle of the exchange for %s: it is stuck, or it is not a ping-pong of the same kind", o.Timeout)
+	case closed:
+		hint = "the peer closed the connection in the middle of the exchange: see its output"
+	}
+	return &Error{Msg: msg, Err: err, Hint: hint, Timeout: timeout}
+}
