@@ -69,8 +69,7 @@ type Shell struct {
 
 	cell    int
 	log     []Cell
-	cur     *Cell // the cell being run
-	depth   int   // source nesting
+	depth   int // source nesting
 	watched []string
 	snap    *snapshot
 	tr      *tracer
@@ -244,10 +243,7 @@ func (s *Shell) Exec(line string) (string, error) {
 	}
 	s.cell++
 	c := &Cell{N: s.cell, Line: strings.TrimSpace(body), ExpectFail: expect}
-	prev := s.cur
-	s.cur = c
 	out, err := s.runCell(c, body, toks, terr)
-	s.cur = prev
 	c.Out, c.Err = out, err
 	if errors.Is(err, ErrExit) {
 		c.Err = nil

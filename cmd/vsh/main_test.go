@@ -2,10 +2,13 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/vsh-rdma/vsh/verbs/ibverbs"
 )
 
 // runVsh runs main's run with argv, stdin from a file holding in.
@@ -43,7 +46,6 @@ func TestFlags(t *testing.T) {
 		{[]string{"--version"}, 0, "vsh ", ""},
 		{[]string{"--bogus"}, 2, "", "flag provided but not defined"},
 		{[]string{"stray"}, 2, "", "unexpected argument"},
-		{[]string{"--backend", "ibverbs"}, 2, "", "libibverbs-dev"},
 		{[]string{"--backend", "carrier-pigeon"}, 2, "", `unknown backend "carrier-pigeon"`},
 		{[]string{"--devices", "0"}, 2, "", "--devices 0"},
 		{[]string{"-f", "/nonexistent/x.vsh"}, 1, "", "no such file"},
@@ -52,6 +54,31 @@ func TestFlags(t *testing.T) {
 		status, out, errs := runVsh(t, "", tc.argv...)
 		if status != tc.status || !strings.Contains(out, tc.out) || !strings.Contains(errs, tc.errms) {
 			t.Errorf("vsh %v = %d, stdout %q, stderr %q; want %d, %q, %q", tc.argv, status, out, errs, tc.status, tc.out, tc.errms)
+		}
+	}
+}
+
+// TestIBVerbsBackend checks what --backend ibverbs says in this build:
+// how to build it (no cgo or no ibverbs tag), how to make a device (built,
+// but no device), or a session on the device.
+func TestIBVerbsBackend(t *testing.T) {
+	p, err := ibverbs.New()
+	status, out, errs := runVsh(t, "devices\n", "--backend", "ibverbs")
+	switch {
+	case errors.Is(err, ibverbs.ErrBackendDisabled):
+		if status != 2 || !strings.Contains(errs, "libibverbs-dev") || !strings.Contains(errs, "-tags ibverbs") {
+			t.Errorf("without the backend: status %d, stderr %q", status, errs)
+		}
+	case errors.Is(err, ibverbs.ErrNoDevices):
+		if status != 1 || !strings.Contains(errs, "rdma link add rxe0") {
+			t.Errorf("with no device: status %d, stderr %q", status, errs)
+		}
+	case err != nil:
+		t.Skipf("ibverbs.New: %v", err)
+	default:
+		p.Close()
+		if status != 0 || !strings.Contains(out, "ibv_get_device_list()") {
+			t.Errorf("on a device: status %d, stdout %q, stderr %q", status, out, errs)
 		}
 	}
 }
