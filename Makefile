@@ -73,3 +73,17 @@ lab: lab-setup
 
 test-lab: lab-setup
 	$(LAB_ENV) RXE_LAB_BIN=$(abspath $(RXE_LAB)) $(GO) test -tags lab -count=1 -v -timeout 30m ./cmd/rxe-lab/
+
+# ---- The real backend on soft-RoCE: verbs/ibverbs in the lab -----------------
+# make test-rxe   builds verbs/ibverbs' tests on the host (cgo, -tags ibverbs; lab-setup installs
+#                 libibverbs-dev) and runs them in a lab guest next to rxe0 with VSH_RXE=1: the whole
+#                 conformance suite (verbs/verbstest) on libibverbs — every scenario passes or is a
+#                 listed, explained difference (verbs/ibverbs/known_differences.go); a missing rxe0 is
+#                 a failure — and the backend's own rxe tests. It prints how many scenarios ran.
+RXE_TEST := bin/ibverbs.test
+
+.PHONY: test-rxe
+
+test-rxe: lab-setup
+	CGO_ENABLED=1 $(GO) test -c -tags ibverbs -o $(RXE_TEST) ./verbs/ibverbs
+	$(LAB_ENV) $(RXE_LAB) run -q -timeout 15m -e VSH_RXE=1 -- ./$(RXE_TEST) -test.count=1 -test.timeout=14m
