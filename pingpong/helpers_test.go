@@ -18,10 +18,20 @@ import (
 	"github.com/vsh-rdma/vsh/verbs/sim"
 )
 
-// newFabric returns a two-device simulator, closed with the test.
+// newFabric returns a two-device simulator on rxe's usual 1500-byte
+// links (active MTU 1024), closed with the test.
 func newFabric(t testing.TB) *sim.Fabric {
 	t.Helper()
 	f := sim.New(sim.Config{Devices: 2, Seed: 1})
+	t.Cleanup(func() { f.Close() })
+	return f
+}
+
+// newJumboFabric returns a two-device simulator on 9000-byte links (jumbo
+// frames, active MTU 4096), where every path MTU fits.
+func newJumboFabric(t testing.TB) *sim.Fabric {
+	t.Helper()
+	f := sim.New(sim.Config{Devices: 2, Seed: 1, Link: sim.LinkConfig{MTU: 9000}})
 	t.Cleanup(func() { f.Close() })
 	return f
 }

@@ -185,6 +185,9 @@ func (e *Endpoint) statusHint(wc verbs.WC) string {
 		if g := e.gidHint(); g != "" {
 			h += "; " + g
 		}
+		if m := e.MTUWarning(); m != "" {
+			h = m + "; " + h
+		}
 		return h
 	case verbs.WCRNRRetryExcErr:
 		return "the peer had no receive posted when the message arrived: it is not a ping-pong that posts its receives before connecting, or it stopped posting them"
@@ -208,6 +211,22 @@ func (e *Endpoint) statusHint(wc verbs.WC) string {
 		return "the work request's buffer was refused locally (lkey or bounds); this is a bug in the ping-pong or the backend"
 	}
 	return ""
+}
+
+// MTUWarning says, when it is so, that -m exceeds the port's active MTU
+// while a message needs packets of the full path MTU: such packets do not
+// fit the link (on RoCE, the netdev's MTU), so they never arrive — rxe
+// accepts the path MTU and then cannot send them. Empty otherwise.
+func (e *Endpoint) MTUWarning() string {
+	if e.o.Transport == UD {
+		return ""
+	}
+	act := e.port.ActiveMTU.Bytes()
+	if act == 0 || e.o.MTU.Bytes() <= act || e.o.Size <= act {
+		return ""
+	}
+	return fmt.Sprintf("-m %d is larger than the port's active MTU (%d), and a %d-byte message needs packets that big: they do not fit the link (on RoCE, the netdev's MTU), so they never arrive; use -m %d or less, or raise the link's MTU",
+		e.o.MTU.Bytes(), act, e.o.Size, act)
 }
 
 // stallError is the timeout of a loop that stopped moving, with the most
@@ -246,6 +265,9 @@ func (e *Endpoint) stallHint() string {
 	}
 	if g := e.gidHint(); g != "" {
 		h = g + "; " + h
+	}
+	if m := e.MTUWarning(); m != "" {
+		h = m + "; " + h
 	}
 	return h + ". Both sides must use the same program, -s, -m, -n and -q, and -g on both or neither"
 }
@@ -288,8 +310,12 @@ func (e *Endpoint) Run(ctx context.Context, client bool, extra string) (Stats, e
 			continue
 		}
 		idle++
-		if idle%256 == 0 {
+		if idle%16 == 0 {
+			// Let the peer run when it shares this process (a backend
+			// such as the simulator, both sides in one program).
 			runtime.Gosched()
+		}
+		if idle%256 == 0 {
 			if err := ctx.Err(); err != nil {
 				return e.stats(now().Sub(start)), fail("Interrupted", err, "")
 			}

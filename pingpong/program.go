@@ -182,6 +182,9 @@ func (p *Program) run(ctx context.Context, o Options, prog string) (err error) {
 			err = cerr
 		}
 	}()
+	if w := ep.MTUWarning(); w != "" {
+		fmt.Fprintf(p.Stderr, "%s: warning: %s\n", prog, w)
+	}
 	for _, d := range ep.Local() {
 		fmt.Fprintln(p.Stdout, LocalLine(o.Transport, d))
 	}
@@ -309,7 +312,11 @@ func (p *Program) exchange(ctx context.Context, o Options, ep *Endpoint, client 
 	if client {
 		remote, err := exchange.Client(cc, ep.Local(), slots)
 		if err != nil {
-			return nil, nil, exchangeError(ctx, "Couldn't read/write remote address", err, cc.read, o, true)
+			e := exchangeError(ctx, "Couldn't read/write remote address", err, cc.read, o, true)
+			if cc.read == 0 && o.GIDIndex < 0 && ep.Port().LinkLayer == verbs.LinkLayerEthernet && !e.Timeout {
+				e.Hint += "; this side has no -g, which RoCE needs: if the server has one, its RTR failed for that reason (pass -g on both sides)"
+			}
+			return nil, nil, e
 		}
 		return remote, nil, nil
 	}
@@ -347,7 +354,7 @@ func (p *Program) exchange(ctx context.Context, o Options, ep *Endpoint, client 
 
 // exchangeError explains an address exchange that failed, from how far it
 // got: read is how many bytes came from the peer.
-func exchangeError(ctx context.Context, msg string, err error, read int, o Options, client bool) error {
+func exchangeError(ctx context.Context, msg string, err error, read int, o Options, client bool) *Error {
 	if ctx.Err() != nil {
 		return fail("Interrupted during the address exchange", ctx.Err(), "")
 	}
