@@ -327,17 +327,26 @@ func cmdQueryQP(c *call) error {
 		return err
 	}
 	c.verb(pathControl, "ibv_query_qp(%s, IBV_QP_STATE|...all) = 0", c.s.hn(o))
-	c.out.add(kvTable(c.s.qpAttrPairs(o, attr, init)))
+	for i, g := range c.s.qpAttrGroups(o, attr, init) {
+		if i > 0 {
+			c.line("")
+		}
+		c.out.add(kvTable(g))
+	}
 	return nil
 }
 
-// qpAttrPairs lists a QP's attributes as pyverbs prints them.
-func (s *Shell) qpAttrPairs(o *object, a verbs.QPAttr, init verbs.QPInitAttr) [][2]string {
+// qpAttrGroups lists a QP's attributes in two columns, as pyverbs prints
+// them, in groups (identity and state, connection, capacities, address
+// vector, timers and retries, objects), each aligned on its own, so that the
+// state line reads "qp_state  IBV_QPS_RTS".
+func (s *Shell) qpAttrGroups(o *object, a verbs.QPAttr, init verbs.QPInitAttr) [][][2]string {
 	grh := a.AH.GRH
-	return [][2]string{
+	return [][][2]string{{
 		{"qp_num", fmt.Sprintf("%s (%d)", hex24(o.qp.Num()), o.qp.Num())},
 		{"qp_type", o.qpType.String()},
 		{"qp_state", a.State.String()},
+	}, {
 		{"cur_qp_state", a.CurState.String()},
 		{"path_mtu", a.PathMTU.String()},
 		{"path_mig_state", a.PathMigState.String()},
@@ -346,11 +355,15 @@ func (s *Shell) qpAttrPairs(o *object, a verbs.QPAttr, init verbs.QPInitAttr) []
 		{"sq_psn", fmt.Sprint(a.SQPSN)},
 		{"dest_qp_num", s.qpName(a.DestQPN, "")},
 		{"qp_access_flags", a.AccessFlags.String()},
+		{"pkey_index", fmt.Sprint(a.PKeyIndex)},
+		{"port_num", fmt.Sprint(a.PortNum)},
+	}, {
 		{"cap.max_send_wr", fmt.Sprint(a.Cap.MaxSendWR)},
 		{"cap.max_recv_wr", fmt.Sprint(a.Cap.MaxRecvWR)},
 		{"cap.max_send_sge", fmt.Sprint(a.Cap.MaxSendSGE)},
 		{"cap.max_recv_sge", fmt.Sprint(a.Cap.MaxRecvSGE)},
 		{"cap.max_inline_data", fmt.Sprint(a.Cap.MaxInlineData)},
+	}, {
 		{"ah_attr.is_global", fmt.Sprint(b2i(a.AH.IsGlobal))},
 		{"ah_attr.grh.dgid", grh.DGID.String()},
 		{"ah_attr.grh.sgid_index", fmt.Sprint(grh.SGIDIndex)},
@@ -360,22 +373,22 @@ func (s *Shell) qpAttrPairs(o *object, a verbs.QPAttr, init verbs.QPInitAttr) []
 		{"ah_attr.dlid", fmt.Sprint(a.AH.DLID)},
 		{"ah_attr.sl", fmt.Sprint(a.AH.SL)},
 		{"ah_attr.port_num", fmt.Sprint(a.AH.PortNum)},
-		{"pkey_index", fmt.Sprint(a.PKeyIndex)},
-		{"en_sqd_async_notify", fmt.Sprint(b2i(a.EnSQDAsyncNotify))},
-		{"sq_draining", fmt.Sprint(b2i(a.SQDraining))},
+	}, {
 		{"max_rd_atomic", fmt.Sprint(a.MaxRdAtomic)},
 		{"max_dest_rd_atomic", fmt.Sprint(a.MaxDestRdAtomic)},
 		{"min_rnr_timer", fmt.Sprint(a.MinRNRTimer)},
-		{"port_num", fmt.Sprint(a.PortNum)},
 		{"timeout", fmt.Sprint(a.Timeout)},
 		{"retry_cnt", fmt.Sprint(a.RetryCnt)},
 		{"rnr_retry", fmt.Sprint(a.RNRRetry)},
+		{"en_sqd_async_notify", fmt.Sprint(b2i(a.EnSQDAsyncNotify))},
+		{"sq_draining", fmt.Sprint(b2i(a.SQDraining))},
 		{"rate_limit", fmt.Sprint(a.RateLimit)},
+	}, {
 		{"send_cq", s.handleOf(o.sendCQ)},
 		{"recv_cq", s.handleOf(o.recvCQ)},
 		{"srq", s.handleOf(o.srqObj)},
 		{"sq_sig_all", fmt.Sprint(b2i(init.SQSigAll))},
-	}
+	}}
 }
 
 func (s *Shell) handleOf(o *object) string {
