@@ -658,6 +658,7 @@ func (c *context) Close() error {
 			q.asyncUnacked--
 			C.vsh_ack_async_event(C.int(verbs.EventCQErr), unsafe.Pointer(q.c), 0)
 		}
+		q.cqe = int(q.c.cqe)
 		C.ibv_destroy_cq(q.c)
 		q.release()
 	}
@@ -682,6 +683,3 @@ func (c *context) Close() error {
 	}
 	return nil
 }
-
-// freeC frees C memory allocated for the backend (nil is fine).
-func freeC(p unsafe.Pointer) { C.free(p) }

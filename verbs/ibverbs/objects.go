@@ -48,15 +48,6 @@ func (p *pd) check(op string) error {
 	return nil
 }
 
-// ownPD returns the backend's PD behind x for a call on ctx.
-func ownPD(op string, x verbs.PD) (*pd, error) {
-	p, ok := x.(*pd)
-	if !ok || p == nil {
-		return nil, refuse(op, verbs.EINVAL, "use a PD of the ibverbs backend", "the PD (%T) was not created by the ibverbs backend", x)
-	}
-	return p, nil
-}
-
 // Context implements verbs.PD.
 func (p *pd) Context() verbs.Context { return p.ctx }
 
@@ -315,7 +306,7 @@ func (q *cq) CQE() int {
 	q.ctx.dataMu.RLock()
 	defer q.ctx.dataMu.RUnlock()
 	if q.c != nil {
-		q.cqe = int(q.c.cqe)
+		return int(q.c.cqe)
 	}
 	return q.cqe
 }
@@ -460,10 +451,12 @@ func (q *cq) Destroy() error {
 	c.dataMu.Lock()
 	defer c.dataMu.Unlock()
 	pred := predictBusy(op, "the CQ", users, "destroy the QPs that use it first (ib_destroy_cq_user: cq->usecnt)")
+	cqe := int(q.c.cqe) // read before the struct is freed
 	if err := judge(op, syscall.Errno(C.ibv_destroy_cq(q.c)), pred); err != nil {
 		return err
 	}
 	delete(c.cqs, q.c)
+	q.cqe = cqe
 	q.release()
 	if q.ch != nil {
 		q.ch.cqs--
