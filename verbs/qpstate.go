@@ -138,8 +138,8 @@ func CheckTransition(t QPType, cur, next QPState, mask QPAttrMask) *Error {
 		} else if next == QPSSQE {
 			hint = "SQE is entered by the device after a send error, never through ibv_modify_qp"
 		}
-		return Errorf(op, EINVAL, hint, "a %s QP cannot go from %s to %s; from %s it can go to: %s",
-			strings.ToUpper(typ), cur, next, cur, stateList(nexts))
+		return Errorf(op, EINVAL, hint, "a%s %s QP cannot go from %s to %s; from %s it can go to: %s",
+			article(typ), strings.ToUpper(typ), cur, next, cur, stateList(nexts))
 	}
 	if missing := tr.Required &^ mask; missing != 0 {
 		return Errorf(op, EINVAL, hintForMissing(missing),

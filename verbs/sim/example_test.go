@@ -65,7 +65,7 @@ func Example() {
 	// QP 0x12: IBV_QPS_INIT
 	// QP 0x12: IBV_QPS_RTR
 	// QP 0x12: IBV_QPS_RTS
-	// EINVAL a RC QP cannot go from IBV_QPS_RESET to IBV_QPS_RTR; from IBV_QPS_RESET it can go to: IBV_QPS_RESET, IBV_QPS_INIT
+	// EINVAL an RC QP cannot go from IBV_QPS_RESET to IBV_QPS_RTR; from IBV_QPS_RESET it can go to: IBV_QPS_RESET, IBV_QPS_INIT
 }
 
 func must(err error) {
