@@ -241,3 +241,52 @@ func TestRXEExplains(t *testing.T) {
 		t.Errorf("%d mispredictions: %v", got, MispredictionLog())
 	}
 }
+
+// TestRXESendBeforeRTSStaysQueued: rxe's provider queues a send in the SQ
+// before the kernel refuses the doorbell of a QP not yet in RTS (bad_wr is
+// not set), so the WR goes out after RTS with the next post — what the
+// error's explanation says.
+func TestRXESendBeforeRTSStaysQueued(t *testing.T) {
+	e := newRXE(t)
+	cq := e.cq
+	mk := func() verbs.QP {
+		q, err := e.pd.CreateQP(verbs.QPInitAttr{Type: verbs.QPTypeRC, SendCQ: cq, RecvCQ: cq, Cap: verbs.QPCap{MaxSendWR: 4, MaxRecvWR: 4, MaxSendSGE: 1, MaxRecvSGE: 1}})
+		e.must(err, "CreateQP")
+		return q
+	}
+	a, b := mk(), mk()
+	mr, err := e.pd.AllocMR(4096, verbs.AccessLocalWrite)
+	e.must(err, "AllocMR")
+	sge := []verbs.SGE{{Addr: mr.Addr(), Length: 8, LKey: mr.LKey()}}
+	initAttr := &verbs.QPAttr{State: verbs.QPSInit, PortNum: 1}
+	initMask := verbs.AttrState | verbs.AttrPKeyIndex | verbs.AttrPort | verbs.AttrAccessFlags
+	e.must(a.Modify(initAttr, initMask), "a INIT")
+	n, err := a.PostSend([]verbs.SendWR{{WRID: 1, Opcode: verbs.WRSend, Flags: verbs.SendSignaled, SGList: sge}})
+	if !errors.Is(err, syscall.EINVAL) || n != 0 || !strings.Contains(err.Error(), "stay there") {
+		t.Fatalf("PostSend in INIT = %d, %v; want 0, EINVAL saying the WR stays queued", n, err)
+	}
+	e.must(b.Modify(initAttr, initMask), "b INIT")
+	_, err = b.PostRecv([]verbs.RecvWR{{WRID: 10, SGList: sge}, {WRID: 11, SGList: sge}})
+	e.must(err, "PostRecv")
+	for _, x := range []struct{ q, peer verbs.QP }{{a, b}, {b, a}} {
+		e.must(x.q.Modify(&verbs.QPAttr{State: verbs.QPSRTR, PathMTU: verbs.MTU1024, DestQPN: x.peer.Num(), MaxDestRdAtomic: 1, MinRNRTimer: 12,
+			AH: verbs.AHAttr{IsGlobal: true, PortNum: 1, GRH: verbs.GlobalRoute{DGID: e.gid, SGIDIndex: 1, HopLimit: 1}}},
+			verbs.AttrState|verbs.AttrAV|verbs.AttrPathMTU|verbs.AttrDestQPN|verbs.AttrRQPSN|verbs.AttrMaxDestRdAtomic|verbs.AttrMinRNRTimer), "RTR")
+		e.must(x.q.Modify(&verbs.QPAttr{State: verbs.QPSRTS, Timeout: 14, RetryCnt: 7, RNRRetry: 7, MaxRdAtomic: 1},
+			verbs.AttrState|verbs.AttrTimeout|verbs.AttrRetryCnt|verbs.AttrRNRRetry|verbs.AttrSQPSN|verbs.AttrMaxQPRdAtomic), "RTS")
+	}
+	_, err = a.PostSend([]verbs.SendWR{{WRID: 2, Opcode: verbs.WRSend, Flags: verbs.SendSignaled, SGList: sge}})
+	e.must(err, "PostSend in RTS")
+	wrids := map[uint64]bool{}
+	for _, wc := range pollN(t, cq, 4) {
+		if wc.Status != verbs.WCSuccess {
+			t.Errorf("completion %+v", wc)
+		}
+		wrids[wc.WRID] = true
+	}
+	for _, id := range []uint64{1, 2, 10, 11} {
+		if !wrids[id] {
+			t.Errorf("no completion for wr_id %d (got %v)", id, wrids)
+		}
+	}
+}
