@@ -39,11 +39,11 @@ func (q *qp) completer() bool {
 	if c.state == engError || c.state == engReset {
 		q.drainRespPkts()
 		if c.state == engError {
-			// rxe_drain_resp_pkts with notify: every WQE left is flushed.
+			// rxe_drain_resp_pkts with notify: every WQE left completes
+			// with IBV_WC_WR_FLUSH_ERR, even one the requester had already
+			// marked with an error of its own.
 			for w := q.sq.head(); w != nil; w = q.sq.head() {
-				if w.state != wqeError {
-					w.status = verbs.WCWRFlushErr
-				}
+				w.status = verbs.WCWRFlushErr
 				q.doComplete(w)
 			}
 		} else {

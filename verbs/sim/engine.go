@@ -20,13 +20,13 @@ import (
 func (f *Fabric) stepLocked() (verbs.FabricEvent, bool) {
 	f.runTasks()
 	n := &f.net
-	if len(n.pkts) == 0 && len(n.held) > 0 {
+	if n.pkts.len() == 0 && len(n.held) > 0 {
 		if t, ok := f.nextTimer(); !ok || t.at > f.now {
 			f.releaseHeld()
 		}
 	}
 	t, tok := f.nextTimer()
-	if len(n.pkts) > 0 && (!tok || n.pkts[0].at <= t.at) {
+	if p := n.pkts.peek(); p != nil && (!tok || p.at <= t.at) {
 		return f.deliverOne(), true
 	}
 	if tok && t.at <= f.now {
@@ -168,11 +168,11 @@ func (f *Fabric) Advance(d time.Duration) []verbs.FabricEvent {
 	}
 	n := &f.net
 	for i := 0; i < maxSteps; i++ {
-		if len(n.pkts) == 0 && len(n.held) > 0 {
+		if n.pkts.len() == 0 && len(n.held) > 0 {
 			f.releaseHeld()
 		}
 		t, tok := f.nextTimer()
-		if len(n.pkts) > 0 && (!tok || n.pkts[0].at <= t.at) && n.pkts[0].at <= limit {
+		if p := n.pkts.peek(); p != nil && (!tok || p.at <= t.at) && p.at <= limit {
 			evs = append(evs, f.deliverOne())
 			continue
 		}
@@ -200,7 +200,7 @@ func (f *Fabric) Now() time.Duration {
 func (f *Fabric) Pending() (packets, timers int) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return len(f.net.pkts) + len(f.net.held), len(f.net.timers)
+	return f.net.pkts.len() + len(f.net.held), len(f.net.timers)
 }
 
 // ---------------------------------------------------------------- helpers

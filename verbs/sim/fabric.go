@@ -57,6 +57,8 @@ type Fabric struct {
 	// Registered memory: a simple bump allocator of virtual addresses.
 	nextAddr uint64
 	memUsed  int64
+
+	inlineScratch []byte // gathers inline data at post time
 }
 
 var (

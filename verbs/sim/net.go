@@ -32,7 +32,7 @@ type network struct {
 	f        *Fabric
 	runq     []taskRef
 	runHead  int
-	pkts     packetHeap
+	pkts     flight
 	timers   timerHeap
 	pktOrd   uint64
 	timerOrd uint64
@@ -64,7 +64,7 @@ func (n *network) init(f *Fabric) {
 // reset drops everything in flight (the fabric is closed).
 func (n *network) reset() {
 	n.runq, n.runHead = nil, 0
-	n.pkts, n.timers, n.held, n.borrowed = nil, nil, nil, nil
+	n.pkts, n.timers, n.held, n.borrowed = flight{}, nil, nil, nil
 }
 
 // schedule marks a task of q to run (rxe_sched_task / rxe_run_task): the
@@ -129,17 +129,11 @@ func (f *Fabric) xmit(q *qp, p *packet, request bool) error {
 		f.net.pool.put(p)
 		return nil
 	}
-	if !sameFamily(p.sgid, p.dgid) {
-		f.observeLocal(p, "dropped: source and destination are not the same IP version (no route)")
-		f.net.pool.put(p)
-		return nil
-	}
 	from := p.from
-	if isMcastGID(p.dgid) {
-		p.mcast = true
+	if p.mcast {
 		return f.xmitMcast(p)
 	}
-	to := f.deviceByGID(p.dgid)
+	to := p.to
 	if to == from {
 		p.loopback = true
 		p.to = to
@@ -494,7 +488,15 @@ func (q *qp) rcvPkt(p *packet) {
 // checkTypeState is check_type_state.
 func (q *qp) checkTypeState(p *packet) string {
 	t := p.hdr.BTH.Opcode.Transport()
-	want := map[verbs.QPType]wire.Transport{verbs.QPTypeRC: wire.RC, verbs.QPTypeUC: wire.UC, verbs.QPTypeUD: wire.UD}[q.typ]
+	want := wire.Transport(7)
+	switch q.typ {
+	case verbs.QPTypeRC:
+		want = wire.RC
+	case verbs.QPTypeUC:
+		want = wire.UC
+	case verbs.QPTypeUD:
+		want = wire.UD
+	}
 	if t != want {
 		return fmt.Sprintf("a %s packet for %s, a %s QP (check_type_state)", t, q.name(), q.typ.Short())
 	}

@@ -208,10 +208,11 @@ func (m *mr) contains(addr uint64, n uint64) bool {
 
 // ah is an address handle (struct rxe_ah).
 type ah struct {
-	pd   *pd
-	dead string
-	attr verbs.AHAttr // as the program gave it
-	av   verbs.AHAttr // as the kernel resolved it (rxe_av): the hop limit of the route
+	pd    *pd
+	dead  string
+	attr  verbs.AHAttr // as the program gave it
+	av    verbs.AHAttr // as the kernel resolved it (rxe_av): the hop limit of the route
+	route route
 }
 
 // Route resolution (core/addr.c, as ib_resolve_eth_dmac uses it). The
@@ -297,7 +298,7 @@ func (p *pd) CreateAH(attr verbs.AHAttr) (verbs.AH, error) {
 	if err := f.resolveAV(op, "ah_attr", &av); err != nil {
 		return nil, err
 	}
-	a := &ah{pd: p, attr: attr, av: av}
+	a := &ah{pd: p, attr: attr, av: av, route: f.makeRoute(p.ctx.dev, &av)}
 	p.ahs = append(p.ahs, a)
 	return a, nil
 }

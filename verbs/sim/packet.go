@@ -46,6 +46,7 @@ type packet struct {
 	enc      []byte // the encoded packet when encoded is set
 	encoded  bool
 	borrowed bool // hdr.Payload aliases memory the packet does not own
+	ipv6     bool // framed in IPv6
 	loopback bool // sent to the sending device itself (rxe_loopback)
 	mcast    bool // addressed to a multicast GID
 	corrupt  bool // a fault flipped a bit of enc
@@ -147,10 +148,63 @@ func (p *packet) decodeInto() string {
 // headers, BTH through ICRC.
 func (p *packet) size() int {
 	ip := wire.IPv4HeaderLen
-	if !netip.AddrFrom16(p.dgid).Is4In6() || !netip.AddrFrom16(p.sgid).Is4In6() {
+	if p.ipv6 {
 		ip = wire.IPv6HeaderLen
 	}
 	return ip + wire.UDPHeaderLen + p.hdr.Len()
+}
+
+// route is an address vector as the data path uses it, worked out once
+// when the AV is set (rxe_av_from_attr, rxe_av_fill_ip_info): the source
+// GID from the table, the framing, and which device owns the destination.
+type route struct {
+	set   bool
+	err   string // why no packet can be built on it ("" when one can)
+	sgid  verbs.GID
+	dgid  verbs.GID
+	netw  wire.Network // SrcPort is the sending QP's, filled per packet
+	ipv6  bool
+	mcast bool
+	to    *device // the device that owns dgid; nil for none or multicast
+}
+
+// makeRoute builds the route of av from device d.
+func (f *Fabric) makeRoute(d *device, av *verbs.AHAttr) route {
+	rt := route{set: true, dgid: av.GRH.DGID}
+	sgid, ok := d.gid(int(av.GRH.SGIDIndex))
+	if !ok {
+		rt.err = "the source GID slot is empty (rxe_init_packet)"
+		return rt
+	}
+	rt.sgid = sgid
+	if isV4Mapped(sgid) != isV4Mapped(av.GRH.DGID) {
+		rt.err = "source GID " + sgid.String() + " and destination " + av.GRH.DGID.String() +
+			" are not the same IP version: no route (rxe_prepare)"
+		return rt
+	}
+	rt.netw = framing(sgid, av.GRH.DGID, 0, av.GRH.HopLimit, av.GRH.TrafficClass, av.GRH.FlowLabel)
+	rt.ipv6 = !isV4Mapped(sgid)
+	rt.mcast = isMcastGID(av.GRH.DGID)
+	if !rt.mcast {
+		rt.to = f.deviceByGID(av.GRH.DGID)
+	}
+	return rt
+}
+
+// setRoute addresses the packet along rt, from the QP whose UDP source
+// port is srcPort.
+func (p *packet) setRoute(rt *route, srcPort uint16) {
+	p.sgid, p.dgid = rt.sgid, rt.dgid
+	p.netw = rt.netw
+	p.netw.SrcPort = srcPort
+	p.ipv6 = rt.ipv6
+	p.mcast = rt.mcast
+	p.to = rt.to
+}
+
+// isV4Mapped reports whether g is ::ffff:a.b.c.d.
+func isV4Mapped(g verbs.GID) bool {
+	return g[10] == 0xff && g[11] == 0xff && g[0]|g[1]|g[2]|g[3]|g[4]|g[5]|g[6]|g[7]|g[8]|g[9] == 0
 }
 
 // framing builds the IP and UDP framing of a packet from source GID s to
@@ -165,12 +219,6 @@ func framing(s, d verbs.GID, qpn uint32, hop, tclass uint8, flow uint32) wire.Ne
 		TrafficClass: tclass,
 		FlowLabel:    flow,
 	}
-}
-
-// sameFamily reports whether two GIDs frame as the same IP version, which
-// rxe needs to route a packet (rxe_find_route).
-func sameFamily(a, b verbs.GID) bool {
-	return netip.AddrFrom16(a).Is4In6() == netip.AddrFrom16(b).Is4In6()
 }
 
 // isMcastGID is rdma_is_multicast_addr: ff00::/8, or an IPv4-mapped

@@ -18,7 +18,6 @@ type qp struct {
 	srq      *srq
 	sqSigAll bool
 	userCtx  any
-	initCap  verbs.QPCap // as rxe returned it at creation
 
 	attr          verbs.QPAttr  // qp->attr: what modify_qp stored
 	port          uint8         // ib_qp->port
@@ -37,7 +36,10 @@ type qp struct {
 	sched  [numTasks]bool
 	timers [numTimers]timer
 
-	inlineScratch []byte
+	route   *route // the AV as the data path uses it (RC, UC); nil until set
+	srcPort uint16 // qp->src_port: the UDP source port of every packet it sends
+	// tmoJiffies is qp_timeout_jiffies; 0 means no retransmit timer.
+	tmoJiffies uint64
 }
 
 var _ verbs.QP = (*qp)(nil)
@@ -143,10 +145,11 @@ func (p *pd) CreateQP(attr verbs.QPInitAttr) (verbs.QP, error) {
 	// rxe_qp_init_misc: path_mtu starts at IB_MTU_256.
 	q.attr.PathMTU = verbs.MTU256
 	q.mtu = 256
+	q.srcPort = wire.SourcePort(qpn)
 	q.req.opcode, q.comp.opcode, q.resp.opcode = -1, -1, -1
 	q.resp.aethSyn = wire.SyndromeACK
 	for k := range q.timers {
-		q.timers[k] = timer{q: q, kind: k, hix: -1}
+		q.timers[k] = timer{q: q, kind: uint8(k), hix: -1}
 	}
 	q.attr.State = verbs.QPSReset
 	// rxe_qp_init_req: one WQE size serves both SGEs and inline data.
@@ -157,10 +160,8 @@ func (p *pd) CreateQP(attr verbs.QPInitAttr) (verbs.QP, error) {
 	q.sq.init(roundQueue(attr.Cap.MaxSendWR))
 	q.sq.maxSGE = wqe / rxeSGESize
 	q.sq.maxInline = wqe
-	q.initCap = verbs.QPCap{MaxSendWR: q.sq.maxWR, MaxSendSGE: q.sq.maxSGE, MaxInlineData: q.sq.maxInline}
 	if s == nil {
 		q.rq.init(roundQueue(attr.Cap.MaxRecvWR), attr.Cap.MaxRecvSGE)
-		q.initCap.MaxRecvWR, q.initCap.MaxRecvSGE = q.rq.maxWR, q.rq.maxSGE
 	} else {
 		s.usecnt++
 	}
@@ -370,6 +371,8 @@ func (q *qp) apply(a *verbs.QPAttr, mask verbs.QPAttrMask) {
 	}
 	if mask&verbs.AttrAV != 0 {
 		s.AH = a.AH
+		rt := q.f().makeRoute(q.pd.ctx.dev, &s.AH)
+		q.route = &rt
 	}
 	if mask&verbs.AttrPathMTU != 0 {
 		s.PathMTU = a.PathMTU
@@ -377,6 +380,7 @@ func (q *qp) apply(a *verbs.QPAttr, mask verbs.QPAttrMask) {
 	}
 	if mask&verbs.AttrTimeout != 0 {
 		s.Timeout = a.Timeout
+		q.setTimeout(a.Timeout)
 	}
 	if mask&verbs.AttrRetryCnt != 0 {
 		s.RetryCnt = a.RetryCnt
@@ -626,6 +630,7 @@ func (q *qp) postOneSend(op string, i int, wr *verbs.SendWR) error {
 		}
 		inline = buf
 	}
+	q.sq.alloc()
 	w := q.sq.at(q.sq.prod)
 	w.sge = append(w.sge[:0], wr.SGList...)
 	w.wr = *wr
@@ -652,7 +657,8 @@ func (q *qp) postOneSend(op string, i int, wr *verbs.SendWR) error {
 // init_send_wqe does with memcpy from the SGE addresses. The lkeys are not
 // used; the addresses only have to be memory of this process.
 func (q *qp) gatherInline(op string, i int, sgl []verbs.SGE, length uint32) ([]byte, error) {
-	buf := q.inlineScratch[:0]
+	f := q.f()
+	buf := f.inlineScratch[:0]
 	for _, s := range sgl {
 		m := q.pd.ctx.findMem(s.Addr, uint64(s.Length))
 		if m == nil {
@@ -662,7 +668,7 @@ func (q *qp) gatherInline(op string, i int, sgl []verbs.SGE, length uint32) ([]b
 		off := s.Addr - m.addr
 		buf = append(buf, m.buf[off:off+uint64(s.Length)]...)
 	}
-	q.inlineScratch = buf
+	f.inlineScratch = buf
 	return buf, nil
 }
 

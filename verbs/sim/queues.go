@@ -93,14 +93,23 @@ type sendQueue struct {
 	maxInline  int
 }
 
+// init sizes the queue; the ring itself is allocated at the first post,
+// so that an idle QP costs little memory.
 func (s *sendQueue) init(maxWR int) {
+	s.maxWR = maxWR
+}
+
+// alloc allocates the ring: a power of two slots, one more than maxWR.
+func (s *sendQueue) alloc() {
+	if s.buf != nil {
+		return
+	}
 	slots := 1
-	for slots < maxWR+1 {
+	for slots < s.maxWR+1 {
 		slots <<= 1
 	}
 	s.buf = make([]sendWQE, slots)
 	s.mask = uint32(slots - 1)
-	s.maxWR = maxWR
 }
 
 func (s *sendQueue) count() int           { return int(s.prod - s.cons) }
@@ -142,13 +151,16 @@ type recvQueue struct {
 
 func (r *recvQueue) init(maxWR, maxSGE int) {
 	r.maxWR, r.maxSGE = maxWR, maxSGE
-	r.buf = make([]recvWQE, maxWR)
+	r.buf = nil // allocated at the first post
 	r.head, r.count = 0, 0
 }
 
 func (r *recvQueue) full() bool { return r.count >= r.maxWR }
 
 func (r *recvQueue) push(wr *verbs.RecvWR) {
+	if r.buf == nil {
+		r.buf = make([]recvWQE, r.maxWR)
+	}
 	w := &r.buf[(r.head+r.count)%r.maxWR]
 	w.wrID = wr.WRID
 	w.sge = append(w.sge[:0], wr.SGList...)
@@ -182,6 +194,10 @@ func (r *recvQueue) clear() { r.head, r.count = 0, 0 }
 
 // resize keeps the queued WQEs (rxe_queue_resize).
 func (r *recvQueue) resize(n int) {
+	if r.buf == nil {
+		r.maxWR = n
+		return
+	}
 	buf := make([]recvWQE, n)
 	for i := 0; i < r.count; i++ {
 		buf[i] = r.buf[(r.head+i)%r.maxWR]

@@ -53,12 +53,14 @@ func (q *qp) getMTU() uint32 {
 
 // timeoutJiffies is qp_timeout_jiffies: nsecs_to_jiffies(4096 ns <<
 // timeout), at least 1; 0 when timeout is 0 (no retransmit timer).
-func (q *qp) timeoutJiffies() uint64 {
-	if q.attr.Timeout == 0 {
-		return 0
+func (q *qp) timeoutJiffies() uint64 { return q.tmoJiffies }
+
+// setTimeout is the timeout part of rxe_qp_from_attr.
+func (q *qp) setTimeout(t uint8) {
+	q.tmoJiffies = 0
+	if t != 0 {
+		q.tmoJiffies = max(q.f().nsecsToJiffies(4096<<t), 1)
 	}
-	j := q.f().nsecsToJiffies(4096 << q.attr.Timeout)
-	return max(j, 1)
 }
 
 // requester is rxe_requester. It reports whether it made progress (rxe's
@@ -331,10 +333,9 @@ func (q *qp) checkInitDepth(w *sendWQE) bool {
 // outside its MR) and why.
 func (q *qp) buildRequest(w *sendWQE, op wire.Opcode, payload uint32) (*packet, verbs.WCStatus, string) {
 	f := q.f()
-	d := q.pd.ctx.dev
 	flags := op.Flags()
 	// rxe_get_av: the QP's AV, or for UD the WR's AH.
-	var av *verbs.AHAttr
+	rt := q.route
 	if q.typ == verbs.QPTypeUD {
 		a := w.ah
 		if a == nil || a.dead != "" {
@@ -343,21 +344,16 @@ func (q *qp) buildRequest(w *sendWQE, op wire.Opcode, payload uint32) (*packet, 
 		if a.pd != q.pd {
 			return nil, verbs.WCLocQPOpErr, "the address handle belongs to another PD (rxe_get_av)"
 		}
-		av = &a.av
-	} else {
-		av = &q.attr.AH
+		rt = &a.route
 	}
-	sgid, ok := d.gid(int(av.GRH.SGIDIndex))
-	if !ok {
-		return nil, verbs.WCLocQPOpErr, "the source GID slot is empty (rxe_init_packet)"
+	if rt == nil {
+		return nil, verbs.WCLocQPOpErr, "the QP has no address vector (rxe_get_av)"
 	}
-	if !sameFamily(sgid, av.GRH.DGID) {
-		return nil, verbs.WCLocQPOpErr, "source GID " + sgid.String() + " and destination " + av.GRH.DGID.String() +
-			" are not the same IP version: no route (rxe_prepare)"
+	if rt.err != "" {
+		return nil, verbs.WCLocQPOpErr, rt.err
 	}
 	p := f.net.pool.get()
-	p.sgid, p.dgid = sgid, av.GRH.DGID
-	p.netw = framing(sgid, av.GRH.DGID, q.qpn, av.GRH.HopLimit, av.GRH.TrafficClass, av.GRH.FlowLabel)
+	p.setRoute(rt, q.srcPort)
 	h := &p.hdr
 	r := &q.req
 	h.BTH = wire.BTHFields{Opcode: op, PKey: wire.DefaultPKey, PSN: wire.PSN(r.psn)}

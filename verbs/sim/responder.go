@@ -733,15 +733,11 @@ func (q *qp) atomicReply(p *packet) respState {
 // ackPacket is prepare_ack_packet: a response from this QP to its peer.
 func (q *qp) ackPacket(op wire.Opcode, psn uint32, syn wire.Syndrome) (*packet, bool) {
 	f := q.f()
-	d := q.pd.ctx.dev
-	av := &q.attr.AH
-	sgid, ok := d.gid(int(av.GRH.SGIDIndex))
-	if !ok || !sameFamily(sgid, av.GRH.DGID) {
+	if q.route == nil || q.route.err != "" {
 		return nil, false // rxe_prepare fails: no skb
 	}
 	p := f.net.pool.get()
-	p.sgid, p.dgid = sgid, av.GRH.DGID
-	p.netw = framing(sgid, av.GRH.DGID, q.qpn, av.GRH.HopLimit, av.GRH.TrafficClass, av.GRH.FlowLabel)
+	p.setRoute(q.route, q.srcPort)
 	p.hdr.BTH = wire.BTHFields{Opcode: op, PKey: wire.DefaultPKey, DestQP: q.attr.DestQPN & wire.QPNMask, PSN: wire.PSN(psn & psnMask)}
 	if op.Has(wire.HasAETH) {
 		p.hdr.AETH = wire.AETHFields{Syndrome: syn, MSN: q.resp.msn & 0xffffff}

@@ -31,10 +31,10 @@ var timerNames = [numTimers]string{"retransmit", "rnr"}
 // timer is one armed kernel timer of a QP.
 type timer struct {
 	q    *qp
-	kind int
 	at   time.Duration // when it fires; valid while hix >= 0
 	ord  uint64
-	hix  int // index in the fabric's timer heap, -1 when not armed
+	hix  int32 // index in the fabric's timer heap, -1 when not armed
+	kind uint8
 }
 
 // jiffy returns the length of one tick.
@@ -75,7 +75,7 @@ func (f *Fabric) modTimer(t *timer, n uint64) {
 	f.net.timerOrd++
 	t.ord = f.net.timerOrd
 	if t.hix >= 0 {
-		f.net.timers.fix(t.hix)
+		f.net.timers.fix(int(t.hix))
 		return
 	}
 	f.net.timers.push(t)
@@ -84,7 +84,7 @@ func (f *Fabric) modTimer(t *timer, n uint64) {
 // delTimer is del_timer_sync.
 func (f *Fabric) delTimer(t *timer) {
 	if t.hix >= 0 {
-		f.net.timers.remove(t.hix)
+		f.net.timers.remove(int(t.hix))
 	}
 }
 
@@ -103,14 +103,14 @@ func (h timerHeap) less(i, j int) bool {
 
 func (h timerHeap) swap(i, j int) {
 	h[i], h[j] = h[j], h[i]
-	h[i].hix = i
-	h[j].hix = j
+	h[i].hix = int32(i)
+	h[j].hix = int32(j)
 }
 
 func (h *timerHeap) push(t *timer) {
-	t.hix = len(*h)
+	t.hix = int32(len(*h))
 	*h = append(*h, t)
-	h.up(t.hix)
+	h.up(int(t.hix))
 }
 
 func (h *timerHeap) remove(i int) *timer {
@@ -231,4 +231,64 @@ func (h packetHeap) down(i int) {
 		h.swap(i, m)
 		i = m
 	}
+}
+
+// flight holds the packets in flight in arrival order. Most packets are
+// queued in arrival order already (each link delivers in order), so they
+// go to a FIFO; only those that overtake a queued packet (a shorter path,
+// a fault's delay) go to a heap.
+type flight struct {
+	fifo []*packet
+	head int
+	heap packetHeap
+}
+
+func pktLess(a, b *packet) bool {
+	if a.at != b.at {
+		return a.at < b.at
+	}
+	return a.ord < b.ord
+}
+
+func (q *flight) len() int { return len(q.fifo) - q.head + len(q.heap) }
+
+func (q *flight) push(p *packet) {
+	if n := len(q.fifo); n == q.head || pktLess(q.fifo[n-1], p) {
+		p.hix = -1
+		q.fifo = append(q.fifo, p)
+		return
+	}
+	q.heap.push(p)
+}
+
+// peek returns the next packet to arrive, or nil.
+func (q *flight) peek() *packet {
+	var f *packet
+	if q.head < len(q.fifo) {
+		f = q.fifo[q.head]
+	}
+	if len(q.heap) > 0 && (f == nil || pktLess(q.heap[0], f)) {
+		return q.heap[0]
+	}
+	return f
+}
+
+func (q *flight) pop() *packet {
+	p := q.peek()
+	if p == nil {
+		return nil
+	}
+	if p.hix >= 0 {
+		return q.heap.pop()
+	}
+	q.fifo[q.head] = nil
+	q.head++
+	if q.head == len(q.fifo) {
+		q.fifo, q.head = q.fifo[:0], 0
+	} else if q.head > 1024 && q.head*2 > len(q.fifo) {
+		n := copy(q.fifo, q.fifo[q.head:])
+		clear(q.fifo[n:])
+		q.fifo, q.head = q.fifo[:n], 0
+	}
+	return p
 }
