@@ -25,6 +25,7 @@ lint: vet
 
 test: vet
 	$(GO) test $(RACE) $(GOFLAGS_TAGS) ./...
+	$(if $(RACE),$(GO) test -count=1 -run Reliability ./verbs/sim/)
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
