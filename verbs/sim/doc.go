@@ -38,11 +38,27 @@
 //
 // # Engines and fabric
 //
-// Each QP runs rxe's three engines — requester, completer and responder —
-// as plain functions over its state: a verb, a packet or a timer schedules
-// them and the fabric runs them until none is pending. The core starts no
-// goroutine and does no I/O; time is virtual. By default the fabric
-// delivers automatically after every verb (verbs.DeliverAuto); with
-// verbs.DeliverStep nothing moves until Step, Run or Advance (the
-// verbs.Stepper interface).
+// Each QP runs rxe's three engines — requester, completer and responder,
+// transcribed state by state from Linux 6.1's rxe_req.c, rxe_comp.c and
+// rxe_resp.c — as plain functions over its state: a verb, a packet or a
+// timer schedules them and the fabric runs them until none is pending. The
+// core starts no goroutine and does no I/O; time is virtual, and rxe's
+// timers count jiffies (Config.HZ, 250 as Debian's kernel) on the kernel's
+// timer wheel. By default the fabric delivers automatically after every
+// verb (verbs.DeliverAuto); with verbs.DeliverStep nothing moves until
+// Step, Run or Advance (the verbs.Stepper interface).
+//
+// # Packets and the link model
+//
+// Packets are verbs/wire packets: in process, decoded headers and a payload
+// borrowed from the sender's memory (one copy, as DMA); encoded as genuine
+// RoCEv2 bytes, ICRC included, and decoded by the receiver whenever they
+// are observed (verbs.PacketObserver) or corrupted by a fault
+// (verbs.FaultInjector: drop, duplicate, reorder, delay, corrupt, cut). Each
+// device's link has a latency, a bandwidth and a netdev MTU (Config.Link,
+// Fabric.SetLink); two QPs on one device use rxe's loopback, which has no
+// MTU. verbs.Inspector shows queue contents, PSNs, retry counts and timers.
+//
+// docs/simulator.md describes the simulator in full and lists every place
+// where it follows rxe rather than the IBTA specification or ConnectX.
 package sim
