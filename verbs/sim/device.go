@@ -27,6 +27,7 @@ type device struct {
 	nextMRIdx uint32
 	qps       map[uint32]*qp // by QPN, for packet delivery
 	mrs       map[uint32]*mr // by pool index (key >> 8)
+	lastMR    *mr            // the MR found last, tried before the map
 	ctxs      []*context
 }
 
@@ -374,4 +375,17 @@ func (c *context) closeLocked(why string) {
 			break
 		}
 	}
+}
+
+// mrByIndex returns the MR with pool index idx (rxe_pool_get_index), or
+// nil. A deregistered MR is never returned.
+func (d *device) mrByIndex(idx uint32) *mr {
+	if m := d.lastMR; m != nil && m.index == idx && m.dead == "" {
+		return m
+	}
+	m := d.mrs[idx]
+	if m != nil {
+		d.lastMR = m
+	}
+	return m
 }

@@ -485,7 +485,7 @@ func (q *qp) copyFromSGL(p *packet, w *sendWQE, n uint32) (verbs.WCStatus, strin
 
 // lookupLocal is lookup_mr(pd, access, lkey, RXE_LOOKUP_LOCAL).
 func (q *qp) lookupLocal(key uint32, access verbs.Access) *mr {
-	m := q.pd.ctx.dev.mrs[key>>8]
+	m := q.pd.ctx.dev.mrByIndex(key >> 8)
 	if m == nil || m.dead != "" || m.pd != q.pd || m.lkey != key {
 		return nil
 	}
@@ -497,7 +497,7 @@ func (q *qp) lookupLocal(key uint32, access verbs.Access) *mr {
 
 // lookupRemote is lookup_mr(pd, access, rkey, RXE_LOOKUP_REMOTE).
 func (q *qp) lookupRemote(key uint32, access verbs.Access) *mr {
-	m := q.pd.ctx.dev.mrs[key>>8]
+	m := q.pd.ctx.dev.mrByIndex(key >> 8)
 	if m == nil || m.dead != "" || m.pd != q.pd || m.rkey != key {
 		return nil
 	}

@@ -618,7 +618,7 @@ func (q *qp) prepareRes(p *packet, typ int) *respRes {
 
 // recheckMR is rxe_recheck_mr: the MR behind an R_Key, still valid.
 func (q *qp) recheckMR(rkey uint32) *mr {
-	m := q.pd.ctx.dev.mrs[rkey>>8]
+	m := q.pd.ctx.dev.mrByIndex(rkey >> 8)
 	if m == nil || m.dead != "" || m.rkey != rkey {
 		return nil
 	}
