@@ -125,6 +125,8 @@ func (f *Fabric) xmit(q *qp, p *packet, request bool) error {
 	if (request && q.req.state != engReady) || (!request && q.resp.state != engReady) {
 		// "Packet dropped. QP is not in ready state": rxe frees the skb
 		// and reports success.
+		f.net.seq++
+		p.seq = f.net.seq
 		f.observeLocal(p, "dropped: "+q.name()+" is not in a ready state (rxe_xmit_packet)")
 		f.net.pool.put(p)
 		return nil
@@ -163,6 +165,8 @@ func (f *Fabric) egressCheck(p *packet) error {
 	if n := p.size(); n > from.link.cfg.MTU {
 		why := fmt.Sprintf("%d-byte datagram exceeds %s's MTU %d; DF is set, so the IP layer refuses it "+
 			"(ip_fragment: EMSGSIZE) and rxe keeps the WQE to try again", n, from.name, from.link.cfg.MTU)
+		f.net.seq++
+		p.seq = f.net.seq
 		f.observeLocal(p, "refused: "+why)
 		return &txError{why}
 	}

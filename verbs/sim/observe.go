@@ -58,15 +58,16 @@ func (f *Fabric) observe(p *packet, verdict, why string) {
 	}
 }
 
-// observeLocal tells the observers about a packet rxe built but never put
-// on the network (verdict is "dropped: ..." or "refused: ...").
+// observeLocal tells the observers about a packet rxe built and handed to
+// rxe_xmit_packet but that never reached the network (verdict is
+// "dropped: ..." or "refused: ..."). It has a sequence number of its own,
+// as every packet handed over does.
 func (f *Fabric) observeLocal(p *packet, verdict string) {
 	if len(f.net.observers) == 0 {
 		return
 	}
 	_ = p.encode()
 	ev := f.packetEvent(p, verdict, "")
-	ev.Seq = 0
 	for _, o := range f.net.observers {
 		o.fn(ev)
 	}
