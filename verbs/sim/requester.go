@@ -522,10 +522,9 @@ func (q *qp) updateWQEState(w *sendWQE, op wire.Opcode) {
 // first packet; a READ request takes one PSN per response packet.
 func (q *qp) updateWQEPSN(w *sendWQE, op wire.Opcode, payload uint32) {
 	r := &q.req
+	// qp->mtu, even for UD, where it stays 256 (rxe_qp_init_misc) and the
+	// range it gives a datagram means nothing.
 	mtu := q.mtu
-	if q.typ == verbs.QPTypeUD {
-		mtu = q.getMTU()
-	}
 	npkts := (w.dma.resid + payload + mtu - 1) / mtu
 	if npkts == 0 {
 		npkts = 1
