@@ -76,15 +76,28 @@ test-lab: lab-setup
 	$(LAB_ENV) RXE_LAB_BIN=$(abspath $(RXE_LAB)) $(GO) test -tags lab -count=1 -v -timeout 30m ./cmd/rxe-lab/
 
 # ---- The real backend on soft-RoCE: verbs/ibverbs in the lab -----------------
-# make test-rxe   builds verbs/ibverbs' tests on the host (cgo, -tags ibverbs; lab-setup installs
-#                 libibverbs-dev) and runs them in a lab guest next to rxe0 with VSH_RXE=1: the whole
-#                 conformance suite (verbs/verbstest) on libibverbs — every scenario passes or is a
-#                 listed, explained difference (verbs/ibverbs/known_differences.go); a missing rxe0 is
-#                 a failure — and the backend's own rxe tests. It prints how many scenarios ran.
+# make test-rxe   builds verbs/ibverbs' tests and cmd/pingpong on the host (cgo, -tags ibverbs;
+#                 lab-setup installs libibverbs-dev) and runs the tests in a lab guest next to rxe0
+#                 with VSH_RXE=1: the whole conformance suite (verbs/verbstest) on libibverbs — every
+#                 scenario passes or is a listed, explained difference (verbs/ibverbs/known_differences.go);
+#                 a missing rxe0 is a failure — the backend's own rxe tests, and ping-pong interop:
+#                 pingpong rc|uc|ud|srq --backend ibverbs against rdma-core's ibv_*_pingpong, ours as
+#                 server and as client. It prints how many scenarios ran and how many pairs passed.
+# make bench-rxe  Go pingpong rc against C ibv_rc_pingpong on the same rxe0: interleaved rounds,
+#                 medians, latency and bandwidth ratios for 64 B and 64 KiB (reported, not asserted).
 RXE_TEST := bin/ibverbs.test
+RXE_PP   := bin/pingpong
 
-.PHONY: test-rxe
+.PHONY: rxe-binaries test-rxe bench-rxe
 
-test-rxe: lab-setup
+rxe-binaries:
 	CGO_ENABLED=1 $(GO) test -c -tags ibverbs -o $(RXE_TEST) ./verbs/ibverbs
-	$(LAB_ENV) $(RXE_LAB) run -q -timeout 15m -e VSH_RXE=1 -- ./$(RXE_TEST) -test.count=1 -test.timeout=14m
+	CGO_ENABLED=1 $(GO) build -tags ibverbs -o $(RXE_PP) ./cmd/pingpong
+
+test-rxe: lab-setup rxe-binaries
+	$(LAB_ENV) $(RXE_LAB) run -q -timeout 15m -e VSH_RXE=1 -e VSH_RXE_PINGPONG=./$(RXE_PP) -- \
+	  ./$(RXE_TEST) -test.count=1 -test.timeout=14m
+
+bench-rxe: lab-setup rxe-binaries
+	$(LAB_ENV) $(RXE_LAB) run -q -timeout 30m -e VSH_RXE=1 -e VSH_RXE_BENCH=./$(RXE_PP) -- \
+	  ./$(RXE_TEST) -test.count=1 -test.timeout=29m -test.run '^TestBenchRXE$$'
