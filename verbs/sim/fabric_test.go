@@ -606,3 +606,41 @@ func TestTimersInJiffies(t *testing.T) {
 		t.Errorf("wheel: %d %d %d", wheelExpiry(100, 164), wheelExpiry(0, 1), wheelExpiry(7, 62))
 	}
 }
+
+// TestLargeTransfers: a READ and a UC WRITE of many more packets than an
+// engine sends in one turn complete, with the in-flight limit pacing them.
+func TestLargeTransfers(t *testing.T) {
+	const size = 48 << 20
+	for _, tc := range []struct {
+		name string
+		typ  verbs.QPType
+		op   verbs.WROpcode
+		dev  int
+	}{
+		{"rc read", verbs.QPTypeRC, verbs.WRRDMARead, 1},
+		{"uc write loopback", verbs.QPTypeUC, verbs.WRRDMAWrite, 0},
+		{"uc write", verbs.QPTypeUC, verbs.WRRDMAWrite, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if testing.Short() {
+				t.Skip("48 MiB")
+			}
+			b := newBed(t, Config{})
+			x, _ := b.pair(0, tc.dev, qpOpts{typ: tc.typ, access: verbs.AccessRemote, retry: 7})
+			local, remote := mrOf(b, 0, size), mrOf(b, tc.dev, size)
+			fill(remote.Bytes()[size-4096:], 3)
+			fill(local.Bytes()[size-4096:], 4)
+			b.must(first(x.PostSend([]verbs.SendWR{{WRID: 1, Opcode: tc.op, Flags: verbs.SendSignaled, SGList: sg(local, 0, size),
+				RemoteAddr: remote.Addr(), RKey: remote.RKey()}})))
+			if wcs := b.drain(b.cq[0], 1); len(wcs) != 1 || wcs[0].Status != verbs.WCSuccess {
+				t.Fatalf("completions %+v", wcs)
+			}
+			if !bytes.Equal(local.Bytes()[size-4096:], remote.Bytes()[size-4096:]) {
+				t.Errorf("the last bytes differ")
+			}
+			if p, _ := b.f.Pending(); p != 0 {
+				t.Errorf("%d packets still in flight", p)
+			}
+		})
+	}
+}

@@ -91,8 +91,8 @@ func (f *Fabric) runTasks() {
 		if q.dead != "" {
 			continue
 		}
-		for i := 0; i < 1<<16; i++ {
-			var again bool
+		again := true
+		for i := 0; again && i < taskBudget; i++ {
 			switch t.kind {
 			case taskResp:
 				again = q.responder()
@@ -101,12 +101,50 @@ func (f *Fabric) runTasks() {
 			default:
 				again = q.requester()
 			}
-			if !again {
-				break
-			}
+		}
+		if again {
+			// Still busy: run again after the others, as a tasklet that
+			// reschedules itself does.
+			f.schedule(q, int(t.kind))
 		}
 	}
 	n.runq, n.runHead = n.runq[:0], 0
+}
+
+// taskBudget is how many times an engine runs before the others get a turn.
+const taskBudget = 256
+
+// The in-flight limit of a QP's packets (RXE_INFLIGHT_SKBS_PER_QP_HIGH and
+// _LOW): rxe's requester pauses while more than 64 of its skbs are in the
+// network stack and resumes below 16. The simulator counts a QP's packets
+// until they are delivered or lost, and applies the limit where nothing
+// else bounds them: UC and UD requesters and READ responses (an RC
+// requester has its 128-PSN window).
+const (
+	inflightHigh = 64
+	inflightLow  = 16
+)
+
+// sent counts p against its sender's in-flight packets.
+func (p *packet) sent() {
+	if p.sender != nil {
+		p.sender.inflight++
+	}
+}
+
+// gone releases p's place among its sender's in-flight packets, and wakes
+// a sender that waits for room.
+func (f *Fabric) gone(p *packet) {
+	q := p.sender
+	if q == nil {
+		return
+	}
+	q.inflight--
+	if q.needSkb && q.inflight < inflightLow {
+		q.needSkb = false
+		f.schedule(q, taskReq)
+		f.schedule(q, taskResp)
+	}
 }
 
 // errTxRefused is what rxe_send returns when the IP layer refuses a
@@ -247,8 +285,10 @@ func (f *Fabric) put(p *packet) {
 		c.dup = true
 		n.pktOrd++
 		c.ord = n.pktOrd
+		c.sent()
 		n.pkts.push(c)
 	}
+	p.sent()
 	f.enqueue(p)
 }
 
@@ -379,6 +419,7 @@ func (f *Fabric) deliverOne() verbs.FabricEvent {
 	if p.at > f.now {
 		f.now = p.at
 	}
+	f.gone(p)
 	why := f.receive(p)
 	kind := verbs.EventPacketDelivered
 	verdict := "delivered"

@@ -40,6 +40,10 @@ type qp struct {
 	srcPort uint16 // qp->src_port: the UDP source port of every packet it sends
 	// tmoJiffies is qp_timeout_jiffies; 0 means no retransmit timer.
 	tmoJiffies uint64
+	// inflight counts the QP's packets on the fabric; needSkb is set while
+	// an engine waits for it to fall below inflightLow.
+	inflight int
+	needSkb  bool
 }
 
 var _ verbs.QP = (*qp)(nil)

@@ -106,6 +106,10 @@ func (q *qp) requester() bool {
 		r.waitPSN = true
 		return false
 	}
+	if q.typ != verbs.QPTypeRC && q.inflight > inflightHigh {
+		q.needSkb = true // need_req_skb
+		return false
+	}
 	op, ok := q.nextOpcode(w)
 	if !ok {
 		w.status = verbs.WCLocQPOpErr

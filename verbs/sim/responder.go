@@ -631,6 +631,12 @@ func (q *qp) readReply(p *packet) respState {
 	f := q.f()
 	r := &q.resp
 	mtu := q.mtu
+	if q.inflight > inflightHigh {
+		// Room first for the responses already out; the READ stays at
+		// the head of the queue and resumes from where it stopped.
+		q.needSkb = true
+		return respExit
+	}
 	res := r.res
 	if res == nil {
 		res = q.prepareRes(p, int(wire.FlagRead))
