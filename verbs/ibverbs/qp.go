@@ -211,15 +211,9 @@ func (q *qp) Modify(attr *verbs.QPAttr, mask verbs.QPAttrMask) error {
 		return refuse(op, verbs.EINVAL, "pass the attributes the mask names", "attr is nil")
 	}
 	cur, draining, known := q.stateNow()
-	f := modifyFacts{Type: q.typ, Cur: cur, SQDraining: draining, DrainKnown: known && draining, Port: q.port}
-	if known && !draining {
-		f.DrainKnown = true
-	}
-	if f.SQDraining {
-		// The drain may finish between the query and the call: the rule
-		// is a possibility, not a certainty.
-		f.DrainKnown = false
-	}
+	// A drain seen in progress may finish between the query and the call:
+	// then the rule is a possibility, not a certainty.
+	f := modifyFacts{Type: q.typ, Cur: cur, SQDraining: draining, DrainKnown: known && !draining, Port: q.port}
 	pred := predictModifyQP(&c.facts, f, attr, mask)
 	var ca C.struct_ibv_qp_attr
 	qpAttrToC(attr, &ca)
