@@ -247,7 +247,6 @@ type reqEngine struct {
 	needRetry       bool
 	waitForRNRTimer bool
 	waitFence       bool
-	refused         string // why the last transmit was refused, for the inspector
 }
 
 // compEngine is the completer's state (qp->comp).

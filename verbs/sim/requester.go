@@ -156,10 +156,8 @@ func (q *qp) requester() bool {
 		// requester at once and fails the same way until something
 		// changes. The simulator retries when the requester is next woken.
 		w.state, w.firstPSN, w.lastPSN, w.dma, r.psn = saveState, saveFirst, saveLast, saveDMA, savePSN
-		r.refused = err.Error()
 		return false
 	}
-	r.refused = ""
 	if sent && q.typ != verbs.QPTypeRC && flags&wire.FlagEnd != 0 {
 		// UC and UD: a WQE is done once its last packet is out.
 		w.state = wqeDone
