@@ -98,14 +98,21 @@ func writeDests(w io.Writer, dests []Dest, slots int) error {
 		m := d.Marshal()
 		buf = append(buf, m[:]...)
 	}
-	buf = append(buf, make([]byte, (slots-len(dests))*MsgSize)...)
+	// ibv_srq_pingpong formats every one of its MaxQP slots, the unused ones
+	// from a zeroed pingpong_dest: "0000:000000:000000:" and 32 zeros.
+	empty := Dest{}.Marshal()
+	for i := len(dests); i < slots; i++ {
+		buf = append(buf, empty[:]...)
+	}
 	if _, err := w.Write(buf); err != nil {
 		return fmt.Errorf("exchange: couldn't send local address: %w", err)
 	}
 	return nil
 }
 
-// readDests reads slots messages and parses them until the first all-zero one.
+// readDests reads slots messages and returns the destinations up to the
+// first unused slot: one whose QPN is 0 (QPN 0 is the SMI QP, never a
+// ping-pong's), as ibv_srq_pingpong writes them, or one that is all NUL bytes.
 func readDests(r io.Reader, slots int) ([]Dest, error) {
 	buf := make([]byte, slots*MsgSize)
 	if _, err := io.ReadFull(r, buf); err != nil {
@@ -120,6 +127,9 @@ func readDests(r io.Reader, slots int) ([]Dest, error) {
 		d, err := Parse(m)
 		if err != nil {
 			return nil, fmt.Errorf("exchange: message %d: %w", i, err)
+		}
+		if d.QPN == 0 && len(out) > 0 {
+			break
 		}
 		out = append(out, d)
 	}

@@ -3,6 +3,7 @@ package exchange_test
 import (
 	"bytes"
 	"errors"
+	"io"
 	"net"
 	"strings"
 	"testing"
@@ -177,4 +178,33 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("round trip of %+v = %+v, %v", d, d2, err)
 		}
 	})
+}
+
+// ibv_srq_pingpong writes all MaxQP slots, the unused ones formatted from a
+// zeroed pingpong_dest (srq_pingpong.c pp_client_exch_dest), and reads all
+// MaxQP back. Found by interop against ibv_srq_pingpong on rxe0.
+func TestSRQSlotsAsRdmaCoreWritesThem(t *testing.T) {
+	var buf bytes.Buffer
+	used := []exchange.Dest{{QPN: 0x11, PSN: 1}, {QPN: 0x12, PSN: 2}}
+	if _, err := exchange.Client(&struct {
+		io.Reader
+		io.Writer
+	}{strings.NewReader(""), &buf}, used, exchange.MaxQP); err == nil {
+		t.Fatal("Client with no server reply succeeded")
+	}
+	if buf.Len() != exchange.MaxQP*exchange.MsgSize {
+		t.Fatalf("wrote %d bytes, want %d", buf.Len(), exchange.MaxQP*exchange.MsgSize)
+	}
+	third := buf.Bytes()[2*exchange.MsgSize : 3*exchange.MsgSize]
+	if want := "0000:000000:000000:00000000000000000000000000000000\x00"; string(third) != want {
+		t.Fatalf("unused slot = %q, want %q", third, want)
+	}
+	// The same bytes, read back as a server reads them, give the two QPs.
+	got, err := exchange.Server(&struct {
+		io.Reader
+		io.Writer
+	}{io.MultiReader(bytes.NewReader(buf.Bytes()), strings.NewReader("done\x00")), io.Discard}, nil, exchange.MaxQP, nil)
+	if err != nil || len(got) != 2 || got[1] != used[1] {
+		t.Fatalf("Server read %+v, %v; want the two used slots", got, err)
+	}
 }
