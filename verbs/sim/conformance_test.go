@@ -10,10 +10,11 @@ import (
 	"github.com/vsh-rdma/vsh/verbs/verbstest"
 )
 
-// simCaps is what the simulator offers beyond plain verbs. Add the
-// optional interfaces (CapFaults, CapInspector) as the simulator
-// implements them.
-const simCaps = verbstest.CapExplain | verbstest.CapTwoDevices | verbstest.CapDataPath | verbstest.CapStepper
+// simCaps is what the simulator offers beyond plain verbs: it explains its
+// errors, has two devices, a data path, and implements every optional
+// interface (Stepper, FaultInjector, Inspector).
+const simCaps = verbstest.CapExplain | verbstest.CapTwoDevices | verbstest.CapDataPath | verbstest.CapStepper |
+	verbstest.CapFaults | verbstest.CapInspector
 
 // simKnownFailures lists the conformance scenarios the simulator fails
 // today, each with the behaviour the sources require. They are bugs in

@@ -1,13 +1,3 @@
-//go:build vsh_faults
-
-// The fault-injection scenarios need verbs.FaultInjector (CapFaults), which
-// the simulator does not implement yet; TestConformance (verbs/sim) refuses
-// to leave a scenario unrun for any reason but a missing data path. Build
-// with -tags vsh_faults to compile them; when the simulator implements
-// FaultInjector, delete the build line above and add verbstest.CapFaults to
-// simCaps in verbs/sim/conformance_test.go. Their portable counterparts
-// (a peer moved to RESET plays the cut link) run everywhere.
-
 package verbstest
 
 import (
