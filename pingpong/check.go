@@ -1,6 +1,10 @@
 package pingpong
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/vsh-rdma/vsh/verbs"
+)
 
 // -c: the client writes a pattern into its buffer before its first send;
 // every side echoes what it received, so at the end every buffer holds the
@@ -58,9 +62,32 @@ func (e *Endpoint) writePattern() {
 
 // CheckData compares every byte of the message buffer with the client's
 // pattern and returns the pages that differ (none when all is well). It is
-// meaningful after Run, on either side.
+// meaningful after Run and Stop, on either side: before Stop, the peer may
+// still be writing into the buffer (see Stop).
 func (e *Endpoint) CheckData() []BadPage {
 	return checkPattern(e.msg(), e.o.pageSize(), e.fill())
+}
+
+// Stop moves the endpoint's QPs to the error state, as destroying them
+// would, so that nothing more lands in the buffer; the loop must be over.
+//
+// A side's loop ends on its own counts (-n received and -n sends
+// completed), not when its peer is done. srq's loop, like rdma-core's,
+// posts a send whenever one QP's round is over and fewer than -n sends
+// have *completed* across all QPs, so in the last round several QPs may
+// each post one more: up to num_qp-1 extra messages each way (-n 1000 -q
+// 16 typically sends 1008). The peer, done counting, still receives them:
+// its receives stay posted on the SRQ. rdma-core's programs destroy their
+// QPs right after the result lines and never read the buffer again; -c
+// reads it, so the program stops the QPs first, at the point where rdma-core
+// would destroy them, and checks a buffer that nobody writes any more.
+func (e *Endpoint) Stop() error {
+	for _, qp := range e.qps {
+		if err := qp.Modify(&verbs.QPAttr{State: verbs.QPSErr}, verbs.AttrState); err != nil {
+			return fail("Failed to modify QP to ERR", err, "")
+		}
+	}
+	return nil
 }
 
 func checkPattern(m []byte, page int, fill byte) []BadPage {

@@ -81,7 +81,7 @@ func fail(msg string, err error, hint string) *Error { return &Error{Msg: msg, E
 //	remote := exchange(ep.Local())                    // the other side's addresses
 //	err = ep.Connect(remote)                          // RTR, RTS (UD: and the AH)
 //	stats, err := ep.Run(ctx, isClient)               // the loop
-//	bad := ep.CheckData()                             // -c
+//	ep.Stop(); bad := ep.CheckData()                  // -c
 //	ep.Close()
 type Endpoint struct {
 	o         Options

@@ -217,6 +217,11 @@ func (p *Program) run(ctx context.Context, o Options, prog string) (err error) {
 		fmt.Fprintln(p.Stdout, l)
 	}
 	if o.Check {
+		// The peer may still be sending (srq's last round): stop the
+		// QPs before reading the buffer.
+		if err := ep.Stop(); err != nil {
+			return err
+		}
 		bad := ep.CheckData()
 		for _, b := range bad {
 			fmt.Fprintln(p.Stdout, InvalidPageLine(b.Page))
