@@ -456,6 +456,7 @@ func commandTable() []*command {
 			run:     cmdReset},
 		{Name: "quit", Aliases: []string{"exit", "q"}, Group: gSession, Usage: "quit",
 			Summary: "Leave vsh (Ctrl-D does too)", meta: true, skipNotebook: true, run: cmdQuit},
+		exchangeCmd(), pingpongCmd(), // cmd_exchange.go, cmd_pingpong.go
 	}
 	sort.SliceStable(cmds, func(i, j int) bool { return cmds[i].Group < cmds[j].Group })
 	return cmds
