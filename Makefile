@@ -82,20 +82,24 @@ test-lab: lab-setup
 #                 scenario passes or is a listed, explained difference (verbs/ibverbs/known_differences.go);
 #                 a missing rxe0 is a failure — the backend's own rxe tests, and ping-pong interop:
 #                 pingpong rc|uc|ud|srq --backend ibverbs against rdma-core's ibv_*_pingpong, ours as
-#                 server and as client. It prints how many scenarios ran and how many pairs passed.
+#                 server and as client; and vsh --backend ibverbs driving one side by hand (exchange,
+#                 modify_qp, post/poll) against ibv_rc_pingpong, both directions. It prints how many
+#                 scenarios ran and how many pairs passed.
 # make bench-rxe  Go pingpong rc against C ibv_rc_pingpong on the same rxe0: interleaved rounds,
 #                 medians, latency and bandwidth ratios for 64 B and 64 KiB (reported, not asserted).
 RXE_TEST := bin/ibverbs.test
 RXE_PP   := bin/pingpong
+RXE_VSH  := bin/vsh
 
 .PHONY: rxe-binaries test-rxe bench-rxe
 
 rxe-binaries:
 	CGO_ENABLED=1 $(GO) test -c -tags ibverbs -o $(RXE_TEST) ./verbs/ibverbs
 	CGO_ENABLED=1 $(GO) build -tags ibverbs -o $(RXE_PP) ./cmd/pingpong
+	CGO_ENABLED=1 $(GO) build -tags ibverbs -o $(RXE_VSH) ./cmd/vsh
 
 test-rxe: lab-setup rxe-binaries
-	$(LAB_ENV) $(RXE_LAB) run -q -timeout 15m -e VSH_RXE=1 -e VSH_RXE_PINGPONG=./$(RXE_PP) -- \
+	$(LAB_ENV) $(RXE_LAB) run -q -timeout 15m -e VSH_RXE=1 -e VSH_RXE_PINGPONG=./$(RXE_PP) -e VSH_RXE_VSH=./$(RXE_VSH) -- \
 	  ./$(RXE_TEST) -test.count=1 -test.timeout=14m
 
 bench-rxe: lab-setup rxe-binaries
