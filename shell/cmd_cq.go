@@ -194,6 +194,9 @@ func cmdPollCQ(c *call) error {
 	}
 	wcs = wcs[:got]
 	c.cell.Completions = append(c.cell.Completions, wcs...)
+	for range wcs {
+		c.cell.CompletionCQs = append(c.cell.CompletionCQs, o.name)
+	}
 	c.s.retire(o, wcs)
 	suffix := ""
 	if calls > 1 {

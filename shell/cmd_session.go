@@ -51,7 +51,7 @@ func cmdRepeat(c *call) error {
 		return usagef("run it once, on its own line", "repeat cannot run %s", cmd.Name)
 	}
 	for i := 0; i < n; i++ {
-		line := strings.ReplaceAll(text, "{i}", strconv.Itoa(i))
+		line := substituteIndex(text, i) // cmd_do.go: {i}, {i+16}, {i*2+1}
 		toks, err := tokenize(line)
 		if err != nil {
 			return err

@@ -449,13 +449,15 @@ func commandTable() []*command {
 			Args:    []argSpec{pos("FILE", vFile, true, "a script (.vsh) or notebook (.md)")}, skipNotebook: true, run: cmdSource},
 		{Name: "repeat", Group: gSession, Usage: "repeat N COMMAND...",
 			Summary: "Run a command N times in one cell; {i} in it counts 0, 1, 2, ...",
-			Help:    "Stops at the first failure. Example: repeat 4 post_recv qp1 mr=mr1 offset={i}00 length=64 wr_id={i}",
+			Help: "Stops at the first failure. Example: repeat 4 post_recv qp1 mr=mr1 offset={i}00 length=64 wr_id={i}. " +
+				"{i+16}, {i*2} and {i*2+1} count from elsewhere: repeat 16 connect qp{i} qp{i+16}. do makes a loop body of several commands.",
 			rawArgs: true, run: cmdRepeat, complete: completeRepeat},
 		{Name: "reset", Group: gSession, Usage: "reset",
 			Summary: "Destroy every object and restart the backend, as at the start of the session",
 			run:     cmdReset},
 		{Name: "quit", Aliases: []string{"exit", "q"}, Group: gSession, Usage: "quit",
 			Summary: "Leave vsh (Ctrl-D does too)", meta: true, skipNotebook: true, run: cmdQuit},
+		lessonCmd(), doCmd(), ppDestCmd(), ppStatsCmd(), // cmd_lesson.go, cmd_do.go, cmd_pp.go
 		exchangeCmd(), pingpongCmd(), // cmd_exchange.go, cmd_pingpong.go
 	}
 	sort.SliceStable(cmds, func(i, j int) bool { return cmds[i].Group < cmds[j].Group })

@@ -44,6 +44,8 @@ type Cell struct {
 	Err error
 	// Completions are the work completions that poll_cq returned in this cell.
 	Completions []verbs.WC
+	// CompletionCQs names the CQ each of Completions came from.
+	CompletionCQs []string
 	// Created names the handles the cell created.
 	Created []string
 
@@ -78,6 +80,7 @@ type Shell struct {
 	files     fileSystem
 	noRecover bool // tests: let panics through
 	intr      atomic.Bool
+	lesson    *lessonState // lesson_env.go: the tutor, when a lesson runs
 }
 
 // Interrupt asks the command that is waiting (poll_cq wait=) to stop
@@ -228,7 +231,8 @@ func splitBang(line string) (string, bool) {
 // then the failure is part of the output and Exec returns nil, and a success
 // is the error. An empty or comment-only line is no cell: ("", nil).
 // Exec returns ErrExit for quit.
-func (s *Shell) Exec(line string) (string, error) {
+func (s *Shell) Exec(line string) (cellOut string, cellErr error) {
+	defer s.afterCell(s.cell, &cellOut, &cellErr)
 	body, expect := splitBang(line)
 	toks, terr := tokenize(body)
 	if terr == nil && len(toks) == 0 {

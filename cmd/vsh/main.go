@@ -39,6 +39,7 @@ func main() {
 
 const usage = `usage: vsh [flags]            interactive on a terminal; otherwise reads a script from stdin
        vsh [flags] -f FILE    run a script (.vsh) or a notebook's vsh blocks (.md)
+       vsh [flags] lesson ... take a lesson, play one, list or check them (vsh lesson help)
 
 Flags:
   --backend sim|ibverbs  where the verbs run: the simulator (default) or libibverbs
@@ -69,9 +70,18 @@ func run(argv []string, stdin *os.File, stdout, stderr io.Writer) int {
 	showVersion := fs.Bool("version", false, "")
 	help := fs.Bool("help", false, "")
 	fs.BoolVar(help, "h", false, "")
+	lf := addLessonFlags(fs) // lesson.go
 	if err := fs.Parse(argv); err != nil {
 		fmt.Fprintf(stderr, "vsh: %v\n\n%s", err, usage)
 		return 2
+	}
+	var lessonArgs []string // vsh lesson ...: lesson.go
+	if fs.NArg() > 0 && fs.Arg(0) == "lesson" {
+		var err error
+		if lessonArgs, err = parseLessonArgs(fs); err != nil {
+			fmt.Fprintf(stderr, "vsh: %v\n\n%s", err, lessonUsage)
+			return 2
+		}
 	}
 	if *help {
 		fmt.Fprint(stdout, usage)
@@ -81,7 +91,7 @@ func run(argv []string, stdin *os.File, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "vsh %s\n", versionString())
 		return 0
 	}
-	if fs.NArg() > 0 {
+	if fs.NArg() > 0 && lessonArgs == nil {
 		fmt.Fprintf(stderr, "vsh: unexpected argument %q (a script is given with -f FILE)\n\n%s", fs.Arg(0), usage)
 		return 2
 	}
@@ -135,6 +145,11 @@ func run(argv []string, stdin *os.File, stdout, stderr io.Writer) int {
 	_, noColor := os.LookupEnv("NO_COLOR")
 	if v := os.Getenv("NO_COLOR"); noColor && v == "" {
 		noColor = false // NO_COLOR= (empty) does not count, as no-color.org says
+	}
+	if lessonArgs != nil {
+		return runLesson(lessonArgs, &lessonRun{open: open, desc: desc, plain: *plain || noColor || !isTerminal(stdout),
+			devices: *devices, seed: *seed, pace: *lf.pace, stdin: stdin, stdout: stdout, stderr: stderr,
+			terminal: isTerminal(stdin) && isTerminal(stdout)})
 	}
 	sh, err := shell.New(shell.Options{
 		Open:    open,

@@ -1,0 +1,287 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/vsh-rdma/vsh/lessons"
+	"github.com/vsh-rdma/vsh/shell"
+	"github.com/vsh-rdma/vsh/verbs"
+	"github.com/vsh-rdma/vsh/verbs/sim"
+)
+
+const lessonUsage = `usage: vsh [flags] lesson list               the lessons, and which this backend can play
+       vsh [flags] lesson ID|FILE            take a lesson: you type, the tutor checks each goal
+       vsh [flags] lesson play ID|FILE|all [--pace 1s]
+                                             play it narrated, every cell run and checked; no terminal needed
+       vsh [flags] lesson check FILE...      validate a lesson file and play it on the simulator
+
+A lesson that needs what the backend lacks (two devices, stepping, ...) is skipped, with the reason.
+Lessons ship with vsh (docs/lessons.md); instructors write their own (docs/writing-lessons.md).
+`
+
+// lessonFlags are the flags of vsh lesson, parsed with the others.
+type lessonFlags struct {
+	pace *time.Duration
+}
+
+func addLessonFlags(fs *flag.FlagSet) lessonFlags {
+	return lessonFlags{pace: fs.Duration("pace", 0, "")}
+}
+
+// parseLessonArgs reads the words after "lesson", with flags allowed
+// among them (vsh lesson play tour --pace 2s).
+func parseLessonArgs(fs *flag.FlagSet) ([]string, error) {
+	words := []string{}
+	rest := fs.Args()[1:]
+	for {
+		if err := fs.Parse(rest); err != nil {
+			return nil, err
+		}
+		if fs.NArg() == 0 {
+			return words, nil
+		}
+		words = append(words, fs.Arg(0))
+		rest = fs.Args()[1:]
+	}
+}
+
+// lessonRun is what vsh lesson needs from main: how to open the chosen
+// backend and describe it, and the simulator's settings for check.
+type lessonRun struct {
+	open     func() (verbs.Provider, error)
+	desc     string
+	plain    bool
+	devices  int
+	seed     int64
+	pace     time.Duration
+	stdin    *os.File
+	stdout   io.Writer
+	stderr   io.Writer
+	terminal bool
+}
+
+func (r *lessonRun) newShell(open func() (verbs.Provider, error), desc string) (*shell.Shell, error) {
+	return shell.New(shell.Options{Open: open, Plain: r.plain, Backend: desc, Version: versionString()})
+}
+
+// runLesson is vsh lesson: it returns the exit status.
+func runLesson(words []string, r *lessonRun) int {
+	if len(words) == 0 {
+		fmt.Fprint(r.stderr, "vsh: lesson needs a word\n\n"+lessonUsage)
+		return 2
+	}
+	if r.pace != 0 && words[0] != "play" {
+		fmt.Fprintf(r.stderr, "vsh: --pace is for vsh lesson play\n")
+		return 2
+	}
+	switch words[0] {
+	case "list":
+		if len(words) > 1 {
+			fmt.Fprintf(r.stderr, "vsh: lesson list takes nothing more, not %q\n", words[1])
+			return 2
+		}
+		return r.list()
+	case "play":
+		if len(words) != 2 {
+			fmt.Fprint(r.stderr, "vsh: lesson play takes one lesson: an id, a file, or all\n\n"+lessonUsage)
+			return 2
+		}
+		return r.play(words[1])
+	case "check":
+		if len(words) < 2 {
+			fmt.Fprint(r.stderr, "vsh: lesson check needs a lesson file\n\n"+lessonUsage)
+			return 2
+		}
+		return r.check(words[1:])
+	case "help":
+		fmt.Fprint(r.stdout, lessonUsage)
+		return 0
+	}
+	if len(words) > 1 {
+		fmt.Fprintf(r.stderr, "vsh: lesson %s takes nothing more, not %q\n\n%s", words[0], words[1], lessonUsage)
+		return 2
+	}
+	return r.interactive(words[0])
+}
+
+func (r *lessonRun) list() int {
+	all, err := lessons.All()
+	if err != nil {
+		fmt.Fprintf(r.stderr, "vsh: %v\n", err)
+		return 1
+	}
+	p, err := r.open()
+	if err != nil {
+		fmt.Fprintf(r.stderr, "vsh: %v\n", err)
+		return 1
+	}
+	defer p.Close()
+	tw := tabwriter.NewWriter(r.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "lesson\tlevel\ttime\ttitle")
+	skipped := 0
+	var notes []string
+	for _, l := range all {
+		mark := ""
+		if miss := lessons.Missing(l, p); len(miss) > 0 {
+			skipped++
+			mark = " (skipped here)"
+			notes = append(notes, fmt.Sprintf("%s needs %s", l.ID, strings.Join(miss, "; ")))
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d min\t%s%s\n", l.ID, l.Level, l.Minutes, l.Title, mark)
+	}
+	tw.Flush()
+	for _, n := range notes {
+		fmt.Fprintln(r.stdout, n)
+	}
+	fmt.Fprintf(r.stdout, "%d lessons on %s; %d skipped. vsh lesson ID takes one; vsh lesson play ID plays it.\n", len(all), r.desc, skipped)
+	return 0
+}
+
+// play plays one lesson, or all of them, each in a fresh session.
+func (r *lessonRun) play(which string) int {
+	var list []*lessons.Lesson
+	if which == "all" {
+		all, err := lessons.All()
+		if err != nil {
+			fmt.Fprintf(r.stderr, "vsh: %v\n", err)
+			return 1
+		}
+		list = all
+	} else {
+		l, err := lessons.Load(which, nil)
+		if err != nil {
+			fmt.Fprintf(r.stderr, "vsh: %v\n", err)
+			return 1
+		}
+		list = []*lessons.Lesson{l}
+	}
+	played, skipped, failed := 0, 0, 0
+	for i, l := range list {
+		if i > 0 {
+			fmt.Fprintln(r.stdout)
+		}
+		sh, err := r.newShell(r.open, r.desc)
+		if err != nil {
+			fmt.Fprintf(r.stderr, "vsh: %v\n", err)
+			return 1
+		}
+		err = lessons.Play(sh.LessonEnv(), l, r.stdout, lessons.PlayOptions{Pace: r.pace})
+		sh.Close()
+		var skip *lessons.SkipError
+		switch {
+		case errors.As(err, &skip):
+			skipped++
+			fmt.Fprintf(r.stdout, "skipped %s: it needs %s\n", l.ID, strings.Join(skip.Reasons, "; "))
+		case err != nil:
+			failed++
+			fmt.Fprintf(r.stderr, "vsh: %v\n", err)
+		default:
+			played++
+		}
+	}
+	if len(list) > 1 || skipped > 0 {
+		fmt.Fprintf(r.stdout, "\n%d lesson%s on %s: %d played, %d skipped, %d failed\n",
+			len(list), plural(len(list)), r.desc, played, skipped, failed)
+	}
+	if failed > 0 {
+		return 1
+	}
+	return 0
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+// check validates lesson files and plays each on the simulator, whatever
+// --backend says: a lesson must play there before it ships.
+func (r *lessonRun) check(files []string) int {
+	status := 0
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			fmt.Fprintf(r.stderr, "vsh: %v\n", err)
+			status = 1
+			continue
+		}
+		devices, seed := r.devices, r.seed
+		open := func() (lessons.Env, func() error, error) {
+			sh, err := r.newShell(func() (verbs.Provider, error) {
+				return sim.New(sim.Config{Devices: devices, Seed: seed}), nil
+			}, fmt.Sprintf("sim (%d devices, seed %d)", devices, seed))
+			if err != nil {
+				return nil, nil, err
+			}
+			return sh.LessonEnv(), sh.Close, nil
+		}
+		l, err := lessons.Check(f, data, open, io.Discard)
+		if err != nil {
+			var es lessons.Errors
+			if errors.As(err, &es) {
+				for _, e := range es {
+					fmt.Fprintln(r.stderr, e)
+				}
+				fmt.Fprintf(r.stderr, "%s: %d problem%s\n", f, len(es), plural(len(es)))
+			} else {
+				fmt.Fprintln(r.stderr, err)
+			}
+			status = 1
+			continue
+		}
+		fmt.Fprintf(r.stdout, "%s: ok: lesson %s, %d step%s (%d for the learner), played on the simulator with every expectation met\n",
+			f, l.ID, len(l.Steps), plural(len(l.Steps)), l.Interactive())
+	}
+	return status
+}
+
+// interactive starts a session with the lesson running: on a terminal the
+// usual prompt, otherwise the learner's commands from stdin, one a line,
+// carrying on past mistakes.
+func (r *lessonRun) interactive(which string) int {
+	sh, err := r.newShell(r.open, r.desc)
+	if err != nil {
+		fmt.Fprintf(r.stderr, "vsh: %v\n", err)
+		return 1
+	}
+	defer sh.Close()
+	out, err := sh.Exec("lesson " + shellQuote(which))
+	io.WriteString(r.stdout, out)
+	if err != nil {
+		fmt.Fprint(r.stderr, sh.FormatError(err))
+		return 1
+	}
+	if r.terminal {
+		status, err := sh.RunTTY(r.stdin, r.stdout.(*os.File))
+		if err != nil {
+			fmt.Fprintf(r.stderr, "vsh: %v\n", err)
+			return 1
+		}
+		return status
+	}
+	if err := sh.RunScript(r.stdin, r.stdout, "stdin", true); err != nil {
+		var se *shell.ScriptError
+		if !errors.As(err, &se) {
+			fmt.Fprintf(r.stderr, "vsh: %v\n", err)
+			return 1
+		}
+	}
+	return 0
+}
+
+// shellQuote quotes a lesson path for the shell's tokenizer when needed.
+func shellQuote(s string) string {
+	if strings.ContainsAny(s, " \t\"'#") {
+		return "'" + s + "'"
+	}
+	return s
+}

@@ -1,0 +1,198 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/vsh-rdma/vsh/lessons"
+)
+
+func TestLessonList(t *testing.T) {
+	status, out, errs := runVsh(t, "", "lesson", "list")
+	if status != 0 || errs != "" {
+		t.Fatalf("vsh lesson list = %d, stderr %q", status, errs)
+	}
+	for _, id := range lessons.IDs() {
+		if !strings.Contains(out, id) {
+			t.Errorf("vsh lesson list does not list %s:\n%s", id, out)
+		}
+	}
+	if !strings.Contains(out, "0 skipped") {
+		t.Errorf("vsh lesson list on the simulator skips some:\n%s", out)
+	}
+	// On one simulated device nothing is skipped either: A and B share it.
+	if status, out, _ := runVsh(t, "", "--devices", "1", "lesson", "list"); status != 0 || !strings.Contains(out, "0 skipped") {
+		t.Errorf("on one device: %d\n%s", status, out)
+	}
+}
+
+func TestLessonPlay(t *testing.T) {
+	status, out, errs := runVsh(t, "", "lesson", "play", "tour")
+	if status != 0 || errs != "" {
+		t.Fatalf("vsh lesson play tour = %d, stderr %q", status, errs)
+	}
+	want, err := os.ReadFile(filepath.Join("..", "..", "lessons", "testdata", "tour.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The golden file is "play", "----", "----", the transcript, "----", "----".
+	golden := string(want)
+	golden = strings.TrimPrefix(golden, "play\n----\n----\n")
+	golden = strings.TrimSuffix(golden, "----\n----\n")
+	if strings.TrimSpace(out) != strings.TrimSpace(golden) {
+		t.Errorf("vsh lesson play tour differs from lessons/testdata/tour.txt")
+	}
+	// Flags may come after the words, and --pace is only for play.
+	if status, _, errs := runVsh(t, "", "lesson", "play", "tour", "--pace", "1ns"); status != 0 {
+		t.Errorf("--pace after the id: %d %s", status, errs)
+	}
+	if status, _, errs := runVsh(t, "", "lesson", "list", "--pace", "1s"); status != 2 || !strings.Contains(errs, "--pace is for vsh lesson play") {
+		t.Errorf("--pace with list: %d %q", status, errs)
+	}
+}
+
+func TestLessonPlayAll(t *testing.T) {
+	status, out, errs := runVsh(t, "", "lesson", "play", "all")
+	n := len(lessons.IDs())
+	if status != 0 || errs != "" || !strings.Contains(out, strings.Join([]string{itoa(n), " lessons on sim (2 devices, seed 1): ", itoa(n), " played, 0 skipped, 0 failed"}, "")) {
+		t.Errorf("vsh lesson play all = %d, stderr %q, end:\n%s", status, errs, out[max(0, len(out)-300):])
+	}
+}
+
+func itoa(n int) string {
+	s := ""
+	for n >= 10 {
+		s = string(rune('0'+n%10)) + s
+		n /= 10
+	}
+	return string(rune('0'+n)) + s
+}
+
+const needyLesson = `---
+id: needy
+title: Needs two devices
+level: beginner
+minutes: 1
+needs: two-devices
+---
+
+Open both.
+
+` + "```vsh" + `
+open_device A
+open_device B
+` + "```" + `
+expect: ctx1.device == B
+`
+
+func TestLessonSkip(t *testing.T) {
+	f := writeFile(t, "needy.md", needyLesson)
+	status, out, errs := runVsh(t, "", "--devices", "1", "lesson", "play", f)
+	if status != 0 || !strings.Contains(out, "skipped needy: it needs two-devices: the backend has 1 device") ||
+		!strings.Contains(out, "1 lesson on sim (1 device, seed 1): 0 played, 1 skipped, 0 failed") {
+		t.Errorf("a lesson needing two devices on one: %d, stderr %q\n%s", status, errs, out)
+	}
+	if status, out, _ := runVsh(t, "", "lesson", "play", f); status != 0 || !strings.Contains(out, "played to its end") {
+		t.Errorf("on two devices: %d\n%s", status, out)
+	}
+	// Interactive, it refuses to start.
+	if status, _, errs := runVsh(t, "", "--devices", "1", "lesson", f); status != 1 || !strings.Contains(errs, "needs what this backend lacks") {
+		t.Errorf("interactive on one device: %d %q", status, errs)
+	}
+}
+
+func TestLessonPlayFails(t *testing.T) {
+	bad := strings.Replace(needyLesson, "expect: ctx1.device == B", "expect: ctx1.device == A", 1)
+	f := writeFile(t, "bad.md", bad)
+	status, out, errs := runVsh(t, "", "lesson", "play", f)
+	if status != 1 || !strings.Contains(errs, "bad.md:15: expect: ctx1.device == A: ctx1.device is sim1; the goal is sim0") ||
+		!strings.Contains(out, "✗ expect: ctx1.device == A") {
+		t.Errorf("a failing expectation: %d, stderr %q\n%s", status, errs, out)
+	}
+}
+
+func TestLessonCheck(t *testing.T) {
+	good := writeFile(t, "good.md", needyLesson)
+	status, out, errs := runVsh(t, "", "lesson", "check", good)
+	if status != 0 || !strings.Contains(out, "good.md: ok: lesson needy, 1 step (1 for the learner)") {
+		t.Errorf("check of a good lesson: %d %q %q", status, out, errs)
+	}
+	// check plays on the simulator whatever --backend says, and lists every
+	// problem with its line.
+	broken := strings.Replace(needyLesson, "level: beginner", "level: expert", 1)
+	broken = strings.Replace(broken, "expect: ctx1.device == B", "expect: ctx1.devise == B", 1)
+	f := writeFile(t, "broken.md", broken)
+	status, _, errs = runVsh(t, "", "lesson", "check", good, f)
+	for _, w := range []string{
+		`broken.md:4: front matter: level "expert"`,
+		`broken.md:15: expect: a device context has no field "devise" (did you mean device?)`,
+		"broken.md: 2 problems",
+	} {
+		if !strings.Contains(errs, w) {
+			t.Errorf("check of a broken lesson: stderr lacks %q:\n%s", w, errs)
+		}
+	}
+	if status != 1 {
+		t.Errorf("check of a broken lesson = %d; want 1", status)
+	}
+	if status, _, errs := runVsh(t, "", "lesson", "check", "/nonexistent/x.md"); status != 1 || !strings.Contains(errs, "no such file") {
+		t.Errorf("check of a missing file: %d %q", status, errs)
+	}
+	// Every shipped lesson passes its own check.
+	files, _ := filepath.Glob(filepath.Join("..", "..", "lessons", "*.md"))
+	args := append([]string{"lesson", "check"}, files...)
+	if status, out, errs := runVsh(t, "", args...); status != 0 || strings.Count(out, ": ok:") != len(files) {
+		t.Errorf("check of the shipped lessons: %d %q\n%s", status, errs, out)
+	}
+}
+
+// TestLessonInteractive takes a lesson with no terminal: the learner's
+// commands come from stdin, mistakes and all.
+func TestLessonInteractive(t *testing.T) {
+	f := writeFile(t, "needy.md", needyLesson)
+	in := "open_device A\nopen_device Z\nlesson hint\nlesson hint\nopen B\n"
+	status, out, errs := runVsh(t, in, "lesson", f)
+	if status != 0 || errs != "" {
+		t.Fatalf("vsh lesson FILE < input = %d, stderr %q\n%s", status, errs, out)
+	}
+	for _, w := range []string{
+		"Lesson needy: Needs two devices",
+		"» your turn. goal: ctx1.device == B",
+		"vsh> open_device Z",
+		"» not yet: there is no ctx1 (yet)",
+		"» the lesson's commands for this step:",
+		"✓ goal reached",
+		"» lesson needy complete: 1 step, 1 solved by you, 0 done by the tutor.",
+	} {
+		if !strings.Contains(out, w) {
+			t.Errorf("the session lacks %q:\n%s", w, out)
+		}
+	}
+}
+
+func TestLessonUsage(t *testing.T) {
+	tests := []struct {
+		argv   []string
+		status int
+		errms  string
+	}{
+		{[]string{"lesson"}, 2, "lesson needs a word"},
+		{[]string{"lesson", "play"}, 2, "lesson play takes one lesson"},
+		{[]string{"lesson", "check"}, 2, "lesson check needs a lesson file"},
+		{[]string{"lesson", "tour", "extra"}, 2, `lesson tour takes nothing more, not "extra"`},
+		{[]string{"lesson", "play", "nosuch"}, 1, `no lesson "nosuch"`},
+		{[]string{"lesson", "play", "tuor"}, 1, "did you mean tour?"},
+		{[]string{"lesson", "--bogus"}, 2, "flag provided but not defined"},
+	}
+	for _, tc := range tests {
+		status, _, errs := runVsh(t, "", tc.argv...)
+		if status != tc.status || !strings.Contains(errs, tc.errms) {
+			t.Errorf("vsh %v = %d, stderr %q; want %d, %q", tc.argv, status, errs, tc.status, tc.errms)
+		}
+	}
+	if status, out, _ := runVsh(t, "", "lesson", "help"); status != 0 || !strings.Contains(out, "vsh [flags] lesson check FILE") {
+		t.Errorf("vsh lesson help = %d\n%s", status, out)
+	}
+}

@@ -1,0 +1,191 @@
+package lessons_test
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/vsh-rdma/vsh/lessons"
+	"github.com/vsh-rdma/vsh/verbs"
+	"github.com/vsh-rdma/vsh/verbs/sim"
+)
+
+const goodHead = "---\nid: t\ntitle: T\nlevel: beginner\nminutes: 1\n---\n"
+
+// checkTests are malformed lessons and what vsh lesson check says about
+// them: each message carries its line.
+var checkTests = []struct {
+	name string
+	src  string
+	want []string // each must appear in the errors
+}{
+	{"no front matter", "# hello\n", []string{"x.md:1: a lesson starts with front matter"}},
+	{"unclosed front matter", "---\nid: t\n", []string{"x.md:1: front matter: no closing"}},
+	{"missing keys", "---\nid: t\n---\nprose\n", []string{
+		"x.md:3: front matter: title: is missing", "x.md:3: front matter: level: is missing", "x.md:3: front matter: minutes: is missing"}},
+	{"bad values", "---\nid: Bad_ID\ntitle: T\nlevel: expert\nminutes: many\nneeds: stepping, teleport\nsumary: x\n---\nprose\n", []string{
+		`x.md:2: front matter: id "Bad_ID"`, `x.md:4: front matter: level "expert": one of beginner, intermediate, advanced`,
+		`x.md:5: front matter: minutes "many"`, `x.md:6: front matter: needs: unknown capability "teleport"`,
+		`x.md:7: front matter: unknown key "sumary" (did you mean summary?)`}},
+	{"duplicate key", "---\nid: t\nid: u\ntitle: T\nlevel: beginner\nminutes: 1\n---\nprose\n", []string{
+		"x.md:3: front matter: id is given twice (first at line 2)"}},
+	{"no steps", goodHead, []string{"x.md: no steps"}},
+	{"cell without expect", goodHead + "Do it.\n\n```vsh\nopen_device A\n```\n\nMore.\n", []string{
+		"x.md:9: the learner's cell has no expect: line"}},
+	{"unclosed cell", goodHead + "```vsh\nopen_device A\n", []string{"x.md:7: the ```vsh cell opened here is never closed"}},
+	{"empty cell", goodHead + "```vsh\n```\nexpect: handles == []\n", []string{"x.md:7: the ```vsh cell is empty"}},
+	{"unknown cell option", goodHead + "```vsh later\nopen_device A\n```\n", []string{`x.md:7: ` + "```vsh later: unknown cell option \"later\""}},
+	{"stray expect", goodHead + "Prose.\n\nexpect: qp0.state == RTS\n", []string{
+		"x.md:9: expect: belongs right after a ```vsh cell's closing fence; no ```vsh cell comes before it"}},
+	{"expect after a blank line", goodHead + "```vsh\nopen_device A\n```\nexpect: ctx0.device == A\n\nhint: too late\n", []string{
+		"x.md:12: hint: belongs right after a ```vsh cell's closing fence; a blank line or prose ends the expect: and hint: lines of the cell closed at line 9"}},
+	{"bad expectation", goodHead + "```vsh\nopen_device A\n```\nexpect: qp0.statee == RTS\n", []string{
+		`x.md:10: expect: a queue pair has no field "statee" (did you mean state?)`}},
+	{"bad value", goodHead + "```vsh\nopen_device A\n```\nexpect: qp0.state == RUNNING\n", []string{
+		`x.md:10: expect: "RUNNING" is not a QP state (RTS)`}},
+	{"no operator", goodHead + "```vsh\nopen_device A\n```\nexpect: qp0.state is RTS\n", []string{
+		`x.md:10: expect: "qp0.state is RTS" has no operator`}},
+	{"failure unmarked", goodHead + "```vsh\nmodify_qp qp0 state=rtr\n```\nexpect: error == EINVAL\n", []string{
+		"x.md:10: expect: error == EINVAL, but no command of the cell is marked \"! \""}},
+	{"mark without error expectation", goodHead + "```vsh\n! modify_qp qp0 state=rtr\n```\nexpect: handles == []\n", []string{
+		"x.md:7: a command of this cell is marked \"! \" but no expect: says which error"}},
+	{"continuation", goodHead + "```vsh\nopen_device \\\nA\n```\nexpect: ctx0.device == A\n", []string{
+		"x.md:8: a lesson's command fits on one line"}},
+}
+
+func TestCheckRejects(t *testing.T) {
+	for _, tc := range checkTests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := lessons.Check("x.md", []byte(tc.src), simEnv(t), io.Discard)
+			if err == nil {
+				t.Fatalf("Check accepted:\n%s", tc.src)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("Check errors:\n%v\nwant one containing %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+// TestCheckPlays: a lesson that parses but does not play green is rejected
+// with the line of the command or expectation at fault.
+func TestCheckPlays(t *testing.T) {
+	tests := []struct {
+		name, src, want string
+	}{
+		{"command fails", goodHead + "```vsh\nopen_device A\nalloc_pd ctx7\n```\nexpect: handles == [ctx0]\n",
+			"x.md:9: alloc_pd ctx7 failed"},
+		{"expectation fails", goodHead + "```vsh\nopen_device A\n```\nexpect: ctx0.device == A\nexpect: handles.count == 2\n",
+			"x.md:11: expect: handles.count == 2: handles.count is 1; the goal is 2"},
+		{"marked command succeeds", goodHead + "```vsh\n! open_device A\n```\nexpect: error == EINVAL\n",
+			"x.md:8: open_device A was expected to fail, but it succeeded"},
+		{"wrong errno", goodHead + "```vsh\nopen_device A\nalloc_pd ctx0\n! dealloc_pd pd7\n```\nexpect: error == EBUSY\n",
+			"x.md:12: expect: error == EBUSY: the step's last failure was a failure with no errno (dealloc_pd: no protection domain \"pd7\"); the goal is EBUSY"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := lessons.Check("x.md", []byte(tc.src), simEnv(t), io.Discard)
+			var pe *lessons.PlayError
+			if !errors.As(err, &pe) || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("Check = %v; want a *PlayError containing %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestCheckAcceptsShippedLessons(t *testing.T) {
+	files, _ := filepath.Glob("*.md")
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := lessons.Check(f, data, simEnv(t), io.Discard); err != nil {
+			t.Errorf("%v", err)
+		}
+	}
+}
+
+func simEnv(t *testing.T) func() (lessons.Env, func() error, error) {
+	return func() (lessons.Env, func() error, error) {
+		sh := newShell(t, 2)
+		return sh.LessonEnv(), func() error { return nil }, nil
+	}
+}
+
+// hidden hides a provider's optional interfaces: a backend that cannot be
+// stepped, traced or faulted, as real hardware.
+type hidden struct{ verbs.Provider }
+
+func TestSkipWhereTheBackendLacks(t *testing.T) {
+	src := "---\nid: needy\ntitle: Needy\nlevel: advanced\nminutes: 5\nneeds: stepping, two-devices\n---\n```vsh\nopen_device A\n```\nexpect: ctx0.device == A\n"
+	l, err := lessons.Parse("needy.md", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sh := newShellOn(t, func() (verbs.Provider, error) { return hidden{sim.New(sim.Config{Devices: 1, Seed: 1})}, nil })
+	var b bytes.Buffer
+	err = lessons.Play(sh.LessonEnv(), l, &b, lessons.PlayOptions{})
+	var skip *lessons.SkipError
+	if !errors.As(err, &skip) {
+		t.Fatalf("Play = %v; want a *SkipError", err)
+	}
+	for _, w := range []string{"stepping: the sim backend cannot be stepped", "two-devices: the backend has 1 device"} {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("skip reason %q lacks %q", err, w)
+		}
+	}
+	if b.Len() != 0 {
+		t.Errorf("a skipped lesson printed:\n%s", b.String())
+	}
+	if _, _, err := lessons.NewTutor(sh.LessonEnv(), l); !errors.As(err, &skip) {
+		t.Errorf("NewTutor = %v; want a *SkipError", err)
+	}
+	// On the full simulator it plays.
+	if err := lessons.Play(newShell(t, 2).LessonEnv(), l, &b, lessons.PlayOptions{}); err != nil {
+		t.Errorf("on the simulator: %v", err)
+	}
+}
+
+// TestCatalogUpToDate fails when docs/lessons.md no longer matches the
+// lessons' front matter.
+func TestCatalogUpToDate(t *testing.T) {
+	want, err := os.ReadFile(filepath.Join("..", "docs", "lessons.md"))
+	if err != nil {
+		t.Fatalf("reading docs/lessons.md: %v; run go generate ./lessons", err)
+	}
+	var got bytes.Buffer
+	if err := lessons.WriteCatalog(&got); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got.Bytes(), want) {
+		t.Fatal("docs/lessons.md is stale; run go generate ./lessons")
+	}
+}
+
+func TestPace(t *testing.T) {
+	l, _ := lessons.Find("tour")
+	var slept []string
+	sleep := func(d time.Duration) { slept = append(slept, d.String()) }
+	sh := newShell(t, 2)
+	if err := lessons.Play(sh.LessonEnv(), l, io.Discard, lessons.PlayOptions{Pace: 2 * time.Second, Sleep: sleep}); err != nil {
+		t.Fatal(err)
+	}
+	// One pause before each step and each command.
+	want := len(l.Steps)
+	for _, c := range l.Commands() {
+		if !strings.HasPrefix(c.Text, "#") {
+			want++
+		}
+	}
+	if len(slept) != want || slept[0] != "2s" {
+		t.Errorf("slept %d times (%v...); want %d pauses of 2s", len(slept), slept[:min(3, len(slept))], want)
+	}
+}

@@ -1,0 +1,328 @@
+package lessons
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/vsh-rdma/vsh/verbs"
+)
+
+// Unmet says why an expectation does not hold, in a sentence a learner can
+// act on.
+type Unmet struct {
+	Expect *Expect
+	Why    string
+}
+
+func (u *Unmet) Error() string { return u.Why }
+
+// evalCtx is what an expectation is checked against: the session and the
+// records of the step's commands.
+type evalCtx struct {
+	env  Env
+	recs []Record
+	devs []string
+}
+
+func newEvalCtx(env Env, recs []Record) *evalCtx {
+	x := &evalCtx{env: env}
+	for _, r := range recs {
+		if r.Cmd != "lesson" {
+			x.recs = append(x.recs, r)
+		}
+	}
+	return x
+}
+
+// deviceName maps A and B to device names, as the shell does: A is the
+// first device, B the second, or the first again where there is one.
+func (x *evalCtx) deviceName(s string) string {
+	if x.devs == nil {
+		if p := x.env.Provider(); p != nil {
+			if ds, err := p.Devices(); err == nil {
+				for _, d := range ds {
+					x.devs = append(x.devs, d.Name())
+				}
+			}
+		}
+	}
+	switch {
+	case strings.EqualFold(s, "A") && len(x.devs) > 0:
+		return x.devs[0]
+	case strings.EqualFold(s, "B") && len(x.devs) > 1:
+		return x.devs[1]
+	case strings.EqualFold(s, "B") && len(x.devs) > 0:
+		return x.devs[0]
+	}
+	return s
+}
+
+// Check reports whether the expectation holds in env, given the records of
+// the step's commands: nil when it does, an *Unmet that says why not
+// otherwise.
+func (e *Expect) Check(env Env, recs []Record) error {
+	return e.check(newEvalCtx(env, recs))
+}
+
+func (e *Expect) unmet(format string, a ...any) error {
+	return &Unmet{Expect: e, Why: fmt.Sprintf(format, a...)}
+}
+
+func (e *Expect) check(x *evalCtx) error {
+	want, err := e.want(x)
+	if err != nil {
+		var u *unresolved
+		if errors.As(err, &u) {
+			return e.unmet("%s, so %s cannot hold yet", u.msg, e.Text)
+		}
+		return e.unmet("%v", err)
+	}
+	s := e.subj
+	switch s.kind {
+	case subjField:
+		if strings.HasSuffix(s.handle, "*") {
+			var n int
+			for _, h := range x.env.Handles() {
+				m := handlePattern.FindStringSubmatch(h)
+				if m == nil || m[1] != s.prefix || m[2] == "*" {
+					continue
+				}
+				n++
+				if err := e.checkField(x, h, want); err != nil {
+					return err
+				}
+			}
+			if n == 0 {
+				return e.unmet("there is no %s yet", kindNouns[s.prefix])
+			}
+			return nil
+		}
+		return e.checkField(x, s.handle, want)
+	case subjBytes:
+		o, ok := x.env.Object(s.handle)
+		if !ok {
+			return e.unmet("there is no %s (yet)", s.handle)
+		}
+		mr, ok := o.(verbs.MR)
+		if !ok {
+			return e.unmet("%s is not a memory region", s.handle)
+		}
+		b := mr.Bytes()
+		if s.hi > len(b) {
+			return e.unmet("%s is %d bytes long; it has no bytes %d to %d", s.handle, len(b), s.lo, s.hi)
+		}
+		got := value{t: tBytes, b: append([]byte(nil), b[s.lo:s.hi]...)}
+		return e.compare(e.subjText(), got, want[0])
+	case subjError:
+		return e.compare("error", x.lastError(), want[0])
+	case subjCompletions:
+		var got []value
+		for _, r := range x.recs {
+			for _, c := range r.Completions {
+				if s.handle == "" || strings.EqualFold(c.CQ, s.handle) {
+					got = append(got, wcValue(s.field, c.WC))
+				}
+			}
+		}
+		return e.compareList(x, got, want)
+	case subjCommands:
+		var got []value
+		for _, r := range x.recs {
+			if r.Err == nil && r.Cmd != "" {
+				got = append(got, value{t: tName, s: r.Cmd})
+				for _, in := range r.Inner {
+					got = append(got, value{t: tName, s: in})
+				}
+			}
+		}
+		return e.compareList(x, got, want)
+	case subjHandles:
+		var got []value
+		for _, h := range x.env.Handles() {
+			got = append(got, value{t: tName, s: h})
+		}
+		return e.compareList(x, got, want)
+	}
+	return e.unmet("cannot check %s", e.Text)
+}
+
+func (e *Expect) checkField(x *evalCtx, h string, want []value) error {
+	s := e.subj
+	o, ok := x.env.Object(h)
+	if !ok {
+		return e.unmet("there is no %s (yet)", h)
+	}
+	name := h + "." + s.field
+	var got value
+	if s.field == "gid[N]" {
+		name = fmt.Sprintf("%s.gid[%d]", h, s.gidIdx)
+		c, ok := o.(verbs.Context)
+		if !ok {
+			return e.unmet("%s is not a device context", h)
+		}
+		g, err := c.QueryGID(1, s.gidIdx)
+		if err != nil {
+			return e.unmet("ibv_query_gid(%s, 1, %d) failed: %v", h, s.gidIdx, err)
+		}
+		got = value{t: tGID, s: g.String()}
+	} else {
+		spec := fieldTables[s.prefix][s.field]
+		v, err := spec.get(x, o)
+		if err != nil {
+			return e.unmet("reading %s: %v", name, err)
+		}
+		got = v
+	}
+	return e.compare(name, got, want[0])
+}
+
+// compare checks one value.
+func (e *Expect) compare(name string, got, want value) error {
+	ok := false
+	switch e.op {
+	case "==":
+		ok = got.equal(want)
+	case "!=":
+		ok = !got.equal(want)
+	case "<":
+		ok = got.n < want.n
+	case "<=":
+		ok = got.n <= want.n
+	case ">":
+		ok = got.n > want.n
+	case ">=":
+		ok = got.n >= want.n
+	case "contains":
+		switch got.t {
+		case tAccess:
+			ok = got.n&want.n == want.n
+		case tBytes:
+			ok = bytes.Contains(got.b, want.b)
+		}
+	}
+	if ok {
+		return nil
+	}
+	if got.t == tErrno {
+		switch {
+		case got.n == 0 && !got.fail && e.op == "==":
+			return e.unmet("no command failed in this step; the goal is a command that fails with %s", want)
+		case e.op == "==":
+			return e.unmet("the step's last failure was %s; the goal is %s", got, want)
+		}
+		return e.unmet("the step's last failure was %s, which the goal rules out", got)
+	}
+	switch e.op {
+	case "==":
+		return e.unmet("%s is %s; the goal is %s", name, got, want)
+	case "!=":
+		return e.unmet("%s is %s, which the goal rules out", name, got)
+	case "contains":
+		return e.unmet("%s is %s, without %s", name, got, want)
+	}
+	return e.unmet("%s is %s; the goal is %s %s", name, got, e.op, want)
+}
+
+// compareList checks a list subject: its elements, or its .count.
+func (e *Expect) compareList(x *evalCtx, got, want []value) error {
+	name := e.subjText()
+	if e.subj.count {
+		return e.compare(name, value{t: tNum, n: uint64(len(got))}, want[0])
+	}
+	ok := false
+	switch e.op {
+	case "==", "!=":
+		eq := len(got) == len(want)
+		for i := 0; eq && i < len(got); i++ {
+			eq = got[i].equal(want[i])
+		}
+		ok = eq == (e.op == "==")
+	case "contains":
+		used := make([]bool, len(got))
+		ok = true
+		for _, w := range want {
+			found := false
+			for i, g := range got {
+				if !used[i] && g.equal(w) {
+					used[i], found = true, true
+					break
+				}
+			}
+			if !found {
+				ok = false
+				break
+			}
+		}
+	}
+	if ok {
+		return nil
+	}
+	gotText := listText(got)
+	if len(got) == 0 {
+		switch e.subj.kind {
+		case subjCompletions:
+			from := "any CQ"
+			if e.subj.handle != "" {
+				from = e.subj.handle
+			}
+			return e.unmet("no completion was polled from %s in this step; the goal is %s %s", from, e.opWord(), listText(want))
+		case subjCommands:
+			return e.unmet("no command succeeded in this step yet; the goal is %s %s", e.opWord(), listText(want))
+		}
+	}
+	switch e.op {
+	case "!=":
+		return e.unmet("%s is %s, which the goal rules out", name, gotText)
+	case "contains":
+		return e.unmet("%s is %s, without %s", name, gotText, listText(want))
+	}
+	return e.unmet("%s is %s; the goal is %s", name, gotText, listText(want))
+}
+
+func (e *Expect) opWord() string {
+	if e.op == "contains" {
+		return "one that contains"
+	}
+	return ""
+}
+
+// listText prints a list, runs of one value as VALUE*N.
+func listText(vs []value) string {
+	var parts []string
+	for i := 0; i < len(vs); {
+		j := i + 1
+		for j < len(vs) && vs[j].equal(vs[i]) && vs[j].t == vs[i].t {
+			j++
+		}
+		if j-i > 3 {
+			parts = append(parts, fmt.Sprintf("%s*%d", vs[i], j-i))
+		} else {
+			for k := i; k < j; k++ {
+				parts = append(parts, vs[k].String())
+			}
+		}
+		i = j
+	}
+	return "[" + strings.Join(parts, ", ") + "]"
+}
+
+// lastError is the errno of the step's last failed command, none when no
+// command failed.
+func (x *evalCtx) lastError() value {
+	v := value{t: tErrno}
+	for _, r := range x.recs {
+		if r.Err == nil {
+			continue
+		}
+		if n := verbs.ErrnoOf(r.Err); n != 0 {
+			v = value{t: tErrno, n: uint64(n)}
+		} else {
+			msg := firstLine(r.Err.Error())
+			msg, _, _ = strings.Cut(msg, "; hint:")
+			v = value{t: tErrno, fail: true, s: msg}
+		}
+	}
+	return v
+}

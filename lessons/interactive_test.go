@@ -1,0 +1,212 @@
+package lessons_test
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/vsh-rdma/vsh/lessons"
+	"github.com/vsh-rdma/vsh/shell"
+)
+
+// TestInteractive takes every lesson as a learner would, with commands of
+// its own: testdata/learner/ID.vsh holds what the learner types, one line
+// each, and differs from the lesson's own commands (aliases, other values,
+// other orders, by hand where the lesson loops, a loop where it goes by
+// hand). Each step's goal must be reached by the learner, none skipped. In
+// those files:
+//
+//	# text          a comment
+//	#! hint         the command before got the tutor's hint for its step
+//	#! step N       the tutor is now at step N (1-based)
+//
+// Every learner file has at least one wrong command that gets the hint.
+func TestInteractive(t *testing.T) {
+	all, err := lessons.All()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range all {
+		t.Run(l.ID, func(t *testing.T) {
+			path := filepath.Join("testdata", "learner", l.ID+".vsh")
+			f, err := os.Open(path)
+			if err != nil {
+				t.Fatalf("lesson %s has no learner script: %v", l.ID, err)
+			}
+			defer f.Close()
+			sh := newShell(t, 2)
+			out, err := sh.Exec("lesson " + l.ID)
+			if err != nil {
+				t.Fatalf("lesson %s: %v", l.ID, sh.FormatError(err))
+			}
+			var transcript strings.Builder
+			transcript.WriteString(out)
+			last := ""
+			lastLine := ""
+			hints, typed, own := 0, 0, 0
+			lessonLines := map[string]bool{}
+			for _, c := range l.Commands() {
+				lessonLines[strings.Join(strings.Fields(c.Bare()), " ")] = true
+			}
+			sc := bufio.NewScanner(f)
+			n := 0
+			for sc.Scan() {
+				n++
+				line := strings.TrimSpace(sc.Text())
+				switch {
+				case line == "#! hint":
+					step, _ := sh.Tutor().Step()
+					want := firstHintLine(l, step)
+					if !strings.Contains(last, "» not yet:") || !strings.Contains(last, want) {
+						t.Errorf("%s:%d: %q did not get the hint of step %d (%q); its output:\n%s", path, n, lastLine, step+1, want, last)
+					}
+					hints++
+					continue
+				case strings.HasPrefix(line, "#! step "):
+					var want int
+					fmt.Sscanf(strings.TrimPrefix(line, "#! step "), "%d", &want)
+					if step, _ := sh.Tutor().Step(); step+1 != want {
+						t.Fatalf("%s:%d: the tutor is at step %d, not %d\n%s", path, n, step+1, want, tail(transcript.String(), 60))
+					}
+					continue
+				case line == "" || strings.HasPrefix(line, "#"):
+					continue
+				}
+				prompt := sh.Prompt()
+				out, err := sh.Exec(line)
+				last, lastLine = out, line
+				if err != nil {
+					last += sh.FormatError(err)
+				}
+				fmt.Fprintf(&transcript, "%s%s\n%s", prompt, line, last)
+				if !strings.HasPrefix(line, "lesson") {
+					typed++
+					if !lessonLines[strings.Join(strings.Fields(line), " ")] {
+						own++
+					}
+				}
+			}
+			tu := sh.Tutor()
+			if tu == nil {
+				t.Fatalf("no lesson is running at the end of %s", path)
+			}
+			step, over := tu.Step()
+			mine, skipped := tu.Solved()
+			if !over || skipped > 0 || mine != l.Interactive() {
+				t.Errorf("%s: at the end the tutor is at step %d of %d (over: %v); %d of %d steps solved by the learner, %d skipped\n%s",
+					path, step+1, len(l.Steps), over, mine, l.Interactive(), skipped, tail(transcript.String(), 80))
+			}
+			if hints == 0 {
+				t.Errorf("%s has no wrong command checked with #! hint", path)
+			}
+			// A different sequence: at least a third of what the learner types
+			// is not a line of the lesson.
+			if own*3 < typed {
+				t.Errorf("%s: only %d of the %d commands typed differ from the lesson's own; the learner script should take other paths", path, own, typed)
+			}
+		})
+	}
+}
+
+func firstHintLine(l *lessons.Lesson, step int) string {
+	c := l.Steps[step].Cell
+	if c == nil || c.Hint == "" {
+		return "hint:"
+	}
+	return "hint: " + strings.SplitN(c.Hint, "\n", 2)[0]
+}
+
+func tail(s string, n int) string {
+	lines := strings.Split(s, "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// TestInteractiveReset checks lesson reset and lesson back in the middle of
+// a lesson: the session is rebuilt as it was at the step's start.
+func TestInteractiveReset(t *testing.T) {
+	sh := newShell(t, 2)
+	run := func(line string) string {
+		t.Helper()
+		out, err := sh.Exec(line)
+		if err != nil {
+			out += sh.FormatError(err)
+		}
+		return out
+	}
+	run("lesson lifecycle")
+	for _, c := range []string{"open_device A", "open_device B", "alloc_pd ctx0", "alloc_pd ctx1"} {
+		run(c)
+	}
+	if step, _ := sh.Tutor().Step(); step != 2 {
+		t.Fatalf("after two steps the tutor is at step %d", step+1)
+	}
+	// A wrong turn that succeeds: three MRs instead of two.
+	run("reg_mr pd0 length=64 access=local_write")
+	run("reg_mr pd0 length=64 access=local_write")
+	out := run("lesson reset")
+	if !strings.Contains(out, "the session is rebuilt") {
+		t.Errorf("lesson reset said:\n%s", out)
+	}
+	if got := strings.Join(sh.LessonEnv().Handles(), " "); got != "ctx0 ctx1 pd0 pd1" {
+		t.Errorf("after lesson reset the handles are %s; want ctx0 ctx1 pd0 pd1", got)
+	}
+	run("lesson back")
+	if got := strings.Join(sh.LessonEnv().Handles(), " "); got != "ctx0 ctx1" {
+		t.Errorf("after lesson back the handles are %s; want ctx0 ctx1", got)
+	}
+	if step, _ := sh.Tutor().Step(); step != 1 {
+		t.Errorf("after lesson back the tutor is at step %d; want 2", step+1)
+	}
+	out = run("lesson next")
+	if !strings.Contains(out, "not reached yet") {
+		t.Errorf("lesson next before the goal said:\n%s", out)
+	}
+	out = run("lesson skip")
+	if !strings.Contains(out, "the tutor does this step for you") || !strings.Contains(out, "alloc_pd ctx1") {
+		t.Errorf("lesson skip said:\n%s", out)
+	}
+	if _, skipped := sh.Tutor().Solved(); skipped != 1 {
+		t.Errorf("skipped = %d; want 1", skipped)
+	}
+}
+
+// TestLearnerScriptsAreShellScripts keeps the learner files runnable by
+// hand: vsh lesson ID < testdata/learner/ID.vsh replays one.
+func TestLearnerScriptsAreShellScripts(t *testing.T) {
+	files, _ := filepath.Glob("testdata/learner/*.vsh")
+	if len(files) == 0 {
+		t.Fatal("no learner scripts")
+	}
+	for _, f := range files {
+		id := strings.TrimSuffix(filepath.Base(f), ".vsh")
+		if _, ok := lessons.Find(id); !ok {
+			t.Errorf("%s: no lesson %q", f, id)
+			continue
+		}
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sh := newShell(t, 2)
+		if _, err := sh.Exec("lesson " + id); err != nil {
+			t.Fatal(err)
+		}
+		var b bytes.Buffer
+		// keep-going: a learner's mistakes do not stop a lesson.
+		if err := sh.RunScript(bytes.NewReader(data), &b, f, true); err != nil {
+			t.Errorf("%s: %v", f, err)
+		}
+		if _, over := sh.Tutor().Step(); !over {
+			t.Errorf("%s run as a script did not finish the lesson", f)
+		}
+	}
+}
+
+var _ = shell.ErrExit

@@ -1,0 +1,136 @@
+package lessons
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Lesson is one lesson file, parsed: its front matter and its steps.
+type Lesson struct {
+	// Name is where the lesson came from, for messages: "tour.md" for an
+	// embedded lesson, the path for an instructor's file.
+	Name string
+
+	ID      string   // front matter id: "rc-pingpong"
+	Title   string   // front matter title
+	Level   string   // beginner, intermediate or advanced
+	Minutes int      // how long it takes a learner, roughly
+	Needs   []string // capabilities the backend must offer (see Capabilities)
+	// Summary is one sentence for the catalog (optional).
+	Summary string
+	// Mirrors names the rdma-core program or function the lesson follows
+	// (optional): "libibverbs/examples/rc_pingpong.c".
+	Mirrors string
+	// Order places the lesson in the catalog; lower first (default 1000).
+	Order int
+
+	Steps []*Step
+}
+
+// Step is a stretch of prose followed by at most one command cell. The
+// prose says what to do and why; the cell says how, and its expectations
+// say when it is done.
+type Step struct {
+	Line    int    // where the step starts in the file
+	Section string // the nearest "## " heading above it, if any
+	Prose   string // Markdown
+	Cell    *Cell  // nil for prose alone (the lesson's last words, say)
+}
+
+// Interactive reports whether the learner must reach the step's goal
+// themselves: it has a ```vsh cell that is not auto.
+func (s *Step) Interactive() bool { return s.Cell != nil && !s.Cell.Auto }
+
+// Cell is a ```vsh block: the commands that reach the step's goal, the
+// expectations that define the goal, and a hint.
+type Cell struct {
+	Line int // the opening fence
+	// Auto is set for ```vsh auto: the tutor runs it for the learner
+	// (boilerplate, or a demonstration), so it needs no expectation.
+	Auto     bool
+	Commands []Command
+	Expects  []*Expect
+	Hint     string
+	HintLine int
+
+	badExpect bool // an expect: line did not parse (reported already)
+}
+
+// Command is one line of a cell. A line starting with "! " must fail.
+type Command struct {
+	Line int
+	Text string
+}
+
+// ExpectsFailure reports whether the command is marked "! ".
+func (c Command) ExpectsFailure() bool {
+	t := strings.TrimSpace(c.Text)
+	return t == "!" || strings.HasPrefix(t, "! ") || strings.HasPrefix(t, "!\t")
+}
+
+// Bare returns the command without its "! " mark: what a learner types.
+func (c Command) Bare() string {
+	t := strings.TrimSpace(c.Text)
+	if c.ExpectsFailure() {
+		return strings.TrimSpace(t[1:])
+	}
+	return t
+}
+
+// isComment reports whether a cell line is only a comment.
+func isComment(line string) bool { return strings.HasPrefix(strings.TrimSpace(line), "#") }
+
+// Error is a problem in a lesson file, at a line.
+type Error struct {
+	Name string // the file
+	Line int    // 1-based; 0 when it concerns the whole file
+	Msg  string
+}
+
+func (e *Error) Error() string {
+	if e.Line == 0 {
+		return fmt.Sprintf("%s: %s", e.Name, e.Msg)
+	}
+	return fmt.Sprintf("%s:%d: %s", e.Name, e.Line, e.Msg)
+}
+
+// Errors is every problem found in one file, in line order.
+type Errors []*Error
+
+func (es Errors) Error() string {
+	var b strings.Builder
+	for i, e := range es {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(e.Error())
+	}
+	return b.String()
+}
+
+// errAt makes an *Error for lesson l.
+func (l *Lesson) errAt(line int, format string, a ...any) *Error {
+	return &Error{Name: l.Name, Line: line, Msg: fmt.Sprintf(format, a...)}
+}
+
+// Interactive counts the steps the learner performs.
+func (l *Lesson) Interactive() int {
+	n := 0
+	for _, s := range l.Steps {
+		if s.Interactive() {
+			n++
+		}
+	}
+	return n
+}
+
+// Commands returns every command of the lesson, in order: what play runs.
+func (l *Lesson) Commands() []Command {
+	var out []Command
+	for _, s := range l.Steps {
+		if s.Cell != nil {
+			out = append(out, s.Cell.Commands...)
+		}
+	}
+	return out
+}

@@ -1,0 +1,386 @@
+package lessons
+
+import (
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/vsh-rdma/vsh/verbs"
+)
+
+// Levels are the values front matter's level may take, easiest first.
+var Levels = []string{"beginner", "intermediate", "advanced"}
+
+var idPattern = regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)
+
+// frontKeys are the front matter keys, required first.
+var frontKeys = []string{"id", "title", "level", "minutes", "needs", "summary", "mirrors", "order"}
+
+var requiredKeys = map[string]bool{"id": true, "title": true, "level": true, "minutes": true}
+
+// Parse reads a lesson file. name is used in messages ("tour.md",
+// "my/lesson.md"). Every problem found is reported, each with its line, as
+// Errors; a lesson with problems is not returned.
+func Parse(name string, src []byte) (*Lesson, error) {
+	p := &parser{l: &Lesson{Name: name, Order: 1000}}
+	p.parse(strings.ReplaceAll(string(src), "\r\n", "\n"))
+	if len(p.errs) > 0 {
+		sort.SliceStable(p.errs, func(i, j int) bool { return p.errs[i].Line < p.errs[j].Line })
+		return nil, p.errs
+	}
+	return p.l, nil
+}
+
+type parser struct {
+	l    *Lesson
+	errs Errors
+}
+
+func (p *parser) errorf(line int, format string, a ...any) {
+	p.errs = append(p.errs, p.l.errAt(line, format, a...))
+}
+
+func (p *parser) parse(src string) {
+	lines := strings.Split(src, "\n")
+	if len(lines) > 0 && lines[len(lines)-1] == "" {
+		lines = lines[:len(lines)-1]
+	}
+	body := p.frontMatter(lines)
+	p.body(lines, body)
+	if len(p.errs) == 0 && len(p.l.Steps) == 0 {
+		p.errorf(0, "no steps: a lesson needs prose and at least one ```vsh cell")
+	}
+}
+
+// frontMatter parses the --- block at the top and returns the index of the
+// first body line.
+func (p *parser) frontMatter(lines []string) int {
+	if len(lines) == 0 || strings.TrimSpace(lines[0]) != "---" {
+		p.errorf(1, "a lesson starts with front matter: a line \"---\", then id:, title:, level:, minutes: (and needs:), then \"---\"")
+		return 0
+	}
+	seen := map[string]int{}
+	end := -1
+	for i := 1; i < len(lines); i++ {
+		ln := i + 1
+		t := strings.TrimSpace(lines[i])
+		if t == "---" {
+			end = i
+			break
+		}
+		if t == "" || strings.HasPrefix(t, "#") {
+			continue
+		}
+		k, v, ok := strings.Cut(t, ":")
+		if !ok {
+			p.errorf(ln, "front matter: %q is not key: value", t)
+			continue
+		}
+		k, v = strings.ToLower(strings.TrimSpace(k)), strings.TrimSpace(v)
+		if prev, dup := seen[k]; dup {
+			p.errorf(ln, "front matter: %s is given twice (first at line %d)", k, prev)
+			continue
+		}
+		seen[k] = ln
+		p.frontKey(ln, k, v)
+	}
+	if end < 0 {
+		p.errorf(1, "front matter: no closing \"---\" line")
+		return len(lines)
+	}
+	for _, k := range frontKeys {
+		if requiredKeys[k] && seen[k] == 0 {
+			p.errorf(end+1, "front matter: %s: is missing", k)
+		}
+	}
+	return end + 1
+}
+
+func unquote(v string) string {
+	if len(v) >= 2 && (v[0] == '"' && v[len(v)-1] == '"' || v[0] == '\'' && v[len(v)-1] == '\'') {
+		return v[1 : len(v)-1]
+	}
+	return v
+}
+
+func (p *parser) frontKey(ln int, k, v string) {
+	l := p.l
+	v = unquote(v)
+	switch k {
+	case "id":
+		if !idPattern.MatchString(v) {
+			p.errorf(ln, "front matter: id %q: use lower-case letters, digits and dashes (rc-pingpong)", v)
+		}
+		l.ID = v
+	case "title":
+		if v == "" {
+			p.errorf(ln, "front matter: title is empty")
+		}
+		l.Title = v
+	case "level":
+		if !contains(Levels, v) {
+			p.errorf(ln, "front matter: level %q: one of %s", v, strings.Join(Levels, ", "))
+		}
+		l.Level = v
+	case "minutes":
+		n, err := strconv.Atoi(v)
+		if err != nil || n <= 0 || n > 600 {
+			p.errorf(ln, "front matter: minutes %q: a whole number of minutes, 1 to 600", v)
+		}
+		l.Minutes = n
+	case "needs":
+		v = strings.TrimSpace(strings.TrimSuffix(strings.TrimPrefix(v, "["), "]"))
+		if v == "" {
+			return
+		}
+		for _, c := range strings.Split(v, ",") {
+			c = strings.TrimSpace(unquote(strings.TrimSpace(c)))
+			if _, ok := capabilityByName[c]; !ok {
+				msg := "front matter: needs: unknown capability %q; known: %s"
+				if near := verbs.Nearest(c, CapabilityNames()); near != "" {
+					msg = "front matter: needs: unknown capability %q (did you mean " + near + "?); known: %s"
+				}
+				p.errorf(ln, msg, c, strings.Join(CapabilityNames(), ", "))
+				continue
+			}
+			if !contains(l.Needs, c) {
+				l.Needs = append(l.Needs, c)
+			}
+		}
+	case "summary":
+		l.Summary = v
+	case "mirrors":
+		l.Mirrors = v
+	case "order":
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			p.errorf(ln, "front matter: order %q: a whole number", v)
+		}
+		l.Order = n
+	default:
+		msg := "front matter: unknown key %q; the keys are %s"
+		if near := verbs.Nearest(k, frontKeys); near != "" {
+			msg = "front matter: unknown key %q (did you mean " + near + "?); the keys are %s"
+		}
+		p.errorf(ln, msg, k, strings.Join(frontKeys, ", "))
+	}
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// fence reports whether t opens or closes a code block: its fence run
+// (``` or ~~~, three or more) and info string.
+func fence(t string) (string, string, bool) {
+	for _, ch := range []byte{'`', '~'} {
+		n := 0
+		for n < len(t) && t[n] == ch {
+			n++
+		}
+		if n >= 3 {
+			return t[:n], strings.TrimSpace(t[n:]), true
+		}
+	}
+	return "", "", false
+}
+
+// body splits the lines after the front matter into steps.
+func (p *parser) body(lines []string, from int) {
+	var prose []string
+	proseLine := 0
+	section := ""
+	var last *Cell    // the cell whose expect:/hint: lines may follow
+	lastClose := 0    // the line that closed it
+	inProseCode := "" // the fence of a non-vsh code block in prose
+	for i := from; i < len(lines); i++ {
+		ln := i + 1
+		raw := lines[i]
+		t := strings.TrimSpace(raw)
+		if inProseCode != "" {
+			prose = append(prose, raw)
+			if f, info, ok := fence(t); ok && info == "" && strings.HasPrefix(f, inProseCode[:1]) && len(f) >= len(inProseCode) {
+				inProseCode = ""
+			}
+			continue
+		}
+		if key, rest, ok := expectLine(t); ok {
+			if last == nil {
+				where := "no ```vsh cell comes before it"
+				if lastClose > 0 {
+					where = "a blank line or prose ends the expect: and hint: lines of the cell closed at line " + strconv.Itoa(lastClose)
+				}
+				p.errorf(ln, "%s: belongs right after a ```vsh cell's closing fence; %s", key, where)
+				continue
+			}
+			switch key {
+			case "expect":
+				e, err := ParseExpect(rest)
+				if err != nil {
+					p.errorf(ln, "expect: %v", err)
+					last.badExpect = true
+					continue
+				}
+				e.Line = ln
+				last.Expects = append(last.Expects, e)
+			case "hint":
+				if rest == "" {
+					p.errorf(ln, "hint: is empty")
+					continue
+				}
+				if last.Hint == "" {
+					last.HintLine = ln
+					last.Hint = rest
+				} else {
+					last.Hint += "\n" + rest
+				}
+			}
+			continue
+		}
+		last = nil
+		if f, info, ok := fence(t); ok {
+			words := strings.Fields(info)
+			if len(words) > 0 && words[0] == "vsh" {
+				cell, end := p.cell(lines, i, f, words[1:])
+				if cell != nil {
+					p.addStep(proseLine, section, prose, cell)
+					prose, proseLine = nil, 0
+					last, lastClose = cell, end+1
+				}
+				i = end
+				continue
+			}
+			inProseCode = f
+		}
+		if strings.HasPrefix(t, "## ") {
+			section = strings.TrimSpace(strings.TrimPrefix(t, "## "))
+		}
+		if t == "" && len(prose) == 0 {
+			continue
+		}
+		if len(prose) == 0 {
+			proseLine = ln
+		}
+		prose = append(prose, raw)
+	}
+	if inProseCode != "" {
+		p.errorf(len(lines), "a %s code block in the prose is never closed", inProseCode)
+	}
+	if strings.TrimSpace(strings.Join(prose, "\n")) != "" {
+		p.addStep(proseLine, section, prose, nil)
+	}
+	p.checkCells()
+}
+
+// expectLine recognizes "expect: ..." and "hint: ...".
+func expectLine(t string) (string, string, bool) {
+	for _, k := range []string{"expect", "hint"} {
+		if strings.HasPrefix(t, k+":") {
+			return k, strings.TrimSpace(t[len(k)+1:]), true
+		}
+	}
+	return "", "", false
+}
+
+// cell reads a ```vsh block opening at lines[i]; it returns the cell and
+// the index of its closing fence.
+func (p *parser) cell(lines []string, i int, f string, opts []string) (*Cell, int) {
+	c := &Cell{Line: i + 1}
+	bad := false
+	for _, o := range opts {
+		switch o {
+		case "auto":
+			c.Auto = true
+		default:
+			p.errorf(i+1, "```vsh %s: unknown cell option %q; a cell is ```vsh (the learner types it) or ```vsh auto (the tutor runs it)", strings.Join(opts, " "), o)
+			bad = true
+		}
+	}
+	for j := i + 1; j < len(lines); j++ {
+		t := strings.TrimSpace(lines[j])
+		if cf, info, ok := fence(t); ok && info == "" && cf[0] == f[0] && len(cf) >= len(f) {
+			if len(c.Commands) == 0 {
+				p.errorf(i+1, "the ```vsh cell is empty; put at least one command in it")
+				return nil, j
+			}
+			if bad {
+				return nil, j
+			}
+			return c, j
+		}
+		if t == "" || isComment(t) {
+			if t != "" {
+				c.Commands = append(c.Commands, Command{Line: j + 1, Text: t})
+			}
+			continue
+		}
+		if strings.HasSuffix(t, `\`) {
+			p.errorf(j+1, "a lesson's command fits on one line (no \\ continuation)")
+		}
+		c.Commands = append(c.Commands, Command{Line: j + 1, Text: t})
+	}
+	p.errorf(i+1, "the ```vsh cell opened here is never closed (no %s line)", f)
+	return nil, len(lines)
+}
+
+func (p *parser) addStep(line int, section string, prose []string, c *Cell) {
+	if line == 0 && c != nil {
+		line = c.Line
+	}
+	text := strings.TrimRight(strings.Join(prose, "\n"), "\n ")
+	p.l.Steps = append(p.l.Steps, &Step{Line: line, Section: section, Prose: text, Cell: c})
+}
+
+// checkCells applies the rules that span a whole cell.
+func (p *parser) checkCells() {
+	for _, s := range p.l.Steps {
+		c := s.Cell
+		if c == nil {
+			continue
+		}
+		real := 0
+		marked := 0
+		for _, cmd := range c.Commands {
+			if isComment(cmd.Text) {
+				continue
+			}
+			real++
+			if cmd.ExpectsFailure() {
+				marked++
+				if cmd.Bare() == "" {
+					p.errorf(cmd.Line, "\"!\" needs a command after it")
+				}
+			}
+		}
+		if real == 0 {
+			p.errorf(c.Line, "the ```vsh cell holds only comments; put at least one command in it")
+		}
+		if !c.Auto && len(c.Expects) == 0 && !c.badExpect {
+			p.errorf(c.Line, "the learner's cell has no expect: line, so the tutor could not tell when its goal is reached; "+
+				"add one after the closing fence (expect: qp0.state == RTS), or make it ```vsh auto")
+		}
+		for _, e := range c.Expects {
+			if e.subj.kind == subjError && marked == 0 && !e.noFailure() {
+				p.errorf(e.Line, "expect: %s, but no command of the cell is marked \"! \" (expected to fail); mark the one that fails", e.Text)
+			}
+		}
+		if marked > 0 && !c.Auto && !hasErrorExpect(c) {
+			p.errorf(c.Line, "a command of this cell is marked \"! \" but no expect: says which error it gives; add expect: error == EINVAL (or the errno it gives)")
+		}
+	}
+}
+
+func hasErrorExpect(c *Cell) bool {
+	for _, e := range c.Expects {
+		if e.subj.kind == subjError {
+			return true
+		}
+	}
+	return false
+}

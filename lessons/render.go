@@ -1,0 +1,178 @@
+package lessons
+
+import (
+	"strings"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/charmbracelet/glamour"
+	"github.com/muesli/termenv"
+)
+
+// Width is the column at which prose is wrapped.
+const Width = 78
+
+// renderers caches one glamour renderer per style: building one parses a
+// style sheet, rendering with it is cheap.
+var renderers struct {
+	sync.Mutex
+	m map[bool]*glamour.TermRenderer
+}
+
+// RenderMarkdown renders lesson prose for a terminal with glamour: styled
+// (the "dark" style) on a terminal, glamour's plain "notty" style with no
+// ANSI escapes when plain is set (not a terminal, NO_COLOR, golden files).
+// Trailing blanks are trimmed from every line.
+func RenderMarkdown(md string, plain bool) string {
+	if strings.TrimSpace(md) == "" {
+		return ""
+	}
+	renderers.Lock()
+	defer renderers.Unlock()
+	if renderers.m == nil {
+		renderers.m = map[bool]*glamour.TermRenderer{}
+	}
+	r := renderers.m[plain]
+	if r == nil {
+		// glamour wraps before it decorates (the notty style keeps **
+		// and inline code's marks), so its lines can overflow and break
+		// mid-word; it renders unwrapped and rewrap wraps.
+		opts := []glamour.TermRendererOption{glamour.WithWordWrap(0), glamour.WithEmoji()}
+		if plain {
+			opts = append(opts, glamour.WithStandardStyle("notty"), glamour.WithColorProfile(termenv.Ascii))
+		} else {
+			opts = append(opts, glamour.WithStandardStyle("dark"), glamour.WithColorProfile(termenv.ANSI256))
+		}
+		var err error
+		r, err = glamour.NewTermRenderer(opts...)
+		if err != nil {
+			return md + "\n"
+		}
+		renderers.m[plain] = r
+	}
+	out, err := r.Render(unwrap(md))
+	if err != nil {
+		return md + "\n"
+	}
+	var lines []string
+	for _, l := range strings.Split(out, "\n") {
+		lines = append(lines, rewrap(strings.TrimRight(l, " "), Width)...)
+	}
+	return strings.Trim(strings.Join(lines, "\n"), "\n") + "\n"
+}
+
+// rewrap breaks a rendered line longer than width at blanks. Continuation
+// lines keep the line's indent, and hang under the text of a list item or
+// a quote. Code (indented four or more, no bullet) is left alone.
+func rewrap(line string, width int) []string {
+	if visibleLen(line) <= width {
+		return []string{line}
+	}
+	body := strings.TrimLeft(line, " ")
+	indent := len(line) - len(body)
+	hang := indent
+	switch {
+	case strings.HasPrefix(body, "• "), strings.HasPrefix(body, "| "):
+		hang += 2
+	case startsBlock(body) && body[0] >= '0' && body[0] <= '9':
+		hang += strings.IndexByte(body, ' ') + 1
+	case indent >= 4:
+		return []string{line}
+	}
+	var out []string
+	cur := line[:indent]
+	curLen := indent
+	first := true
+	for _, w := range strings.Fields(body) {
+		wl := visibleLen(w)
+		if !first && curLen+1+wl > width {
+			out = append(out, cur)
+			cur, curLen, first = strings.Repeat(" ", hang), hang, true
+		}
+		if !first {
+			cur += " "
+			curLen++
+		}
+		cur += w
+		curLen += wl
+		first = false
+	}
+	return append(out, cur)
+}
+
+// visibleLen counts the columns of s, skipping ANSI escape sequences.
+func visibleLen(s string) int {
+	n := 0
+	for i := 0; i < len(s); {
+		if s[i] == 0x1b {
+			j := i + 1
+			if j < len(s) && s[j] == '[' {
+				j++
+				for j < len(s) && (s[j] < 0x40 || s[j] > 0x7e) {
+					j++
+				}
+			}
+			i = j + 1
+			continue
+		}
+		_, size := utf8.DecodeRuneInString(s[i:])
+		i += size
+		n++
+	}
+	return n
+}
+
+// unwrap joins the lines of each paragraph and list item, so that the
+// renderer wraps them to the terminal's width: glamour keeps a list item's
+// soft line breaks. Code blocks, headings, tables, quotes and list markers
+// start blocks of their own and are left alone.
+func unwrap(md string) string {
+	lines := strings.Split(md, "\n")
+	var out []string
+	inCode := ""
+	joinable := false // the last output line is text a continuation may join
+	for _, l := range lines {
+		t := strings.TrimSpace(l)
+		if inCode != "" {
+			out = append(out, l)
+			if strings.HasPrefix(t, inCode) {
+				inCode = ""
+			}
+			continue
+		}
+		if f, _, ok := fence(t); ok {
+			inCode = f
+			out = append(out, l)
+			joinable = false
+			continue
+		}
+		if t == "" {
+			out = append(out, l)
+			joinable = false
+			continue
+		}
+		if joinable && !startsBlock(t) {
+			out[len(out)-1] += " " + t
+			continue
+		}
+		out = append(out, l)
+		joinable = !strings.HasPrefix(t, "#") && !strings.HasPrefix(t, "|") && !strings.HasPrefix(l, "    ")
+	}
+	return strings.Join(out, "\n")
+}
+
+// startsBlock reports whether a trimmed line opens a Markdown block of its
+// own: a heading, a list item, a quote, a table row.
+func startsBlock(t string) bool {
+	switch {
+	case strings.HasPrefix(t, "#"), strings.HasPrefix(t, ">"), strings.HasPrefix(t, "|"):
+		return true
+	case strings.HasPrefix(t, "- "), strings.HasPrefix(t, "* "), strings.HasPrefix(t, "+ "):
+		return true
+	}
+	i := 0
+	for i < len(t) && t[i] >= '0' && t[i] <= '9' {
+		i++
+	}
+	return i > 0 && i < len(t) && (t[i] == '.' || t[i] == ')')
+}

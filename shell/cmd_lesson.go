@@ -1,0 +1,133 @@
+package shell
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/vsh-rdma/vsh/lessons"
+)
+
+// lessonCmd is the command table's entry for lesson: every lesson
+// control lives under this one word, so none clashes with a verb or with
+// the shell's own reset.
+func lessonCmd() *command {
+	return &command{Name: "lesson", Group: gSession,
+		Usage:   "lesson [list | ID | FILE | next | back | hint | skip | reset | goal | quit]",
+		Summary: "Take a lesson: the tutor shows each step and checks its goal after every command you type",
+		Help: "lesson ID starts a lesson that ships with vsh (lesson list shows them), lesson FILE an instructor's own. " +
+			"The session is reset, then each step's prose is shown with its goal; type any commands you like, and the tutor " +
+			"checks the goal after each one — by the state of the objects and what the commands returned, never by what you typed. " +
+			"lesson alone shows the current step again.\n\n" +
+			"\tlesson next    go on (once the goal is reached)\n" +
+			"\tlesson back    go back one step (the session is rebuilt as it was then)\n" +
+			"\tlesson hint    a hint; twice: the lesson's own commands\n" +
+			"\tlesson skip    the tutor does the step for you\n" +
+			"\tlesson reset   rebuild the session as it was at the step's start (the shell's reset still resets everything)\n" +
+			"\tlesson goal    what is still missing\n" +
+			"\tlesson quit    leave the lesson\n\n" +
+			"From the command line: vsh lesson ID, vsh lesson play ID [--pace 1s], vsh lesson list, vsh lesson check FILE.",
+		rawArgs: true, meta: true, skipNotebook: true, run: cmdLesson, complete: completeLesson}
+}
+
+func cmdLesson(c *call) error {
+	st := c.s.lessonState()
+	words := c.a.pos
+	if len(words) == 0 {
+		if st.tutor == nil {
+			return listLessons(c)
+		}
+		out, err := st.tutor.Do("")
+		c.out.addRaw(out)
+		return err
+	}
+	if len(words) > 1 {
+		return usagef(c.cmd.usageHint(), "lesson takes one word, not %d", len(words))
+	}
+	w := words[0].text
+	for _, tc := range lessons.TutorCommands {
+		if strings.EqualFold(w, tc.Name) {
+			if st.tutor == nil || st.tutor.Quit() {
+				return usagef("lesson list shows the lessons; lesson ID starts one", "no lesson is running")
+			}
+			out, err := st.tutor.Do(tc.Name)
+			c.out.addRaw(out)
+			if tc.Name == "quit" {
+				st.tutor = nil
+			}
+			return err
+		}
+	}
+	if strings.EqualFold(w, "list") {
+		return listLessons(c)
+	}
+	l, err := lessons.Load(w, c.s.files.ReadFile)
+	if err != nil {
+		return usagef("lesson list shows the lessons", "%s", firstLines(err.Error(), 12))
+	}
+	env := c.s.LessonEnv()
+	if miss := lessons.Missing(l, c.s.prov); len(miss) > 0 {
+		return usagef("vsh --backend sim has everything the lessons need",
+			"lesson %s needs what this backend lacks: %s", l.ID, strings.Join(miss, "; "))
+	}
+	if st.tutor != nil && !st.tutor.Quit() {
+		if _, over := st.tutor.Step(); !over {
+			c.out.addRaw(fmt.Sprintf("» you leave lesson %s for %s", st.tutor.Lesson().ID, l.ID))
+		}
+	}
+	st.tutor = nil
+	if len(c.s.h.all()) > 0 {
+		if _, err := env.Exec("reset"); err != nil {
+			return err
+		}
+		c.out.addRaw("» the session is reset: a lesson starts from a fresh backend")
+	}
+	t, intro, err := lessons.NewTutor(env, l)
+	if err != nil {
+		return err
+	}
+	st.tutor = t
+	c.out.addRaw(intro)
+	return nil
+}
+
+func listLessons(c *call) error {
+	all, err := lessons.All()
+	if err != nil {
+		return err
+	}
+	var rows [][]string
+	skipped := 0
+	for _, l := range all {
+		note := ""
+		if miss := lessons.Missing(l, c.s.prov); len(miss) > 0 {
+			note = "skipped here: needs " + strings.Join(miss, "; ")
+			skipped++
+		}
+		rows = append(rows, []string{l.ID, l.Level, fmt.Sprintf("%d min", l.Minutes), l.Title, note})
+	}
+	c.out.add(table([]string{"lesson", "level", "time", "title", ""}, rows))
+	if skipped > 0 {
+		c.line("%d of %d lessons cannot run on this backend", skipped, len(all))
+	}
+	c.line("lesson ID starts one; lesson FILE takes an instructor's own")
+	return nil
+}
+
+func completeLesson(s *Shell, done []token, word string) []Suggestion {
+	if len(done) > 0 {
+		return nil
+	}
+	var out []Suggestion
+	if st := s.lesson; st != nil && st.tutor != nil && !st.tutor.Quit() {
+		for _, tc := range lessons.TutorCommands {
+			out = append(out, Suggestion{tc.Name, tc.Doc})
+		}
+	}
+	out = append(out, Suggestion{"list", "the lessons that ship with vsh"})
+	if all, err := lessons.All(); err == nil {
+		for _, l := range all {
+			out = append(out, Suggestion{l.ID, l.Title})
+		}
+	}
+	return filter(out, word)
+}

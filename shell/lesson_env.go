@@ -1,0 +1,184 @@
+package shell
+
+import (
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/vsh-rdma/vsh/lessons"
+	"github.com/vsh-rdma/vsh/verbs"
+)
+
+// LessonEnv returns the session as a lessons.Env: what the lesson player
+// and tutor need — run a command, read the structured log of what the
+// commands returned, reach the verbs objects behind the handles — and
+// nothing that reads printed text.
+func (s *Shell) LessonEnv() lessons.Env { return lessonEnv{s} }
+
+// lessonEnv adapts a Shell to lessons.Env. Commands it runs are the
+// tutor's own, so the tutor does not observe them.
+type lessonEnv struct{ s *Shell }
+
+var _ lessons.Env = lessonEnv{}
+
+func (e lessonEnv) Exec(line string) (string, error) {
+	st := e.s.lessonState()
+	st.inTutor++
+	defer func() { st.inTutor-- }()
+	return e.s.Exec(line)
+}
+
+func (e lessonEnv) FormatError(err error) string { return e.s.FormatError(err) }
+
+func (e lessonEnv) Prompt() string { return e.s.Prompt() }
+
+func (e lessonEnv) RecordCount() int { return len(e.s.log) }
+
+func (e lessonEnv) Records(from int) []lessons.Record {
+	if from < 0 {
+		from = 0
+	}
+	if from >= len(e.s.log) {
+		return nil
+	}
+	out := make([]lessons.Record, 0, len(e.s.log)-from)
+	for _, c := range e.s.log[from:] {
+		out = append(out, e.s.cellRecord(c))
+	}
+	return out
+}
+
+// cellRecord turns a cell of the log into a lessons.Record.
+func (s *Shell) cellRecord(c Cell) lessons.Record {
+	r := lessons.Record{N: c.N, Line: c.Line, Cmd: c.cmd, Err: c.Err, ExpectFail: c.ExpectFail,
+		Created: append([]string(nil), c.Created...), Inner: s.innerCommands(c)}
+	for i, wc := range c.Completions {
+		cq := ""
+		if i < len(c.CompletionCQs) {
+			cq = c.CompletionCQs[i]
+		}
+		r.Completions = append(r.Completions, lessons.Completion{CQ: cq, WC: wc})
+	}
+	if r.Err == nil && c.unexpected != nil {
+		r.Err = c.unexpected
+	}
+	return r
+}
+
+func (e lessonEnv) Object(handle string) (any, bool) { return e.s.Object(handle) }
+
+func (e lessonEnv) Handles() []string {
+	var out []string
+	for _, o := range e.s.h.all() {
+		out = append(out, o.name)
+	}
+	return out
+}
+
+func (e lessonEnv) Provider() verbs.Provider { return e.s.prov }
+
+func (e lessonEnv) Plain() bool { return e.s.st.plain }
+
+// lessonState is the shell's side of a lesson: the tutor, when one runs.
+type lessonState struct {
+	tutor *lessons.Tutor
+	// inTutor counts the commands the tutor (or a player) is running
+	// itself, which it must not observe.
+	inTutor int
+	// pp_stats' clock.
+	ppStart   time.Duration
+	ppStarted bool
+}
+
+func (s *Shell) lessonState() *lessonState {
+	if s.lesson == nil {
+		s.lesson = &lessonState{}
+	}
+	return s.lesson
+}
+
+// afterCell is deferred by Exec: when a lesson is running and the learner
+// typed a command (not lesson itself, not one the tutor runs, not one a
+// script sourced), the tutor looks at the new cell. Its words come after
+// the command's output and error; a failure is then part of the output (a
+// mistake is part of a lesson, not the end of a script).
+func (s *Shell) afterCell(before int, out *string, err *error) {
+	st := s.lesson
+	if st == nil || st.tutor == nil || st.inTutor > 0 || s.depth > 0 || s.cell == before || len(s.log) == 0 {
+		return
+	}
+	last := s.log[len(s.log)-1]
+	if last.cmd == "lesson" || errors.Is(*err, ErrExit) {
+		return
+	}
+	if _, over := st.tutor.Step(); over {
+		return
+	}
+	var words string
+	if perr := s.protect("lesson", func() error { words = st.tutor.Observe(); return nil }); perr != nil {
+		words = s.FormatError(&CmdError{Cell: last.N, Cmd: "lesson", Err: perr})
+	}
+	if words == "" {
+		return
+	}
+	if *err != nil {
+		*out += s.FormatError(*err)
+		*err = nil
+	}
+	*out += strings.TrimRight(words, "\n") + "\n"
+}
+
+// innerCommands names the commands a repeat or do line ran, read from the
+// line as typed: repeat 4 post_recv ... ran post_recv; repeat 2 do A; B
+// ran do, A and B.
+func (s *Shell) innerCommands(c Cell) []string {
+	if c.cmd != "repeat" && c.cmd != "do" {
+		return nil
+	}
+	toks, err := tokenize(c.Line)
+	if err != nil || len(toks) < 2 {
+		return nil
+	}
+	rest := c.Line[toks[1].start:]
+	if c.cmd == "repeat" {
+		if len(toks) < 3 {
+			return nil
+		}
+		rest = c.Line[toks[2].start:]
+	}
+	var out []string
+	parts := []string{rest}
+	if c.cmd == "do" {
+		parts, _ = splitSemicolons(rest)
+	}
+	for _, p := range parts {
+		pt, err := tokenize(p)
+		if err != nil || len(pt) == 0 {
+			continue
+		}
+		cmd, ok := s.byKey[strings.ToLower(pt[0].text)]
+		if !ok {
+			continue
+		}
+		out = append(out, cmd.Name)
+		if cmd.Name == "do" {
+			sub, _ := splitSemicolons(p[pt[1].start:])
+			for _, q := range sub {
+				if qt, err := tokenize(q); err == nil && len(qt) > 0 {
+					if qc, ok := s.byKey[strings.ToLower(qt[0].text)]; ok {
+						out = append(out, qc.Name)
+					}
+				}
+			}
+		}
+	}
+	return out
+}
+
+// Tutor returns the lesson running in the session, or nil.
+func (s *Shell) Tutor() *lessons.Tutor {
+	if s.lesson == nil {
+		return nil
+	}
+	return s.lesson.tutor
+}
