@@ -63,41 +63,92 @@ func RenderMarkdown(md string, plain bool) string {
 
 // rewrap breaks a rendered line longer than width at blanks. Continuation
 // lines keep the line's indent, and hang under the text of a list item or
-// a quote. Code (indented four or more, no bullet) is left alone.
+// a quote. Code (indented four or more, no bullet) is left alone. ANSI
+// escapes (styled output) take no columns and stay with their words.
 func rewrap(line string, width int) []string {
 	if visibleLen(line) <= width {
 		return []string{line}
 	}
-	body := strings.TrimLeft(line, " ")
-	indent := len(line) - len(body)
+	i, indent := 0, 0
+	for i < len(line) {
+		if line[i] == 0x1b {
+			i = skipEscape(line, i)
+			continue
+		}
+		if line[i] != ' ' {
+			break
+		}
+		indent++
+		i++
+	}
+	prefix, body := line[:i], line[i:]
+	plain := stripEscapes(body)
 	hang := indent
 	switch {
-	case strings.HasPrefix(body, "• "), strings.HasPrefix(body, "| "):
+	case strings.HasPrefix(plain, "• "), strings.HasPrefix(plain, "| "):
 		hang += 2
-	case startsBlock(body) && body[0] >= '0' && body[0] <= '9':
-		hang += strings.IndexByte(body, ' ') + 1
+	case startsBlock(plain) && plain[0] >= '0' && plain[0] <= '9':
+		hang += strings.IndexByte(plain, ' ') + 1
 	case indent >= 4:
 		return []string{line}
 	}
-	var out []string
-	cur := line[:indent]
-	curLen := indent
-	first := true
-	for _, w := range strings.Fields(body) {
-		wl := visibleLen(w)
-		if !first && curLen+1+wl > width {
-			out = append(out, cur)
-			cur, curLen, first = strings.Repeat(" ", hang), hang, true
+	// Words are split at blanks; a piece that shows nothing (an escape
+	// alone) joins the word before it.
+	var words []string
+	for _, w := range strings.Split(body, " ") {
+		switch {
+		case visibleLen(w) == 0 && len(words) > 0:
+			words[len(words)-1] += w
+		case w == "":
+		default:
+			words = append(words, w)
 		}
-		if !first {
+	}
+	var out []string
+	cur, curLen, empty := prefix, indent, true
+	for _, w := range words {
+		wl := visibleLen(w)
+		if !empty && curLen+1+wl > width {
+			out = append(out, cur)
+			cur, curLen, empty = strings.Repeat(" ", hang), hang, true
+		}
+		if !empty {
 			cur += " "
 			curLen++
 		}
 		cur += w
 		curLen += wl
-		first = false
+		empty = false
 	}
 	return append(out, cur)
+}
+
+// skipEscape returns the index just past the ANSI escape sequence at i.
+func skipEscape(s string, i int) int {
+	j := i + 1
+	if j < len(s) && s[j] == '[' {
+		j++
+		for j < len(s) && (s[j] < 0x40 || s[j] > 0x7e) {
+			j++
+		}
+	}
+	return min(j+1, len(s))
+}
+
+func stripEscapes(s string) string {
+	if strings.IndexByte(s, 0x1b) < 0 {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		if s[i] == 0x1b {
+			i = skipEscape(s, i)
+			continue
+		}
+		b.WriteByte(s[i])
+		i++
+	}
+	return b.String()
 }
 
 // visibleLen counts the columns of s, skipping ANSI escape sequences.
@@ -105,14 +156,7 @@ func visibleLen(s string) int {
 	n := 0
 	for i := 0; i < len(s); {
 		if s[i] == 0x1b {
-			j := i + 1
-			if j < len(s) && s[j] == '[' {
-				j++
-				for j < len(s) && (s[j] < 0x40 || s[j] > 0x7e) {
-					j++
-				}
-			}
-			i = j + 1
+			i = skipEscape(s, i)
 			continue
 		}
 		_, size := utf8.DecodeRuneInString(s[i:])
