@@ -50,3 +50,4 @@ do send qp0 mr=mr0 wr_id=2; poll cq1 n=1; send qp1 mr=mr1 wr_id=2; poll cq0 n=2;
 #! step 15
 pp_stats size=4k iters=6
 lesson next
+lesson next

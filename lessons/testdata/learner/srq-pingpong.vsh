@@ -24,5 +24,6 @@ poll cq0 n=20
 #! step 10
 post_srq_recv srq1 mr=mr1 wr_id=1 count=16
 post_srq_recv srq0 mr=mr0 wr_id=1 count=16
+lesson next
 destroy_srq srq0
 lesson next

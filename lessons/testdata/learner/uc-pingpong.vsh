@@ -36,3 +36,4 @@ send qp0 mr=mr0 wr_id=2
 poll cq1
 poll cq0
 lesson next
+lesson next

@@ -36,3 +36,4 @@ send qp0 mr=mr2 offset=40 length=4096 wr_id=2 ah=ah0 remote_qpn=qp1
 poll cq1
 poll cq0
 lesson next
+lesson next
