@@ -34,7 +34,7 @@ var checkTests = []struct {
 		`x.md:7: front matter: unknown key "sumary" (did you mean summary?)`}},
 	{"duplicate key", "---\nid: t\nid: u\ntitle: T\nlevel: beginner\nminutes: 1\n---\nprose\n", []string{
 		"x.md:3: front matter: id is given twice (first at line 2)"}},
-	{"no steps", goodHead, []string{"x.md: no steps"}},
+	{"no steps", goodHead, []string{"x.md:6: no steps"}},
 	{"cell without expect", goodHead + "Do it.\n\n```vsh\nopen_device A\n```\n\nMore.\n", []string{
 		"x.md:9: the learner's cell has no expect: line"}},
 	{"unclosed cell", goodHead + "```vsh\nopen_device A\n", []string{"x.md:7: the ```vsh cell opened here is never closed"}},

@@ -49,7 +49,7 @@ func (p *parser) parse(src string) {
 	body := p.frontMatter(lines)
 	p.body(lines, body)
 	if len(p.errs) == 0 && len(p.l.Steps) == 0 {
-		p.errorf(0, "no steps: a lesson needs prose and at least one ```vsh cell")
+		p.errorf(max(1, len(lines)), "no steps: after the front matter a lesson needs prose and at least one ```vsh cell")
 	}
 }
 

@@ -1,0 +1,81 @@
+package shell
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/vsh-rdma/vsh/lessons"
+)
+
+// TestLessonList checks lesson (and lesson list) with no lesson running:
+// every lesson that ships with vsh is listed. (The golden transcript
+// lesson.txt leaves the list out, so that a new lesson does not change it.)
+func TestLessonList(t *testing.T) {
+	sh := newTestShell(t, 2, 1, true, nil)
+	defer sh.Close()
+	for _, line := range []string{"lesson", "lesson list"} {
+		out, err := sh.Exec(line)
+		if err != nil {
+			t.Fatalf("%s: %v", line, err)
+		}
+		for _, id := range lessons.IDs() {
+			if !strings.Contains(out, id) {
+				t.Errorf("%s does not list %s:\n%s", line, id, out)
+			}
+		}
+	}
+}
+
+func TestLessonComplete(t *testing.T) {
+	sh := newTestShell(t, 2, 1, true, nil)
+	defer sh.Close()
+	texts := func(line string) string {
+		var out []string
+		for _, s := range sh.Complete(line) {
+			out = append(out, s.Text)
+		}
+		return strings.Join(out, " ")
+	}
+	if got := texts("lesson tou"); got != "tour" {
+		t.Errorf(`Complete("lesson tou") = %q; want "tour"`, got)
+	}
+	if got := texts("lesson l"); !strings.Contains(got, "list") || !strings.Contains(got, "lifecycle") {
+		t.Errorf(`Complete("lesson l") = %q; want list and lifecycle`, got)
+	}
+	// The tutor's words are offered once a lesson runs.
+	if got := texts("lesson ski"); got != "" {
+		t.Errorf(`Complete("lesson ski") with no lesson = %q; want nothing`, got)
+	}
+	if _, err := sh.Exec("lesson tour"); err != nil {
+		t.Fatal(err)
+	}
+	if got := texts("lesson ski"); got != "skip" {
+		t.Errorf(`Complete("lesson ski") = %q; want "skip"`, got)
+	}
+	if got := texts("do open_device A; alloc_p"); got != "alloc_pd" {
+		t.Errorf(`Complete("do open_device A; alloc_p") = %q; want "alloc_pd"`, got)
+	}
+	if got := texts("pp_stats st"); got != "start" {
+		t.Errorf(`Complete("pp_stats st") = %q; want "start"`, got)
+	}
+}
+
+func TestSubstituteIndex(t *testing.T) {
+	tests := []struct {
+		in   string
+		i    int
+		want string
+	}{
+		{"qp{i}", 3, "qp3"},
+		{"qp{i+16}", 3, "qp19"},
+		{"qp{i-1}", 3, "qp2"},
+		{"wr_id={i*2+1}", 3, "wr_id=7"},
+		{"x={i*4}", 2, "x=8"},
+		{"{j} {i} {i+} {i*} {", 1, "{j} 1 {i+} {i*} {"},
+	}
+	for _, tc := range tests {
+		if got := substituteIndex(tc.in, tc.i); got != tc.want {
+			t.Errorf("substituteIndex(%q, %d) = %q; want %q", tc.in, tc.i, got, tc.want)
+		}
+	}
+}
