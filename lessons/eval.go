@@ -14,6 +14,9 @@ import (
 type Unmet struct {
 	Expect *Expect
 	Why    string
+	// Handle is the object whose state is wrong (qp1 for qp*.state when
+	// qp1 is the one), or "" for completions, errors and the like.
+	Handle string
 }
 
 func (u *Unmet) Error() string { return u.Why }
@@ -114,7 +117,11 @@ func (e *Expect) check(x *evalCtx) error {
 			return e.unmet("%s is %d bytes long; it has no bytes %d to %d", s.handle, len(b), s.lo, s.hi)
 		}
 		got := value{t: tBytes, b: append([]byte(nil), b[s.lo:s.hi]...)}
-		return e.compare(e.subjText(), got, want[0])
+		err := e.compare(e.subjText(), got, want[0])
+		if u, ok := err.(*Unmet); ok {
+			u.Handle = s.handle
+		}
+		return err
 	case subjError:
 		return e.compare("error", x.lastError(), want[0])
 	case subjCompletions:
@@ -149,6 +156,14 @@ func (e *Expect) check(x *evalCtx) error {
 }
 
 func (e *Expect) checkField(x *evalCtx, h string, want []value) error {
+	err := e.checkField1(x, h, want)
+	if u, ok := err.(*Unmet); ok {
+		u.Handle = h
+	}
+	return err
+}
+
+func (e *Expect) checkField1(x *evalCtx, h string, want []value) error {
 	s := e.subj
 	o, ok := x.env.Object(h)
 	if !ok {

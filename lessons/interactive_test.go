@@ -210,3 +210,29 @@ func TestLearnerScriptsAreShellScripts(t *testing.T) {
 }
 
 var _ = shell.ErrExit
+
+// TestWrongTurn: a command that works but leaves the object it made short
+// of the goal gets the hint too; one that makes progress on a goal of
+// several parts does not.
+func TestWrongTurn(t *testing.T) {
+	sh := newShell(t, 2)
+	run := func(line string) string {
+		t.Helper()
+		out, err := sh.Exec(line)
+		if err != nil {
+			out += sh.FormatError(err)
+		}
+		return out
+	}
+	run("lesson lifecycle")
+	if out := run("open_device A"); strings.Contains(out, "not yet") {
+		t.Errorf("half of a two-part goal got a hint:\n%s", out)
+	}
+	run("open_device B")
+	run("alloc_pd ctx0")
+	run("alloc_pd ctx1")
+	out := run("reg_mr pd0 length=64 access=local_write")
+	if !strings.Contains(out, "» not yet: mr0.length is 64; the goal is 4096") || !strings.Contains(out, "hint: reg_mr pd0 length=4096") {
+		t.Errorf("an MR of the wrong size got no hint:\n%s", out)
+	}
+}

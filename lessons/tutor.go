@@ -209,11 +209,40 @@ func (t *Tutor) Observe() string {
 		t.enter(t.step+1, &b)
 		return b.String()
 	}
-	if last := recs[len(recs)-1]; last.Err != nil && !last.ExpectFail {
+	last := recs[len(recs)-1]
+	switch {
+	case last.Err != nil && !last.ExpectFail:
+		// A mistake: say what is missing, and give the hint.
 		b.WriteString("» not yet: " + unmet[0].Error() + "\n")
 		b.WriteString(t.hintText(false))
+	case last.Err == nil:
+		// A command that worked but left the object it made or acted on
+		// short of the goal (an MR without the access the step asks for):
+		// a wrong turn, though no error says so.
+		if u := wrongTurn(last, unmet); u != nil {
+			b.WriteString("» not yet: " + u.Error() + "\n")
+			b.WriteString(t.hintText(false))
+		}
 	}
 	return b.String()
+}
+
+// wrongTurn returns the unmet expectation about an object the command made
+// or acted on (its first word after the command name), if any.
+func wrongTurn(r Record, unmet []error) *Unmet {
+	touched := map[string]bool{}
+	for _, h := range r.Created {
+		touched[h] = true
+	}
+	if f := strings.Fields(r.Line); len(f) > 1 && handlePattern.MatchString(strings.ToLower(f[1])) {
+		touched[strings.ToLower(f[1])] = true
+	}
+	for _, err := range unmet {
+		if u, ok := err.(*Unmet); ok && u.Handle != "" && touched[u.Handle] {
+			return u
+		}
+	}
+	return nil
 }
 
 // hintText is the step's hint; with solution, the lesson's own commands.
