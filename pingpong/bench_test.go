@@ -63,9 +63,27 @@ func BenchmarkPingPongPair(b *testing.B) {
 
 func BenchmarkPingPongSides(b *testing.B) {
 	requireDataPath(b)
+	benchSides(b, func(b *testing.B) (verbs.Context, verbs.Context) {
+		_, a, c := benchContexts(b)
+		return a, c
+	})
+}
+
+// BenchmarkPingPongUDPLink is BenchmarkPingPongSides between two
+// simulators on the UDP link, as two processes have them: every packet a
+// real RoCEv2 datagram on loopback, timers in real time. cmd/pingpong's
+// BenchmarkTwoProcesses runs the same between two processes.
+func BenchmarkPingPongUDPLink(b *testing.B) {
+	requireDataPath(b)
+	benchSides(b, func(b *testing.B) (verbs.Context, verbs.Context) { return udpContexts(b) })
+}
+
+// benchSides runs each side's loop in its own goroutine between the two
+// contexts open returns.
+func benchSides(b *testing.B, open func(b *testing.B) (verbs.Context, verbs.Context)) {
 	for _, tr := range []Transport{RC, UC, UD, SRQ} {
 		b.Run(tr.String(), func(b *testing.B) {
-			_, a, c := benchContexts(b)
+			a, c := open(b)
 			o := benchOptions(tr, b.N)
 			o.Timeout = 30 * time.Second
 			srv, err := NewEndpoint(a, o, nil)

@@ -3,6 +3,7 @@ package pingpong
 import (
 	"fmt"
 	"math"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -110,6 +111,11 @@ type Options struct {
 	NewSend bool
 	// Backend is --backend: "sim", "ibverbs", or "" for the default.
 	Backend string
+	// SimAddr is --sim-addr: the loopback address (127.0.0.2, ...) that
+	// the simulator's UDP link binds, on port 4791; its IPv4-mapped form
+	// is the device's GID 1. "" lets the program choose the first free
+	// one. It implies --backend sim.
+	SimAddr string
 	// Timeout bounds every wait once the two sides are connected: the
 	// exchange, and the gap between two completions (--timeout, 10s).
 	// Zero waits forever, as rdma-core does.
@@ -152,6 +158,7 @@ const (
 	optBackend rune = 0x100 + iota
 	optTimeout
 	optHelp
+	optSimAddr
 )
 
 // spec returns the getopt_long call of t's program (rdma-core v44), plus
@@ -192,7 +199,7 @@ func (t Transport) spec() optSpec {
 	}
 	s.short += "h"
 	s.long = append(s.long, longOpt{"backend", true, optBackend}, longOpt{"timeout", true, optTimeout},
-		longOpt{"help", false, optHelp})
+		longOpt{"help", false, optHelp}, longOpt{"sim-addr", true, optSimAddr})
 	return s
 }
 
@@ -257,6 +264,9 @@ func ParseFlags(t Transport, args []string) (Options, error) {
 				o.NumQP, exchange.MaxQP, exchange.MaxQP-1)
 		}
 	}
+	if o.SimAddr != "" && o.Backend == "ibverbs" {
+		return o, usageErrorf("--sim-addr %s puts the simulator on its UDP link; it has no meaning with --backend ibverbs (drop one of them)", o.SimAddr)
+	}
 	return o, nil
 }
 
@@ -319,6 +329,8 @@ func (o *Options) apply(p parsedOpt) error {
 		}
 	case optTimeout:
 		o.Timeout, err = durationArg(p)
+	case optSimAddr:
+		o.SimAddr, err = simAddrArg(p.arg)
 	case 'h', optHelp:
 		o.Help = true
 	}
@@ -454,6 +466,29 @@ func (o Options) Validate() error {
 		return usageErrorf("num-qp %d: use 1 to %d", o.NumQP, exchange.MaxQP-1)
 	case o.Transport == SRQ && o.NumQP > o.RxDepth:
 		return usageErrorf("rx-depth %d is too small for %d QPs: the SRQ needs at least one receive per QP", o.RxDepth, o.NumQP)
+	case o.SimAddr != "" && o.Backend == "ibverbs":
+		return usageErrorf("--sim-addr %s puts the simulator on its UDP link; it has no meaning with --backend ibverbs (drop one of them)", o.SimAddr)
 	}
 	return nil
+}
+
+// simAddrArg checks --sim-addr: an IP address, optionally with the UDP
+// link's port, 4791.
+func simAddrArg(s string) (string, error) {
+	s = strings.TrimSpace(s)
+	a, err := netip.ParseAddr(s)
+	if err != nil {
+		ap, perr := netip.ParseAddrPort(s)
+		if perr != nil {
+			return "", usageErrorf("--sim-addr %q is not an IP address: give a loopback address such as 127.0.0.2, a different one on each side", s)
+		}
+		if ap.Port() != 4791 {
+			return "", usageErrorf("--sim-addr %s: the simulator's UDP link uses port 4791, where every RoCEv2 peer sends; give the address alone", s)
+		}
+		a = ap.Addr()
+	}
+	if a.Zone() != "" || a.Unmap().IsUnspecified() || a.IsMulticast() {
+		return "", usageErrorf("--sim-addr %s: give an address of this host that can be a GID, such as 127.0.0.2", s)
+	}
+	return s, nil
 }

@@ -28,6 +28,10 @@ type Program struct {
 	// Open returns the provider for --backend ("" = the default). The
 	// program does not close it: its caller does, after Run.
 	Open func(backend string) (verbs.Provider, error)
+	// OpenOptions, when set, is used instead of Open and sees every
+	// option: --backend and --sim-addr (cmd/pingpong puts the simulator
+	// on its UDP link there).
+	OpenOptions func(o Options) (verbs.Provider, error)
 	// Listen, when set, replaces listening on -p (tests pass a listener
 	// they bound already).
 	Listen func(port int) (net.Listener, error)
@@ -36,10 +40,6 @@ type Program struct {
 	// Hint is added to the explanation of a run that stopped moving (for
 	// example what the chosen backend cannot do).
 	Hint string
-	// CheckPeer, when set, is asked after the exchange whether the peer's
-	// addresses can be reached at all from this backend; its error ends the
-	// run before any QP is connected (the server: before it answers).
-	CheckPeer func(remote []exchange.Dest) error
 }
 
 // Run runs the command line args (after the program name: "rc -g 1 host")
@@ -139,10 +139,15 @@ func (p *Program) psn() func() uint32 {
 }
 
 func (p *Program) run(ctx context.Context, o Options, prog string) (err error) {
-	if p.Open == nil {
+	var prov verbs.Provider
+	switch {
+	case p.OpenOptions != nil:
+		prov, err = p.OpenOptions(o)
+	case p.Open != nil:
+		prov, err = p.Open(o.Backend)
+	default:
 		return errors.New("no backend: Program.Open is not set")
 	}
-	prov, err := p.Open(o.Backend)
 	if err != nil {
 		return err
 	}
@@ -189,20 +194,12 @@ func (p *Program) run(ctx context.Context, o Options, prog string) (err error) {
 		fmt.Fprintln(p.Stdout, LocalLine(o.Transport, d))
 	}
 	client := o.Host != ""
-	remote, peerErr, err := p.exchange(ctx, o, ep, client)
+	remote, err := p.exchange(ctx, o, ep, client)
 	if err != nil {
 		return err
 	}
 	for _, d := range remote {
 		fmt.Fprintln(p.Stdout, RemoteLine(d))
-	}
-	if peerErr != nil {
-		return peerErr
-	}
-	if client && p.CheckPeer != nil {
-		if err := p.CheckPeer(remote); err != nil {
-			return err
-		}
 	}
 	if client {
 		if err := ep.Connect(remote); err != nil {
@@ -267,9 +264,8 @@ func (c *countConn) Read(b []byte) (int, error) {
 }
 
 // exchange swaps addresses with the peer over TCP; the server connects
-// its QPs in the middle. peerErr is CheckPeer's refusal on the server,
-// reported once the exchange is over.
-func (p *Program) exchange(ctx context.Context, o Options, ep *Endpoint, client bool) (remote []exchange.Dest, peerErr, err error) {
+// its QPs in the middle.
+func (p *Program) exchange(ctx context.Context, o Options, ep *Endpoint, client bool) (remote []exchange.Dest, err error) {
 	slots := 1
 	if o.Transport == SRQ {
 		slots = exchange.MaxQP
@@ -280,7 +276,7 @@ func (p *Program) exchange(ctx context.Context, o Options, ep *Endpoint, client 
 		d := net.Dialer{Timeout: o.Timeout}
 		c, err := d.DialContext(ctx, "tcp", addr)
 		if err != nil {
-			return nil, nil, fail(fmt.Sprintf("Couldn't connect to %s:%d", o.Host, o.Port), err,
+			return nil, fail(fmt.Sprintf("Couldn't connect to %s:%d", o.Host, o.Port), err,
 				"start the server first (the same command without a host), and use the same -p on both sides")
 		}
 		conn = c
@@ -291,7 +287,7 @@ func (p *Program) exchange(ctx context.Context, o Options, ep *Endpoint, client 
 		}
 		ln, err := listen(o.Port)
 		if err != nil {
-			return nil, nil, fail(fmt.Sprintf("Couldn't listen to port %d", o.Port), err,
+			return nil, fail(fmt.Sprintf("Couldn't listen to port %d", o.Port), err,
 				"another program (an earlier server?) holds the port: stop it, or use another -p on both sides")
 		}
 		// A server waits for its client as long as it takes.
@@ -301,9 +297,9 @@ func (p *Program) exchange(ctx context.Context, o Options, ep *Endpoint, client 
 		ln.Close()
 		if err != nil {
 			if ctx.Err() != nil {
-				return nil, nil, fail("Interrupted while waiting for a client", ctx.Err(), "")
+				return nil, fail("Interrupted while waiting for a client", ctx.Err(), "")
 			}
-			return nil, nil, fail("accept() failed", err, "")
+			return nil, fail("accept() failed", err, "")
 		}
 		conn = c
 	}
@@ -321,20 +317,13 @@ func (p *Program) exchange(ctx context.Context, o Options, ep *Endpoint, client 
 			if cc.read == 0 && o.GIDIndex < 0 && ep.Port().LinkLayer == verbs.LinkLayerEthernet && !e.Timeout {
 				e.Hint += "; this side has no -g, which RoCE needs: if the server has one, its RTR failed for that reason (pass -g on both sides)"
 			}
-			return nil, nil, e
+			return nil, e
 		}
-		return remote, nil, nil
+		return remote, nil
 	}
 	// The server connects its QPs before it answers, as rdma-core's does.
-	// A peer this backend cannot reach at all is refused after the
-	// exchange instead, so that the client learns why too.
 	var connErr error
 	remote, err = exchange.Server(cc, ep.Local(), slots, func(r []exchange.Dest) error {
-		if p.CheckPeer != nil {
-			if peerErr = p.CheckPeer(r); peerErr != nil {
-				return nil
-			}
-		}
 		connErr = ep.Connect(r)
 		return connErr
 	})
@@ -343,18 +332,18 @@ func (p *Program) exchange(ctx context.Context, o Options, ep *Endpoint, client 
 		if errors.As(connErr, &pe) {
 			c := *pe
 			c.after = "Couldn't connect to remote QP"
-			return nil, nil, &c
+			return nil, &c
 		}
-		return nil, nil, connErr
+		return nil, connErr
 	}
 	if err != nil {
 		msg := "Couldn't read remote address"
 		if cc.read >= slots*exchange.MsgSize {
 			msg = "Couldn't send/recv local address"
 		}
-		return nil, nil, exchangeError(ctx, msg, err, cc.read, o, false)
+		return nil, exchangeError(ctx, msg, err, cc.read, o, false)
 	}
-	return remote, peerErr, nil
+	return remote, nil
 }
 
 // exchangeError explains an address exchange that failed, from how far it

@@ -53,6 +53,9 @@ func Usage(w io.Writer, prog string, t Transport) {
 	row("", "in and a device exists, else sim)")
 	row("--timeout=<duration>", fmt.Sprintf("once connected, give up after this long without progress and say"))
 	row("", fmt.Sprintf("what is likely wrong (default %s; 0 waits forever, as rdma-core)", DefaultTimeout))
+	row("--sim-addr=<addr>", "the simulator's UDP link: bind this loopback address, port 4791")
+	row("", "(127.0.0.2, 127.0.0.3, ...; each side its own; default the first")
+	row("", "free one); its IPv4-mapped form is GID 1. Implies --backend sim")
 	row("-h, --help", "this help")
 	io.WriteString(w, b.String())
 }

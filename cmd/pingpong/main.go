@@ -6,6 +6,14 @@
 //	pingpong rc -g 1 -c            # server
 //	pingpong rc -g 1 -c server     # client
 //
+// On the simulator (--backend sim, or no RDMA device), each process's
+// simulated RNIC is on the simulator's UDP link, bound to a loopback
+// address of its own (--sim-addr 127.0.0.2; by default the first free one),
+// so two pingpong processes on one host run against each other:
+//
+//	pingpong rc -g 1 --sim-addr 127.0.0.2               # server
+//	pingpong rc -g 1 --sim-addr 127.0.0.3 127.0.0.1     # client
+//
 // Started under one of rdma-core's names (a link named ibv_rc_pingpong), it
 // is that program. See docs/pingpong.md. This file only wires the library
 // (package pingpong) to the process: arguments, streams, signals, backend.
@@ -13,6 +21,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"os/signal"
@@ -20,7 +29,6 @@ import (
 	"syscall"
 
 	"github.com/vsh-rdma/vsh/pingpong"
-	"github.com/vsh-rdma/vsh/pingpong/exchange"
 	"github.com/vsh-rdma/vsh/verbs"
 	"github.com/vsh-rdma/vsh/verbs/ibverbs"
 	"github.com/vsh-rdma/vsh/verbs/sim"
@@ -43,14 +51,15 @@ func run(ctx context.Context, argv []string, stdout, stderr io.Writer) int {
 	}
 	var opened verbs.Provider
 	p := &pingpong.Program{Name: name, Stdout: stdout, Stderr: stderr}
-	p.Open = func(backend string) (verbs.Provider, error) {
-		prov, standaloneSim, err := openBackend(backend)
+	p.OpenOptions = func(o pingpong.Options) (verbs.Provider, error) {
+		prov, err := openBackend(o.Backend, o.SimAddr)
 		if err != nil {
 			return nil, err
 		}
 		opened = prov
-		if standaloneSim {
-			p.CheckPeer = simPeerUnreachable
+		if f, ok := prov.(*sim.Fabric); ok {
+			p.Hint = fmt.Sprintf("this side is on the simulator's UDP link at %s, so the peer must be a pingpong "+
+				"on the simulator (--backend sim) on this host", f.UDPAddr())
 		}
 		return prov, nil
 	}
@@ -62,32 +71,30 @@ func run(ctx context.Context, argv []string, stdout, stderr io.Writer) int {
 }
 
 // openBackend picks the backend of --backend; with none, libibverbs when it
-// is built in and sees a device, else the simulator. It reports whether the
-// result is a simulator of this process alone.
-func openBackend(name string) (verbs.Provider, bool, error) {
-	switch name {
-	case "sim":
-		return sim.New(sim.Config{Devices: 2, Seed: 1}), true, nil
-	case "ibverbs":
-		p, err := ibverbs.New()
-		return p, false, err
+// is built in and sees a device (and --sim-addr is not given), else the
+// simulator. The simulator's one device, sim0, is on its UDP link at
+// simAddr ("": the first free 127.0.0.N, N ≥ 2), so that two processes
+// reach each other.
+func openBackend(name, simAddr string) (verbs.Provider, error) {
+	switch {
+	case name == "sim" || (name == "" && simAddr != ""):
+		return openSim(simAddr)
+	case name == "ibverbs":
+		return ibverbs.New()
 	}
 	if p, err := ibverbs.New(); err == nil {
 		if devs, err := p.Devices(); err == nil && len(devs) > 0 {
-			return p, false, nil
+			return p, nil
 		}
 		p.Close()
 	}
-	return sim.New(sim.Config{Devices: 2, Seed: 1}), true, nil
+	return openSim(simAddr)
 }
 
-// simPeerUnreachable stops a run whose peer is in another process: this
-// process's simulated fabric has no link to the outside yet.
-func simPeerUnreachable([]exchange.Dest) error {
-	return &pingpong.Error{
-		Msg: "The peer is out of reach of this process's simulated RNIC",
-		Hint: "the address exchange worked, but --backend sim simulates its devices inside this process only, " +
-			"and the simulator's UDP link between processes is not available yet: run the two sides on real verbs " +
-			"(--backend ibverbs, e.g. on rxe), or in one process (the shell's pingpong command, or go test ./pingpong)",
+func openSim(addr string) (verbs.Provider, error) {
+	f, err := sim.NewUDP(sim.Config{Devices: 1, Seed: 1}, addr)
+	if err != nil {
+		return nil, err
 	}
+	return f, nil
 }

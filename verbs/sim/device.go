@@ -29,6 +29,9 @@ type device struct {
 	mrs       map[uint32]*mr // by pool index (key >> 8)
 	lastMR    *mr            // the MR found last, tried before the map
 	ctxs      []*context
+	// peer marks a stand-in for another host on the UDP link
+	// (udplink.go): not one of the fabric's devices, only a destination.
+	peer bool
 }
 
 var _ verbs.Device = (*device)(nil)

@@ -53,11 +53,17 @@ func (f *Fabric) runLocked() {
 // fabric then runs until nothing is in flight. Payloads still borrowed by
 // packets in flight are copied before the verb returns.
 func (f *Fabric) afterVerb() {
+	if f.link != nil {
+		f.link.syncLocked() // real time (udplink.go)
+	}
 	f.runTasks()
 	if f.mode == verbs.DeliverAuto {
 		f.runLocked()
 	}
 	f.settle()
+	if f.link != nil {
+		f.link.notifyLocked()
+	}
 }
 
 // Budgets for letting virtual time run in automatic mode.
@@ -70,6 +76,12 @@ const (
 // virtual time moves on to the next timers, as real time passes while a
 // program spins on ibv_poll_cq.
 func (f *Fabric) idlePoll(ready func() bool) {
+	if f.link != nil && f.mode == verbs.DeliverAuto {
+		// Real time passes by itself (udplink.go).
+		f.link.idleLocked(ready)
+		f.settle()
+		return
+	}
 	f.waitFor(idleTimeBudget, ready)
 }
 
@@ -79,6 +91,10 @@ func (f *Fabric) waitFor(d time.Duration, ready func() bool) {
 	defer f.settle()
 	f.runTasks()
 	if f.mode != verbs.DeliverAuto {
+		return
+	}
+	if f.link != nil {
+		f.link.waitLocked(d, ready) // real time (udplink.go)
 		return
 	}
 	f.runLocked()

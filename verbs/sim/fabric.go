@@ -59,6 +59,10 @@ type Fabric struct {
 	memUsed  int64
 
 	inlineScratch []byte // gathers inline data at post time
+
+	// link is the UDP link to other processes (udplink.go, NewUDP); nil
+	// for a fabric that lives in this process only.
+	link *udpLink
 }
 
 var (
@@ -127,8 +131,8 @@ func (f *Fabric) Devices() ([]verbs.Device, error) {
 // fabric.
 func (f *Fabric) Close() error {
 	f.mu.Lock()
-	defer f.mu.Unlock()
 	if f.closed {
+		f.mu.Unlock()
 		return nil
 	}
 	for _, d := range f.devs {
@@ -138,6 +142,11 @@ func (f *Fabric) Close() error {
 	}
 	f.closed = true
 	f.net.reset()
+	l := f.link
+	f.mu.Unlock()
+	if l != nil {
+		l.close() // its goroutines take the lock: not under it
+	}
 	return nil
 }
 

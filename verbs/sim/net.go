@@ -183,6 +183,9 @@ func (f *Fabric) xmit(q *qp, p *packet, request bool) error {
 	if err := f.egressCheck(p); err != nil {
 		return err
 	}
+	if to != nil && to.peer {
+		return f.link.send(p) // another process, over the UDP link
+	}
 	if to == nil {
 		f.net.seq++
 		p.seq = f.net.seq

@@ -229,12 +229,12 @@ const (
 // the program gave). A destination on the segment that no device answers
 // for fails after rdma_resolve_ip's one-second timeout with ETIMEDOUT; one
 // off the segment has no route, ENETUNREACH.
-func (f *Fabric) resolveAV(op, field string, av *verbs.AHAttr) error {
+func (f *Fabric) resolveAV(op, field string, d *device, av *verbs.AHAttr) error {
 	g := av.GRH.DGID
 	if isMcastGID(g) {
 		return nil
 	}
-	if f.deviceByGID(g) != nil {
+	if f.deviceByGID(g) != nil || (f.link != nil && f.link.peerFor(d, g) != nil) {
 		av.GRH.HopLimit = defaultHopLimit
 		return nil
 	}
@@ -295,7 +295,7 @@ func (p *pd) CreateAH(attr verbs.AHAttr) (verbs.AH, error) {
 		return nil, err
 	}
 	av := attr
-	if err := f.resolveAV(op, "ah_attr", &av); err != nil {
+	if err := f.resolveAV(op, "ah_attr", p.ctx.dev, &av); err != nil {
 		return nil, err
 	}
 	a := &ah{pd: p, attr: attr, av: av, route: f.makeRoute(p.ctx.dev, &av)}

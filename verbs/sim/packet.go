@@ -187,6 +187,9 @@ func (f *Fabric) makeRoute(d *device, av *verbs.AHAttr) route {
 	rt.mcast = isMcastGID(av.GRH.DGID)
 	if !rt.mcast {
 		rt.to = f.deviceByGID(av.GRH.DGID)
+		if rt.to == nil && f.link != nil {
+			rt.to = f.link.peerFor(d, av.GRH.DGID) // udplink.go
+		}
 	}
 	return rt
 }

@@ -265,7 +265,7 @@ func (q *qp) Modify(a *verbs.QPAttr, mask verbs.QPAttrMask) error {
 			// _ib_modify_qp resolves the destination of a connected QP
 			// (ib_resolve_eth_dmac), which also sets the hop limit.
 			c := *a
-			if err := f.resolveAV(op, "ah_attr", &c.AH); err != nil {
+			if err := f.resolveAV(op, "ah_attr", d, &c.AH); err != nil {
 				return err
 			}
 			a = &c

@@ -1,0 +1,425 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// Two real processes — the built pingpong binary, twice — run ping-pong
+// over the simulator's UDP link: each process's simulated RNIC on its own
+// loopback address (127.0.0.N, chosen by the program unless --sim-addr
+// says), genuine RoCEv2 datagrams on UDP port 4791 between them, the
+// addresses swapped over TCP as rdma-core does. Every process runs under a
+// deadline and every wait is bounded: nothing here can hang.
+
+var (
+	buildOnce sync.Once
+	buildDir  string
+	buildBin  string
+	buildErr  error
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if buildDir != "" {
+		os.RemoveAll(buildDir)
+	}
+	os.Exit(code)
+}
+
+// binary builds cmd/pingpong once per test run (without cgo: the
+// simulator is pure Go) and returns its path.
+func binary(t *testing.T) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		goTool, err := exec.LookPath("go")
+		if err != nil {
+			goTool = filepath.Join(os.Getenv("GOROOT"), "bin", "go")
+		}
+		buildDir, buildErr = os.MkdirTemp("", "udp-pingpong-")
+		if buildErr != nil {
+			return
+		}
+		buildBin = filepath.Join(buildDir, "pingpong")
+		cmd := exec.Command(goTool, "build", "-o", buildBin, ".")
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatalf("building pingpong: %v", buildErr)
+	}
+	return buildBin
+}
+
+// requireUDP builds the binary and skips where the simulator's UDP link
+// cannot bind a loopback address.
+func requireUDP(t *testing.T) {
+	t.Helper()
+	binary(t)
+	p, err := openBackend("sim", "")
+	if err != nil {
+		t.Skipf("no UDP link here: %v", err)
+	}
+	p.Close()
+}
+
+// freePort returns a TCP port nobody listens on (for -p).
+func freePort(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
+}
+
+// proc is one finished (or killed) pingpong process.
+type proc struct {
+	code           int
+	stdout, stderr string
+	took           time.Duration
+}
+
+func (p proc) String() string {
+	return fmt.Sprintf("exit %d after %s\nstdout:\n%sstderr:\n%s", p.code, p.took.Round(time.Millisecond), p.stdout, p.stderr)
+}
+
+// procDeadline bounds every process of these tests.
+const procDeadline = 30 * time.Second
+
+// lockedBuf is a bytes.Buffer a process writes while the test reads it.
+type lockedBuf struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuf) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuf) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// started is a running process.
+type started struct {
+	cmd            *exec.Cmd
+	stdout, stderr *lockedBuf
+	begin          time.Time
+	done           chan proc
+}
+
+func start(t *testing.T, ctx context.Context, args ...string) *started {
+	t.Helper()
+	s := &started{stdout: &lockedBuf{}, stderr: &lockedBuf{}, begin: time.Now(), done: make(chan proc, 1)}
+	s.cmd = exec.CommandContext(ctx, binary(t), args...)
+	s.cmd.Stdout, s.cmd.Stderr = s.stdout, s.stderr
+	s.cmd.WaitDelay = time.Second
+	if err := s.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		s.cmd.Wait()
+		s.done <- proc{code: s.cmd.ProcessState.ExitCode(), stdout: s.stdout.String(), stderr: s.stderr.String(), took: time.Since(s.begin)}
+	}()
+	return s
+}
+
+// wait waits for the process (it is killed at the test's deadline).
+func (s *started) wait() proc { return <-s.done }
+
+// waitOutput waits until the process printed want on stdout, or exited.
+func (s *started) waitOutput(want string, d time.Duration) bool {
+	deadline := time.Now().Add(d)
+	for time.Now().Before(deadline) {
+		if strings.Contains(s.stdout.String(), want) {
+			return true
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	return false
+}
+
+// pair runs a server with srvArgs and a client with cliArgs (the host is
+// added) on a fresh TCP port; the client retries while the server is not
+// listening yet.
+func pair(t *testing.T, srvArgs, cliArgs string) (srv, cli proc) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), procDeadline)
+	defer cancel()
+	port := freePort(t)
+	s := start(t, ctx, append(strings.Fields(srvArgs), "-p", port)...)
+	for i := 0; ; i++ {
+		c := start(t, ctx, append(strings.Fields(cliArgs), "-p", port, "127.0.0.1")...)
+		cli = c.wait()
+		if !strings.Contains(cli.stderr, "connection refused") || i >= 200 {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if !strings.Contains(cli.stderr, "remote address") && strings.Contains(cli.stderr, "Couldn't connect") {
+		s.cmd.Process.Kill()
+	}
+	srv = s.wait()
+	return srv, cli
+}
+
+// The formats of rdma-core's lines.
+var (
+	reLocal  = regexp.MustCompile(`^  local address:  LID 0x0000, QPN 0x[0-9a-f]{6}, PSN 0x[0-9a-f]{6}(,|:) GID ::ffff:127\.0\.0\.(\d+)$`)
+	reRemote = regexp.MustCompile(`^  remote address: LID 0x0000, QPN 0x[0-9a-f]{6}, PSN 0x[0-9a-f]{6}, GID ::ffff:127\.0\.0\.(\d+)$`)
+	reBytes  = regexp.MustCompile(`^(\d+) bytes in \d+\.\d\d seconds = (\d+\.\d\d|inf) Mbit/sec$`)
+	reIters  = regexp.MustCompile(`^(\d+) iters in \d+\.\d\d seconds = \d+\.\d\d usec/iter$`)
+)
+
+// checkRun checks one side's output: nqp local and remote lines, then the
+// two result lines with size*iters*2 bytes and iters iterations; it
+// returns the last octet of the local and the remote GID.
+func checkRun(t *testing.T, side string, p proc, ud bool, nqp, size, iters int) (local, remote string) {
+	t.Helper()
+	if p.code != 0 || p.stderr != "" {
+		t.Errorf("%s: %s", side, p)
+		return "", ""
+	}
+	sc := bufio.NewScanner(strings.NewReader(p.stdout))
+	var lines []string
+	for sc.Scan() {
+		lines = append(lines, sc.Text())
+	}
+	if len(lines) != 2*nqp+2 {
+		t.Errorf("%s: %d lines, want %d:\n%s", side, len(lines), 2*nqp+2, p.stdout)
+		return "", ""
+	}
+	for i := 0; i < nqp; i++ {
+		m := reLocal.FindStringSubmatch(lines[i])
+		if m == nil || (m[1] == ":") != ud {
+			t.Errorf("%s: not a local address line: %q", side, lines[i])
+			return "", ""
+		}
+		local = m[2]
+		r := reRemote.FindStringSubmatch(lines[nqp+i])
+		if r == nil {
+			t.Errorf("%s: not a remote address line: %q", side, lines[nqp+i])
+			return "", ""
+		}
+		remote = r[1]
+	}
+	if m := reBytes.FindStringSubmatch(lines[2*nqp]); m == nil || m[1] != strconv.Itoa(size*iters*2) {
+		t.Errorf("%s: bytes line %q, want %d bytes", side, lines[2*nqp], size*iters*2)
+	}
+	if m := reIters.FindStringSubmatch(lines[2*nqp+1]); m == nil || m[1] != strconv.Itoa(iters) {
+		t.Errorf("%s: iters line %q, want %d iters", side, lines[2*nqp+1], iters)
+	}
+	return local, remote
+}
+
+// twoProcCase is one run of the matrix.
+type twoProcCase struct {
+	tr         string
+	size, mtu  int
+	iters, nqp int
+}
+
+func (c twoProcCase) args() string {
+	a := fmt.Sprintf("%s --backend sim -g 1 -c -s %d -n %d --timeout 10s", c.tr, c.size, c.iters)
+	if c.tr != "ud" {
+		a += fmt.Sprintf(" -m %d", c.mtu)
+	}
+	if c.tr == "srq" {
+		a += fmt.Sprintf(" -q %d", c.nqp)
+	}
+	return a
+}
+
+// twoProcMatrix is every transport with -c: rc, uc and srq at sizes from
+// 1 byte to 64 KiB and every path MTU from 256 to 4096, ud at sizes up to
+// the active MTU (4096 on the loopback link). With -short, a
+// representative subset: the extremes of each and one middle point.
+func twoProcMatrix(short bool) []twoProcCase {
+	sizes := []int{1, 255, 1024, 4097, 65536}
+	mtus := []int{256, 512, 1024, 2048, 4096}
+	if short {
+		sizes, mtus = []int{1, 4097, 65536}, []int{256, 1024, 4096}
+	}
+	var cs []twoProcCase
+	for _, tr := range []string{"rc", "uc", "srq"} {
+		for _, s := range sizes {
+			for _, m := range mtus {
+				iters := 40
+				if s/m >= 64 {
+					iters = 10 // 64 KiB in 256-byte packets: 256 packets each way
+				}
+				nqp := 1
+				if tr == "srq" {
+					nqp = 4
+				}
+				cs = append(cs, twoProcCase{tr, s, m, iters, nqp})
+			}
+		}
+	}
+	for _, s := range []int{1, 1024, 4096} {
+		cs = append(cs, twoProcCase{"ud", s, 0, 40, 1})
+	}
+	return cs
+}
+
+func TestTwoProcesses(t *testing.T) {
+	requireUDP(t)
+	t0 := time.Now()
+	for _, c := range twoProcMatrix(testing.Short()) {
+		name := fmt.Sprintf("%s/s%d/m%d", c.tr, c.size, c.mtu)
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			srv, cli := pair(t, c.args(), c.args())
+			ud := c.tr == "ud"
+			sl, sr := checkRun(t, "server", srv, ud, c.nqp, c.size, c.iters)
+			cl, cr := checkRun(t, "client", cli, ud, c.nqp, c.size, c.iters)
+			if sl != "" && cl != "" && (sl == cl || sr != cl || cr != sl) {
+				t.Errorf("GIDs: server 127.0.0.%s (sees 127.0.0.%s), client 127.0.0.%s (sees 127.0.0.%s)", sl, sr, cl, cr)
+			}
+		})
+	}
+	t.Cleanup(func() { t.Logf("matrix: %s", time.Since(t0).Round(time.Millisecond)) })
+}
+
+// The defaults of rdma-core (-s 4096, -n 1000, srq's 16 QPs), -e, and
+// --sim-addr given on both sides.
+func TestTwoProcessesDefaultsAndAddresses(t *testing.T) {
+	requireUDP(t)
+	for _, tc := range []struct {
+		name, srv, cli string
+		ud             bool
+		nqp, size      int
+	}{
+		{"rc-defaults", "rc --backend sim -g 1 -c", "rc -g 1 -c --backend=sim", false, 1, 4096},
+		{"srq-defaults-events", "srq --backend sim -g 1 -e", "srq --backend sim -g 1", false, 16, 4096},
+		{"ud-events", "ud -g 1 -e -c --sim-addr 127.0.0.250", "ud -g 1 -c -e --sim-addr 127.0.0.251", true, 1, 1024},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			srv, cli := pair(t, tc.srv, tc.cli)
+			sl, _ := checkRun(t, "server", srv, tc.ud, tc.nqp, tc.size, 1000)
+			cl, _ := checkRun(t, "client", cli, tc.ud, tc.nqp, tc.size, 1000)
+			if tc.ud && (sl != "250" || cl != "251") {
+				t.Errorf("--sim-addr: the GIDs are 127.0.0.%s and 127.0.0.%s, want .250 and .251", sl, cl)
+			}
+		})
+	}
+}
+
+// Options that differ between the two sides, and a peer that stalls or
+// dies after the exchange: each run ends within its --timeout with the
+// message that names the likely mistake, never in a hang.
+func TestTwoProcessesMistakes(t *testing.T) {
+	requireUDP(t)
+	const to = " --backend sim --timeout 1s"
+	for _, tc := range []struct {
+		name             string
+		srv, cli         string
+		srvCode, cliCode int
+		srvWant, cliWant []string
+	}{
+		{name: "client -n larger", srv: "rc -g 1 -n 10" + to, cli: "rc -g 1 -n 20" + to, srvCode: 0, cliCode: 1,
+			cliWant: []string{"No completion for 1s: 10 of 20 messages received", "stopped answering after 10 messages", "smaller -n"}},
+		{name: "uc -s differs", srv: "uc -g 1 -s 4096" + to, cli: "uc -g 1 -s 8192" + to, srvCode: 1, cliCode: 1,
+			srvWant: []string{"Failed status local QP operation error (2) for wr_id 1", "the peer uses a larger -s"},
+			cliWant: []string{"No completion for 1s", "nothing came back", "differ in -s"}},
+		{name: "srq -q differs", srv: "srq -g 1 -q 4" + to, cli: "srq -g 1 -q 8" + to, srvCode: 1, cliCode: 1,
+			srvWant: []string{"the peer sent 8 QP addresses but this side has 4 QPs", "same -q"},
+			cliWant: []string{"closed the connection without answering"}},
+		{name: "rc server, uc client", srv: "rc -g 1" + to, cli: "uc -g 1" + to, srvCode: 1, cliCode: 1,
+			srvWant: []string{"No completion for 1s", "run different programs"}, cliWant: []string{"No completion for 1s"}},
+		{name: "-g on one side", srv: "rc -g 1" + to, cli: "rc" + to, srvCode: 1, cliCode: 1,
+			srvWant: []string{"the peer sent no GID"}, cliWant: []string{"Couldn't read/write remote address"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			srv, cli := pair(t, tc.srv, tc.cli)
+			for _, p := range []proc{srv, cli} {
+				if p.took > 10*time.Second {
+					t.Errorf("took %s:\n%s", p.took, p)
+				}
+			}
+			if srv.code != tc.srvCode || cli.code != tc.cliCode {
+				t.Fatalf("exit codes %d and %d, want %d and %d\nserver: %s\nclient: %s", srv.code, cli.code, tc.srvCode, tc.cliCode, srv, cli)
+			}
+			for _, w := range tc.srvWant {
+				if !strings.Contains(srv.stderr, w) {
+					t.Errorf("server stderr lacks %q:\n%s", w, srv.stderr)
+				}
+			}
+			for _, w := range tc.cliWant {
+				if !strings.Contains(cli.stderr, w) {
+					t.Errorf("client stderr lacks %q:\n%s", w, cli.stderr)
+				}
+			}
+		})
+	}
+}
+
+// A peer stopped (SIGSTOP) or killed (SIGKILL) in the middle of the run:
+// the other side gives up after its --timeout and says so.
+func TestTwoProcessesStalledPeer(t *testing.T) {
+	requireUDP(t)
+	for _, tc := range []struct {
+		name string
+		sig  syscall.Signal
+		tr   string
+	}{{"rc-stopped", syscall.SIGSTOP, "rc"}, {"uc-killed", syscall.SIGKILL, "uc"}, {"srq-stopped", syscall.SIGSTOP, "srq"}} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			ctx, cancel := context.WithTimeout(context.Background(), procDeadline)
+			defer cancel()
+			port := freePort(t)
+			// Many long messages, so that the run is still going when the
+			// server is stopped.
+			args := tc.tr + " --backend sim -g 1 -s 65536 -m 256 -n 100000 --timeout 1s -p " + port
+			srv := start(t, ctx, strings.Fields(args)...)
+			var cli *started
+			for i := 0; i < 200; i++ {
+				cli = start(t, ctx, append(strings.Fields(args), "127.0.0.1")...)
+				if cli.waitOutput("remote address", 2*time.Second) {
+					break
+				}
+				if p := cli.wait(); !strings.Contains(p.stderr, "connection refused") {
+					t.Fatalf("client: %s", p)
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+			if !srv.waitOutput("remote address", 5*time.Second) {
+				t.Fatalf("the server never connected: %s", srv.stderr.String())
+			}
+			time.Sleep(100 * time.Millisecond)
+			srv.cmd.Process.Signal(tc.sig)
+			c := cli.wait()
+			srv.cmd.Process.Kill()
+			if tc.sig == syscall.SIGSTOP {
+				srv.cmd.Process.Signal(syscall.SIGCONT)
+			}
+			srv.wait()
+			if c.code != 1 || !strings.Contains(c.stderr, "No completion for 1s") || !strings.Contains(c.stderr, "likely cause:") || c.took > 15*time.Second {
+				t.Errorf("client: %s", c)
+			}
+		})
+	}
+}

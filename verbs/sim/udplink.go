@@ -1,0 +1,588 @@
+package sim
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/vsh-rdma/vsh/verbs"
+	"github.com/vsh-rdma/vsh/verbs/wire"
+)
+
+// The UDP link: the second driver of the pure core. A fabric built with
+// NewUDP puts its device sim0 on a UDP socket bound to ADDR:4791, so that
+// two processes on one machine (two pingpong runs, vsh and pingpong) talk as
+// two hosts do, with genuine RoCEv2 packets. This file is the only place in
+// the simulator with goroutines and I/O; the core calls it through a few
+// hooks (xmit, makeRoute, resolveAV, afterVerb, waitFor, idlePoll, Close).
+//
+// Sending: a packet whose destination GID belongs to no device of this
+// fabric goes to a peer, a stand-in device named after the peer's address;
+// xmit hands it here, and it leaves at once as one datagram to
+// PEER:4791 — BTH through ICRC, encoded by verbs/wire.
+//
+// The ICRC covers the IP and UDP headers, and a plain UDP socket cannot
+// choose the IPv4 identification the kernel puts in them
+// (reference/rocev2-wire.md §7). Sim-to-sim traffic therefore computes it
+// over a canonical header: the real addresses and ports of the datagram
+// (source: this socket, ADDR:4791), DF set and the identification vsh
+// always uses (wire.IPv4ID: the PSN's low 16 bits); the receiver rebuilds
+// the same header from the datagram's source and its own address and
+// checks it (wire.VerifyICRC), exactly as the in-process fabric checks an
+// encoded packet. An IPv6 address gives a real header (IPv6 has no
+// identification), which is what kernel rxe interop needs later.
+//
+// Receiving: one goroutine reads datagrams into a queue, so that a burst
+// is taken off the socket at once; another takes the fabric's lock, turns
+// each into a packet from the peer to sim0 and runs the fabric, as the
+// in-process driver does after a verb. The receiver's checks, the ICRC
+// among them, are the core's (receive).
+//
+// Time: the virtual clock follows the wall clock (it never runs behind it),
+// and a ticker fires the timers that fall due, so rxe's retransmit and RNR
+// timers run in real time. Waiting for a completion event (GetEvent with a
+// wait, GetAsyncEvent) really waits; polling an empty CQ lets no virtual
+// time pass. In step mode (verbs.DeliverStep) arriving packets queue up
+// until Step, Run or Advance, and only those move the clock.
+
+// UDPPort is the port of the UDP link: RoCEv2's, where every peer sends.
+const UDPPort = wire.UDPPort
+
+// maxPeers bounds the stand-in devices of one link (a peer is created for
+// each address a QP is connected to or a datagram comes from).
+const maxPeers = 256
+
+// udpTick is how often the link looks for timers that fell due.
+const udpTick = time.Millisecond
+
+// udpQueueMax bounds the datagrams read but not yet handed to the fabric;
+// beyond it they are dropped, as a full socket buffer drops them.
+const udpQueueMax = 1 << 14
+
+// udpLink is the UDP driver of a fabric.
+type udpLink struct {
+	f     *Fabric
+	conn  *net.UDPConn
+	local netip.AddrPort // the bound address, ADDR:4791
+	dev   *device        // the device on the link (sim0)
+	peers map[netip.Addr]*device
+
+	start time.Time     // wall time when the link started
+	base  time.Duration // the virtual time then
+
+	// waiters counts goroutines waiting in waitLocked; wake is closed
+	// (and replaced) when something happens that they may wait for.
+	waiters int
+	wake    chan struct{}
+
+	// The receive queue, between the reader and whoever holds the fabric
+	// (a program polling its CQ, or the injector). batch is the drained
+	// part, used under the fabric's lock.
+	inMu    sync.Mutex
+	in      []datagram
+	batch   []datagram
+	free    [][]byte
+	inReady chan struct{}
+	dropped uint64 // datagrams dropped because the queue was full
+
+	done chan struct{}
+	wg   sync.WaitGroup
+}
+
+type datagram struct {
+	b    []byte
+	from netip.AddrPort
+}
+
+// NewUDP builds a fabric (as New does) whose device sim0 is on the UDP
+// link: bound to addr on UDP port 4791, its GID index 1 the IPv4-mapped
+// form of addr (an IPv6 addr is its own GID), its link-local GID and MAC
+// derived from addr, and its netdev MTU that of the loopback interface
+// (65535 here, so the active MTU is 4096) unless cfg.Link.MTU says
+// otherwise. The other devices, if cfg.Devices asks for more than one,
+// stay inside this process.
+//
+// addr is an IP address, optionally with ":4791"; "" picks the first free
+// loopback address from 127.0.0.2 up. QPs of sim0 reach any address of the
+// link's kind (with a loopback addr, any other 127.0.0.0/8 address) on
+// which another process runs a UDP link. Close stops the link and frees
+// the port.
+func NewUDP(cfg Config, addr string) (*Fabric, error) {
+	conn, local, err := bindUDP(addr)
+	if err != nil {
+		return nil, err
+	}
+	mtu := cfg.Link.MTU
+	f := New(cfg)
+	l := &udpLink{
+		f: f, conn: conn, local: local, dev: f.devs[0],
+		peers:   map[netip.Addr]*device{},
+		start:   time.Now(),
+		wake:    make(chan struct{}),
+		inReady: make(chan struct{}, 1),
+		done:    make(chan struct{}),
+	}
+	_ = conn.SetReadBuffer(4 << 20) // as much as net.core.rmem_max allows
+	_ = conn.SetWriteBuffer(4 << 20)
+	d := l.dev
+	ip := local.Addr()
+	d.ip = ip
+	d.mac = wire.MACFor(ip)
+	e := eui64(d.mac)
+	d.guid = uint64(e[0])<<56 | uint64(e[1])<<48 | uint64(e[2])<<40 | uint64(e[3])<<32 |
+		uint64(e[4])<<24 | uint64(e[5])<<16 | uint64(e[6])<<8 | uint64(e[7])
+	d.gids[0] = verbs.GID{0: 0xfe, 1: 0x80}
+	copy(d.gids[0][8:], e[:])
+	d.gids[1] = verbs.GID(ip.As16())
+	if mtu == 0 {
+		d.link.cfg.MTU = maxLinkMTU // lo: 65536
+	}
+	f.mu.Lock()
+	l.base = f.now
+	f.link = l
+	f.mu.Unlock()
+	l.wg.Add(3)
+	go l.reader()
+	go l.injector()
+	go l.ticker()
+	return f, nil
+}
+
+// UDPAddr returns the address the fabric's UDP link is bound to
+// (ADDR:4791), or the zero AddrPort for an in-process fabric.
+func (f *Fabric) UDPAddr() netip.AddrPort {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.link == nil {
+		return netip.AddrPort{}
+	}
+	return f.link.local
+}
+
+// ParseUDPAddr checks a --sim-addr value: an IP address, optionally with
+// ":4791" ("[::1]:4791" for IPv6). "" is valid and means "choose".
+func ParseUDPAddr(s string) (netip.Addr, error) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return netip.Addr{}, nil
+	}
+	if a, err := netip.ParseAddr(s); err == nil {
+		if a.Zone() != "" {
+			return netip.Addr{}, fmt.Errorf("--sim-addr %s: a scoped (zone) address cannot be a GID; use a loopback address such as 127.0.0.2", s)
+		}
+		return a.Unmap(), nil
+	}
+	ap, err := netip.ParseAddrPort(s)
+	if err != nil {
+		return netip.Addr{}, fmt.Errorf("--sim-addr %q is not an IP address: give one such as 127.0.0.2 (each process its own)", s)
+	}
+	if ap.Port() != UDPPort {
+		return netip.Addr{}, fmt.Errorf("--sim-addr %s: the UDP link uses port %d, where every RoCEv2 peer sends; give the address alone (127.0.0.2)", s, UDPPort)
+	}
+	if ap.Addr().Zone() != "" {
+		return netip.Addr{}, fmt.Errorf("--sim-addr %s: a scoped (zone) address cannot be a GID; use a loopback address such as 127.0.0.2", s)
+	}
+	return ap.Addr().Unmap(), nil
+}
+
+// bindUDP binds the link's socket: to addr, or to the first free address
+// 127.0.0.N (N from 2 to 254) when addr is "".
+func bindUDP(addr string) (*net.UDPConn, netip.AddrPort, error) {
+	a, err := ParseUDPAddr(addr)
+	if err != nil {
+		return nil, netip.AddrPort{}, err
+	}
+	if a.IsValid() {
+		if a.IsUnspecified() || a.IsMulticast() {
+			return nil, netip.AddrPort{}, fmt.Errorf("--sim-addr %s: the link needs an address of its own, which becomes the device's GID; use a loopback address such as 127.0.0.2", a)
+		}
+		ap := netip.AddrPortFrom(a, UDPPort)
+		c, err := net.ListenUDP(udpNet(a), net.UDPAddrFromAddrPort(ap))
+		if err != nil {
+			return nil, ap, bindError(ap, err)
+		}
+		return c, ap, nil
+	}
+	var last error
+	for n := 2; n < 255; n++ {
+		ap := netip.AddrPortFrom(netip.AddrFrom4([4]byte{127, 0, 0, byte(n)}), UDPPort)
+		c, err := net.ListenUDP("udp4", net.UDPAddrFromAddrPort(ap))
+		if err == nil {
+			return c, ap, nil
+		}
+		last = err
+		if !errors.Is(err, syscall.EADDRINUSE) {
+			return nil, ap, bindError(ap, err)
+		}
+	}
+	return nil, netip.AddrPort{}, fmt.Errorf("the simulator's UDP link found no free address from 127.0.0.2 to 127.0.0.254 on port %d (%v): stop some of the processes that hold them, or give one with --sim-addr", UDPPort, last)
+}
+
+func udpNet(a netip.Addr) string {
+	if a.Is4() {
+		return "udp4"
+	}
+	return "udp6"
+}
+
+func bindError(ap netip.AddrPort, err error) error {
+	why := ""
+	switch {
+	case errors.Is(err, syscall.EADDRINUSE):
+		why = ": another process (another vsh or pingpong, or the kernel's rdma_rxe, which holds 0.0.0.0:4791) has it; " +
+			"give each process its own address (--sim-addr 127.0.0.3), or leave --sim-addr out to take the first free one"
+	case errors.Is(err, syscall.EADDRNOTAVAIL):
+		why = ": no interface has that address; use a loopback address (127.0.0.2, 127.0.0.3, ...), which every Linux host has"
+	}
+	return fmt.Errorf("the simulator's UDP link cannot bind %s: %w%s", ap, err, why)
+}
+
+// ---------------------------------------------------------------- hooks
+
+// peerFor returns the stand-in device for the host with GID g, reached
+// from device d over the link, or nil when g is not reachable that way.
+func (l *udpLink) peerFor(d *device, g verbs.GID) *device {
+	if d != l.dev || isMcastGID(g) {
+		return nil
+	}
+	a := netip.AddrFrom16(g).Unmap()
+	if !l.reaches(a) {
+		return nil
+	}
+	return l.peer(a)
+}
+
+// reaches reports whether the link can send to address a: the same IP
+// version as the link, unicast, not the link's own address, and a
+// loopback address when the link has one (the kernel will not route from
+// 127.0.0.0/8 to elsewhere).
+func (l *udpLink) reaches(a netip.Addr) bool {
+	own := l.local.Addr()
+	if !a.IsValid() || a == own || a.Is4() != own.Is4() || a.IsMulticast() || a.IsUnspecified() {
+		return false
+	}
+	if own.IsLoopback() && !a.IsLoopback() {
+		return false
+	}
+	return !a.Is6() || !a.IsLinkLocalUnicast()
+}
+
+// peer returns (creating it) the stand-in device for address a, or nil
+// when the link has maxPeers already.
+func (l *udpLink) peer(a netip.Addr) *device {
+	if p := l.peers[a]; p != nil {
+		return p
+	}
+	if len(l.peers) >= maxPeers {
+		return nil
+	}
+	p := &device{f: l.f, idx: -1, name: a.String(), ip: a, peer: true, portState: verbs.PortActive}
+	p.gids[1] = verbs.GID(a.As16())
+	p.link.cfg = LinkConfig{MTU: maxLinkMTU}.withDefaults()
+	l.peers[a] = p
+	return p
+}
+
+// send puts p on the wire to its peer: one datagram, BTH through ICRC.
+// The fault rules apply (drop, duplicate and corrupt; delay and reorder
+// act in-process only). The packet is freed.
+func (l *udpLink) send(p *packet) error {
+	f := l.f
+	n := &f.net
+	n.seq++
+	p.seq = n.seq
+	// The canonical framing: this socket's address and port.
+	p.netw.SrcPort = l.local.Port()
+	p.netw.DstPort = UDPPort
+	f.uplink(p.from, p.size())
+	drop, dup := "", false
+	if len(n.faults) > 0 {
+		drop, dup = f.applyFaults(p)
+	}
+	p.encoded = false
+	if err := p.encode(); err != nil {
+		f.observe(p, "dropped", "cannot be framed: "+err.Error())
+		n.pool.put(p)
+		return nil
+	}
+	if p.corrupt {
+		flipBit(p)
+	}
+	f.observe(p, "sent", "")
+	if drop != "" {
+		f.observe(p, "dropped", drop)
+		n.pool.put(p)
+		return nil
+	}
+	dst := netip.AddrPortFrom(p.to.ip, UDPPort)
+	for i := 0; i < 1+b2i(dup); i++ {
+		if _, err := l.conn.WriteToUDPAddrPort(p.enc, dst); err != nil {
+			f.observe(p, "dropped", "the UDP link could not send it: "+err.Error())
+			break
+		}
+	}
+	n.pool.put(p)
+	return nil
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// syncLocked moves the virtual clock up to the wall clock (never back).
+func (l *udpLink) syncLocked() {
+	if l.f.mode != verbs.DeliverAuto {
+		return
+	}
+	if t := l.base + time.Since(l.start); t > l.f.now {
+		l.f.now = t
+	}
+}
+
+// notifyLocked wakes the goroutines waiting in waitLocked.
+func (l *udpLink) notifyLocked() {
+	if l.waiters > 0 {
+		close(l.wake)
+		l.wake = make(chan struct{})
+	}
+}
+
+// pollLocked is idlePoll in real time: the clock catches up, the
+// datagrams that came are delivered, what is due runs, and no virtual time
+// passes beyond now. A program that spins on its CQ thus does the
+// receiving itself, without handing the lock to the injector.
+func (l *udpLink) pollLocked() {
+	l.syncLocked()
+	l.drainLocked()
+	l.f.runLocked()
+}
+
+// drainLocked delivers the datagrams read so far (the fabric is locked)
+// and reports whether there were any.
+func (l *udpLink) drainLocked() bool {
+	l.inMu.Lock()
+	l.batch, l.in = l.in, l.batch[:0]
+	l.inMu.Unlock()
+	if len(l.batch) == 0 {
+		return false
+	}
+	f := l.f
+	l.syncLocked()
+	for i := range l.batch {
+		l.batch[i].b = l.injectLocked(l.batch[i].b, l.batch[i].from)
+	}
+	if f.mode == verbs.DeliverAuto {
+		f.runLocked()
+	}
+	l.inMu.Lock()
+	for i := range l.batch {
+		if b := l.batch[i].b; b != nil && len(l.free) < 1024 {
+			l.free = append(l.free, b)
+		}
+		l.batch[i] = datagram{}
+	}
+	l.inMu.Unlock()
+	return true
+}
+
+// waitLocked is waitFor in real time: it waits up to d of wall time, with
+// the fabric unlocked, until ready reports true.
+func (l *udpLink) waitLocked(d time.Duration, ready func() bool) {
+	f := l.f
+	l.pollLocked()
+	if d <= 0 || ready() {
+		return
+	}
+	deadline := time.Now().Add(d)
+	for !ready() && !f.closed {
+		left := time.Until(deadline)
+		if left <= 0 {
+			return
+		}
+		l.sleepLocked(min(left, udpTick))
+		l.pollLocked()
+	}
+}
+
+// idleLocked is idlePoll in real time. ibv_poll_cq does not wait, but a
+// program spinning on an empty CQ must not keep a CPU from the goroutines
+// (and, on a small machine, the other process) that bring what it waits
+// for: so an empty poll sleeps until a datagram or an event comes, the
+// next timer falls due, or udpIdleWait passed, with the fabric unlocked.
+// The program sees an empty CQ a little later, as if it had spun.
+func (l *udpLink) idleLocked(ready func() bool) {
+	l.pollLocked()
+	if ready() {
+		return
+	}
+	d := udpIdleWait
+	if t, ok := l.f.nextTimer(); ok {
+		d = min(d, max(t.at-l.f.now, 0))
+	}
+	if d > 0 {
+		l.sleepLocked(d)
+		l.pollLocked()
+	}
+}
+
+// udpIdleWait bounds the sleep of a poll that found nothing.
+const udpIdleWait = time.Millisecond
+
+// sleepLocked releases the fabric for up to d, until a datagram arrives
+// or something happens on the fabric (notifyLocked).
+func (l *udpLink) sleepLocked(d time.Duration) {
+	f := l.f
+	ch := l.wake
+	l.waiters++
+	f.settle()
+	f.mu.Unlock()
+	t := time.NewTimer(d)
+	select {
+	case <-ch:
+	case <-l.inReady: // drained by the caller's pollLocked
+	case <-t.C:
+	case <-l.done:
+	}
+	t.Stop()
+	f.mu.Lock()
+	l.waiters--
+}
+
+// ---------------------------------------------------------------- goroutines
+
+// reader takes datagrams off the socket as fast as they come.
+func (l *udpLink) reader() {
+	defer l.wg.Done()
+	buf := make([]byte, 1<<16)
+	for {
+		n, from, err := l.conn.ReadFromUDPAddrPort(buf)
+		if err != nil {
+			select {
+			case <-l.done:
+				return
+			default:
+			}
+			if errors.Is(err, net.ErrClosed) {
+				return
+			}
+			time.Sleep(udpTick) // a transient error (ICMP, ENOBUFS): go on
+			continue
+		}
+		l.inMu.Lock()
+		if len(l.in) >= udpQueueMax {
+			l.dropped++
+			l.inMu.Unlock()
+			continue
+		}
+		var b []byte
+		if k := len(l.free); k > 0 {
+			b = l.free[k-1][:0]
+			l.free = l.free[:k-1]
+		}
+		b = append(b, buf[:n]...)
+		l.in = append(l.in, datagram{b: b, from: from})
+		l.inMu.Unlock()
+		select {
+		case l.inReady <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// injector hands the queued datagrams to the fabric when nobody polls.
+func (l *udpLink) injector() {
+	defer l.wg.Done()
+	f := l.f
+	for {
+		select {
+		case <-l.done:
+			return
+		case <-l.inReady:
+		}
+		f.mu.Lock()
+		if f.closed {
+			f.mu.Unlock()
+			return
+		}
+		if l.drainLocked() {
+			f.settle()
+			l.notifyLocked()
+		}
+		f.mu.Unlock()
+	}
+}
+
+// injectLocked queues datagram b from the peer at from for delivery to
+// the link's device, now. It returns a buffer to reuse (the packet keeps
+// b and gives back the one it had).
+func (l *udpLink) injectLocked(b []byte, from netip.AddrPort) []byte {
+	f := l.f
+	src := from.Addr().Unmap()
+	peer := l.peer(src)
+	if peer == nil {
+		return b
+	}
+	n := &f.net
+	p := n.pool.get()
+	spare := p.enc[:0]
+	p.enc, p.encoded = b, true
+	p.from, p.to = peer, l.dev
+	p.sgid, p.dgid = verbs.GID(src.As16()), verbs.GID(l.local.Addr().As16())
+	p.netw = wire.Network{Src: src, Dst: l.local.Addr(), SrcPort: from.Port(), DstPort: l.local.Port()}
+	p.ipv6 = !src.Is4()
+	n.seq++
+	p.seq = n.seq
+	p.at = f.now
+	f.enqueue(p)
+	return spare
+}
+
+// ticker fires the timers that fall due in wall-clock time.
+func (l *udpLink) ticker() {
+	defer l.wg.Done()
+	t := time.NewTicker(udpTick)
+	defer t.Stop()
+	f := l.f
+	for {
+		select {
+		case <-l.done:
+			return
+		case <-t.C:
+		}
+		f.mu.Lock()
+		if f.closed {
+			f.mu.Unlock()
+			return
+		}
+		if f.mode == verbs.DeliverAuto {
+			l.syncLocked()
+			if tm, ok := f.nextTimer(); ok && tm.at <= f.now {
+				f.runLocked()
+				f.settle()
+				l.notifyLocked()
+			}
+		}
+		f.mu.Unlock()
+	}
+}
+
+// close stops the goroutines and frees the port; the fabric must not be
+// locked.
+func (l *udpLink) close() {
+	select {
+	case <-l.done:
+		return
+	default:
+	}
+	close(l.done)
+	l.conn.Close()
+	l.wg.Wait()
+}

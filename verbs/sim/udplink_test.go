@@ -1,0 +1,338 @@
+package sim
+
+import (
+	"bytes"
+	"errors"
+	"net"
+	"net/netip"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/vsh-rdma/vsh/verbs"
+	"github.com/vsh-rdma/vsh/verbs/wire"
+)
+
+// newUDPFabric is a fabric on the UDP link at the first free loopback
+// address; the test skips where loopback UDP is not available.
+func newUDPFabric(t *testing.T) *Fabric {
+	t.Helper()
+	f, err := NewUDP(Config{Devices: 1}, "")
+	if err != nil {
+		t.Skipf("no UDP link here: %v", err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return f
+}
+
+// udpEnv is newEnv on a UDP-linked fabric.
+func udpEnv(t *testing.T, f *Fabric) *env {
+	t.Helper()
+	d, err := f.Device(0)
+	mustT(t, err)
+	ctx, err := d.Open()
+	mustT(t, err)
+	pd, err := ctx.AllocPD()
+	mustT(t, err)
+	cq, err := ctx.CreateCQ(verbs.CQInitAttr{CQE: 256})
+	mustT(t, err)
+	return &env{t: t, f: f, ctx: ctx, pd: pd, cq: cq}
+}
+
+// connectRC moves a (on ea) and b (on eb) to RTS, each aimed at the other.
+func connectRC(t *testing.T, ea, eb *env, a, b verbs.QP, mtu verbs.MTU) {
+	t.Helper()
+	all := verbs.AccessLocalWrite | verbs.AccessRemote
+	for _, x := range []struct {
+		e, pe *env
+		q, p  verbs.QP
+	}{{ea, eb, a, b}, {eb, ea, b, a}} {
+		mustT(t, x.q.Modify(&verbs.QPAttr{State: verbs.QPSInit, PortNum: 1, AccessFlags: all}, initMask))
+		av := verbs.AHAttr{IsGlobal: true, PortNum: 1, GRH: verbs.GlobalRoute{DGID: x.pe.gid(), SGIDIndex: 1, HopLimit: 1}}
+		mustT(t, x.q.Modify(&verbs.QPAttr{State: verbs.QPSRTR, AH: av, PathMTU: mtu, DestQPN: x.p.Num(), RQPSN: 100,
+			MaxDestRdAtomic: 1, MinRNRTimer: 12}, rtrMask))
+		mustT(t, x.q.Modify(&verbs.QPAttr{State: verbs.QPSRTS, Timeout: 14, RetryCnt: 7, RNRRetry: 7, SQPSN: 100, MaxRdAtomic: 1}, rtsMask))
+	}
+}
+
+// waitWC polls e's CQ until n completions came or the deadline passed.
+func waitWC(t *testing.T, e *env, n int) []verbs.WC {
+	t.Helper()
+	var got []verbs.WC
+	deadline := time.Now().Add(10 * time.Second)
+	for len(got) < n && time.Now().Before(deadline) {
+		got = append(got, e.poll()...)
+		if len(got) < n {
+			time.Sleep(50 * time.Microsecond)
+		}
+	}
+	if len(got) < n {
+		t.Fatalf("%d of %d completions within 10 s: %+v", len(got), n, got)
+	}
+	return got
+}
+
+func TestUDPLinkAddressAndGIDs(t *testing.T) {
+	f := newUDPFabric(t)
+	ap := f.UDPAddr()
+	if !ap.Addr().IsLoopback() || ap.Port() != 4791 || ap.Addr() == netip.MustParseAddr("127.0.0.1") {
+		t.Fatalf("bound to %v, want 127.0.0.N:4791 with N ≥ 2", ap)
+	}
+	e := udpEnv(t, f)
+	if g := e.gid(); g != verbs.GIDFromIPv4(ap.Addr()) {
+		t.Errorf("GID 1 is %s, want the IPv4-mapped %s", g, ap.Addr())
+	}
+	g0, _ := e.ctx.QueryGID(1, 0)
+	if g0[0] != 0xfe || g0[1] != 0x80 {
+		t.Errorf("GID 0 %s is not link-local", g0)
+	}
+	pa, err := e.ctx.QueryPort(1)
+	mustT(t, err)
+	if pa.ActiveMTU != verbs.MTU4096 {
+		t.Errorf("active MTU %v, want 4096 (the loopback netdev)", pa.ActiveMTU)
+	}
+	// A second fabric takes the next free address.
+	f2 := newUDPFabric(t)
+	if f2.UDPAddr() == ap {
+		t.Errorf("two fabrics on %v", ap)
+	}
+	// An explicit address in use says so.
+	_, err = NewUDP(Config{}, ap.Addr().String())
+	if err == nil || !errors.Is(err, syscall.EADDRINUSE) || !strings.Contains(err.Error(), "--sim-addr") {
+		t.Errorf("binding %v twice: %v", ap, err)
+	}
+	// After Close the address is free again.
+	f.Close()
+	f3, err := NewUDP(Config{}, ap.String())
+	if err != nil {
+		t.Fatalf("after Close, %v: %v", ap, err)
+	}
+	f3.Close()
+	if (&Fabric{}).UDPAddr().IsValid() {
+		t.Error("an in-process fabric has a UDP address")
+	}
+}
+
+func TestParseUDPAddr(t *testing.T) {
+	for _, tc := range []struct{ in, want, err string }{
+		{"", "invalid IP", ""},
+		{"127.0.0.2", "127.0.0.2", ""},
+		{" 127.0.0.9:4791 ", "127.0.0.9", ""},
+		{"::ffff:127.0.0.3", "127.0.0.3", ""},
+		{"[::1]:4791", "::1", ""},
+		{"127.0.0.2:5000", "", "uses port 4791"},
+		{"localhost", "", "not an IP address"},
+		{"fe80::1%lo", "", "zone"},
+		{"300.1.1.1", "", "not an IP address"},
+	} {
+		a, err := ParseUDPAddr(tc.in)
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("%q: %v, want an error with %q", tc.in, err, tc.err)
+			}
+			continue
+		}
+		if err != nil || a.String() != tc.want {
+			t.Errorf("%q: %v %v, want %s", tc.in, a, err, tc.want)
+		}
+	}
+	for _, bad := range []string{"0.0.0.0", "224.0.0.1"} {
+		if f, err := NewUDP(Config{}, bad); err == nil {
+			f.Close()
+			t.Errorf("NewUDP(%s) worked", bad)
+		}
+	}
+}
+
+// Two fabrics, as two processes would have them: RC SEND, WRITE and READ
+// of several packets, UC SEND and UD SEND go over real UDP and arrive
+// intact; the packets are genuine RoCEv2 with a good ICRC.
+func TestUDPLinkDataPath(t *testing.T) {
+	fa, fb := newUDPFabric(t), newUDPFabric(t)
+	ea, eb := udpEnv(t, fa), udpEnv(t, fb)
+	var mu sync.Mutex
+	var seen []verbs.PacketEvent
+	cancel := fb.ObservePackets(func(ev verbs.PacketEvent) {
+		mu.Lock()
+		ev.Bytes = append([]byte(nil), ev.Bytes...)
+		seen = append(seen, ev)
+		mu.Unlock()
+	})
+	defer cancel()
+
+	qa, qb := ea.qp(verbs.QPTypeRC, verbs.QPCap{}), eb.qp(verbs.QPTypeRC, verbs.QPCap{})
+	connectRC(t, ea, eb, qa, qb, verbs.MTU1024)
+	all := verbs.AccessLocalWrite | verbs.AccessRemote
+	ma, err := ea.pd.AllocMR(1<<16, all)
+	mustT(t, err)
+	mb, err := eb.pd.AllocMR(1<<16, all)
+	mustT(t, err)
+	fill(ma.Bytes(), 3)
+
+	// SEND of 5000 bytes: five packets.
+	_, err = qb.PostRecv([]verbs.RecvWR{{WRID: 7, SGList: []verbs.SGE{{Addr: mb.Addr(), Length: 8192, LKey: mb.LKey()}}}})
+	mustT(t, err)
+	_, err = qa.PostSend([]verbs.SendWR{{WRID: 1, Opcode: verbs.WRSend, Flags: verbs.SendSignaled,
+		SGList: []verbs.SGE{{Addr: ma.Addr(), Length: 5000, LKey: ma.LKey()}}}})
+	mustT(t, err)
+	wa := waitWC(t, ea, 1)
+	wb := waitWC(t, eb, 1)
+	if wa[0].Status != verbs.WCSuccess || wb[0].Status != verbs.WCSuccess || wb[0].ByteLen != 5000 {
+		t.Fatalf("send %+v, recv %+v", wa, wb)
+	}
+	if !bytes.Equal(mb.Bytes()[:5000], ma.Bytes()[:5000]) {
+		t.Error("SEND: the data differ")
+	}
+	// WRITE 20000 bytes to B, READ them back into A at 32 KiB.
+	_, err = qa.PostSend([]verbs.SendWR{{WRID: 2, Opcode: verbs.WRRDMAWrite, Flags: verbs.SendSignaled,
+		SGList:     []verbs.SGE{{Addr: ma.Addr(), Length: 20000, LKey: ma.LKey()}},
+		RemoteAddr: mb.Addr() + 8192, RKey: mb.RKey()}})
+	mustT(t, err)
+	_, err = qa.PostSend([]verbs.SendWR{{WRID: 3, Opcode: verbs.WRRDMARead, Flags: verbs.SendSignaled,
+		SGList:     []verbs.SGE{{Addr: ma.Addr() + 32768, Length: 20000, LKey: ma.LKey()}},
+		RemoteAddr: mb.Addr() + 8192, RKey: mb.RKey()}})
+	mustT(t, err)
+	wa = waitWC(t, ea, 2)
+	for _, w := range wa {
+		if w.Status != verbs.WCSuccess {
+			t.Fatalf("WRITE/READ: %+v", wa)
+		}
+	}
+	if !bytes.Equal(ma.Bytes()[32768:32768+20000], ma.Bytes()[:20000]) {
+		t.Error("WRITE then READ: the data differ")
+	}
+	mu.Lock()
+	delivered := 0
+	for _, ev := range seen {
+		if ev.Verdict == "delivered" {
+			delivered++
+			var n wire.Network
+			n.Src, n.Dst = fa.UDPAddr().Addr(), fb.UDPAddr().Addr()
+			n.SrcPort = 4791
+			if err := wire.VerifyICRC(ev.Bytes, &n); err != nil && ev.From == fa.UDPAddr().Addr().String() {
+				t.Errorf("#%d from %s: %v", ev.Seq, ev.From, err)
+			}
+		}
+		if strings.HasPrefix(ev.Verdict, "dropped") {
+			t.Errorf("dropped: %s %s", ev.Summary, ev.Verdict)
+		}
+	}
+	mu.Unlock()
+	if delivered < 5+20 {
+		t.Errorf("B saw %d packets delivered", delivered)
+	}
+
+	// UD: one SEND with a GRH.
+	ua, ub := ea.qp(verbs.QPTypeUD, verbs.QPCap{}), eb.qp(verbs.QPTypeUD, verbs.QPCap{})
+	for _, q := range []verbs.QP{ua, ub} {
+		mustT(t, q.Modify(&verbs.QPAttr{State: verbs.QPSInit, PortNum: 1, QKey: 0x11111111},
+			verbs.AttrState|verbs.AttrPKeyIndex|verbs.AttrPort|verbs.AttrQKey))
+		mustT(t, q.Modify(&verbs.QPAttr{State: verbs.QPSRTR}, verbs.AttrState))
+		mustT(t, q.Modify(&verbs.QPAttr{State: verbs.QPSRTS, SQPSN: 5}, verbs.AttrState|verbs.AttrSQPSN))
+	}
+	ah, err := ea.pd.CreateAH(verbs.AHAttr{IsGlobal: true, PortNum: 1, GRH: verbs.GlobalRoute{DGID: eb.gid(), SGIDIndex: 1, HopLimit: 64}})
+	mustT(t, err)
+	_, err = ub.PostRecv([]verbs.RecvWR{{WRID: 9, SGList: []verbs.SGE{{Addr: mb.Addr(), Length: 40 + 1000, LKey: mb.LKey()}}}})
+	mustT(t, err)
+	_, err = ua.PostSend([]verbs.SendWR{{WRID: 4, Opcode: verbs.WRSend, Flags: verbs.SendSignaled,
+		SGList: []verbs.SGE{{Addr: ma.Addr(), Length: 1000, LKey: ma.LKey()}},
+		AH:     ah, RemoteQPN: ub.Num(), RemoteQKey: 0x11111111}})
+	mustT(t, err)
+	waitWC(t, ea, 1)
+	wb = waitWC(t, eb, 1)
+	if wb[0].Status != verbs.WCSuccess || wb[0].ByteLen != 1040 || wb[0].Flags&verbs.WCGRH == 0 {
+		t.Fatalf("UD recv %+v", wb)
+	}
+	if g := wire.GRH(mb.Bytes()[:40]); g.Source() != fa.UDPAddr().Addr() || g.Dest() != fb.UDPAddr().Addr() {
+		t.Errorf("UD GRH from %v to %v", g.Source(), g.Dest())
+	}
+	if !bytes.Equal(mb.Bytes()[40:1040], ma.Bytes()[:1000]) {
+		t.Error("UD: the data differ")
+	}
+}
+
+// A datagram with a bad ICRC, or not RoCE at all, is dropped by the
+// receiver's checks, and the link goes on.
+func TestUDPLinkDropsBadDatagrams(t *testing.T) {
+	fb := newUDPFabric(t)
+	eb := udpEnv(t, fb)
+	qb := eb.qp(verbs.QPTypeUD, verbs.QPCap{})
+	mustT(t, qb.Modify(&verbs.QPAttr{State: verbs.QPSInit, PortNum: 1, QKey: 0x11111111},
+		verbs.AttrState|verbs.AttrPKeyIndex|verbs.AttrPort|verbs.AttrQKey))
+	mustT(t, qb.Modify(&verbs.QPAttr{State: verbs.QPSRTR}, verbs.AttrState))
+	mb, err := eb.pd.AllocMR(4096, verbs.AccessLocalWrite)
+	mustT(t, err)
+	_, err = qb.PostRecv([]verbs.RecvWR{{WRID: 1, SGList: []verbs.SGE{{Addr: mb.Addr(), Length: 4096, LKey: mb.LKey()}}}})
+	mustT(t, err)
+	var mu sync.Mutex
+	var verdicts []string
+	defer fb.ObservePackets(func(ev verbs.PacketEvent) {
+		mu.Lock()
+		verdicts = append(verdicts, ev.Verdict)
+		mu.Unlock()
+	})()
+
+	c, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Skip(err)
+	}
+	defer c.Close()
+	to := net.UDPAddrFromAddrPort(fb.UDPAddr())
+	src := c.LocalAddr().(*net.UDPAddr).AddrPort()
+	p := wire.Packet{BTH: wire.BTHFields{Opcode: wire.UDSendOnly, PKey: wire.DefaultPKey, DestQP: qb.Num(), PSN: 1},
+		DETH: wire.DETHFields{QKey: 0x11111111, SrcQP: 0x99}, Payload: []byte("hello")}
+	n := wire.Network{Src: src.Addr(), Dst: fb.UDPAddr().Addr(), SrcPort: src.Port()}
+	good, err := p.Append(nil, &n)
+	mustT(t, err)
+	bad := append([]byte(nil), good...)
+	bad[len(bad)-6] ^= 1
+	for _, b := range [][]byte{{1, 2, 3}, bad, good} {
+		if _, err := c.WriteToUDP(b, to); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w := waitWC(t, eb, 1)
+	if w[0].Status != verbs.WCSuccess || w[0].ByteLen != 40+5 || string(mb.Bytes()[40:45]) != "hello" {
+		t.Fatalf("recv %+v %q", w, mb.Bytes()[40:45])
+	}
+	mu.Lock()
+	got := strings.Join(verdicts, "\n")
+	mu.Unlock()
+	if !strings.Contains(got, "malformed") || !strings.Contains(got, "bad ICRC") || !strings.Contains(got, "delivered") {
+		t.Errorf("verdicts:\n%s", got)
+	}
+}
+
+// Retransmission in real time: B's QP is not ready when A's SEND arrives
+// (it is dropped), and A's retransmit timer (timeout 14: ~67 ms) sends it
+// again once B is.
+func TestUDPLinkRetransmitsInRealTime(t *testing.T) {
+	fa, fb := newUDPFabric(t), newUDPFabric(t)
+	ea, eb := udpEnv(t, fa), udpEnv(t, fb)
+	qa, qb := ea.qp(verbs.QPTypeRC, verbs.QPCap{}), eb.qp(verbs.QPTypeRC, verbs.QPCap{})
+	connectRC(t, ea, eb, qa, qb, verbs.MTU1024)
+	all := verbs.AccessLocalWrite | verbs.AccessRemote
+	ma, _ := ea.pd.AllocMR(4096, all)
+	mb, _ := eb.pd.AllocMR(4096, all)
+	if _, err := fb.AddFault(verbs.FaultRule{Action: verbs.FaultDrop, Count: 1, Opcode: "ACKNOWLEDGE"}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := qb.PostRecv([]verbs.RecvWR{{WRID: 7, SGList: []verbs.SGE{{Addr: mb.Addr(), Length: 4096, LKey: mb.LKey()}}}})
+	mustT(t, err)
+	start := time.Now()
+	_, err = qa.PostSend([]verbs.SendWR{{WRID: 1, Opcode: verbs.WRSend, Flags: verbs.SendSignaled,
+		SGList: []verbs.SGE{{Addr: ma.Addr(), Length: 100, LKey: ma.LKey()}}}})
+	mustT(t, err)
+	w := waitWC(t, ea, 1)
+	if w[0].Status != verbs.WCSuccess {
+		t.Fatalf("%+v", w)
+	}
+	if d := time.Since(start); d < 50*time.Millisecond {
+		t.Errorf("completed after %v: the lost ACK should have cost a retransmit timeout (~67 ms)", d)
+	}
+	if got := waitWC(t, eb, 1); got[0].Status != verbs.WCSuccess {
+		t.Errorf("B: %+v", got)
+	}
+}
