@@ -17,6 +17,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/netip"
 	"os"
 	"runtime/debug"
 	"strings"
@@ -45,6 +46,9 @@ Flags:
   --backend sim|ibverbs  where the verbs run: the simulator (default) or libibverbs
   --devices N            simulated devices sim0..simN-1 (default 2)
   --seed N               the simulator's seed: same script + same seed = same transcript (default 1)
+  --sim-addr ADDR        put the simulated device sim0 on the simulator's UDP link at ADDR (127.0.0.2,
+                         127.0.0.3, ...; port 4791; GID 1 is ::ffff:ADDR), to talk to a pingpong or a
+                         vsh in another process, each with its own address
   --plain                no colour (also when not on a terminal, or NO_COLOR is set)
   -k, --keep-going       do not stop a script at its first failing command
   -f FILE                run FILE instead of reading commands interactively
@@ -62,6 +66,7 @@ func run(argv []string, stdin *os.File, stdout, stderr io.Writer) int {
 	backend := fs.String("backend", "sim", "")
 	devices := fs.Int("devices", 2, "")
 	seed := fs.Int64("seed", 1, "")
+	simAddr := fs.String("sim-addr", "", "")
 	plain := fs.Bool("plain", false, "")
 	var keep bool
 	fs.BoolVar(&keep, "k", false, "")
@@ -100,6 +105,11 @@ func run(argv []string, stdin *os.File, stdout, stderr io.Writer) int {
 		return 2
 	}
 
+	if *simAddr != "" && *backend != "sim" {
+		fmt.Fprintf(stderr, "vsh: --sim-addr puts the simulator on its UDP link; it has no meaning with --backend %s\n", *backend)
+		return 2
+	}
+
 	var open func() (verbs.Provider, error)
 	var desc string
 	switch *backend {
@@ -107,6 +117,16 @@ func run(argv []string, stdin *os.File, stdout, stderr io.Writer) int {
 		n, s := *devices, *seed
 		open = func() (verbs.Provider, error) { return sim.New(sim.Config{Devices: n, Seed: s}), nil }
 		desc = fmt.Sprintf("sim (%d device%s, seed %d)", n, map[bool]string{true: "", false: "s"}[n == 1], s)
+		if *simAddr != "" { // the UDP link (verbs/sim/udplink.go)
+			a, err := sim.ParseUDPAddr(*simAddr)
+			if err != nil {
+				fmt.Fprintf(stderr, "vsh: %v\n", err)
+				return 2
+			}
+			open = func() (verbs.Provider, error) { return sim.NewUDP(sim.Config{Devices: n, Seed: s}, a.String()) }
+			desc = fmt.Sprintf("sim (%d device%s, seed %d; sim0 on the UDP link at %s)", n,
+				map[bool]string{true: "", false: "s"}[n == 1], s, netip.AddrPortFrom(a, sim.UDPPort))
+		}
 	case "ibverbs":
 		// Try it once here, to explain the two ways it fails before a session.
 		p, err := ibverbs.New()
