@@ -163,8 +163,8 @@ func RunPair(ctx context.Context, server, client verbs.Context, o Options, h Pai
 				return res, fail("Interrupted", err, "")
 			}
 			runtime.Gosched()
-			if waited := time.Since(last); o.Timeout > 0 && waited >= o.Timeout {
-				return res, pairStall(sides, names, waited)
+			if o.Timeout > 0 && time.Since(last) >= o.Timeout {
+				return res, pairStall(sides, names, o.Timeout) // as Run says it: the timeout, not the overshoot
 			}
 		}
 	}

@@ -42,7 +42,7 @@ func TestMain(m *testing.M) {
 
 // binary builds cmd/pingpong once per test run (without cgo: the
 // simulator is pure Go) and returns its path.
-func binary(t *testing.T) string {
+func binary(t testing.TB) string {
 	t.Helper()
 	buildOnce.Do(func() {
 		goTool, err := exec.LookPath("go")
@@ -68,7 +68,7 @@ func binary(t *testing.T) string {
 
 // requireUDP builds the binary and skips where the simulator's UDP link
 // cannot bind a loopback address.
-func requireUDP(t *testing.T) {
+func requireUDP(t testing.TB) {
 	t.Helper()
 	binary(t)
 	p, err := openBackend("sim", "")
@@ -79,7 +79,7 @@ func requireUDP(t *testing.T) {
 }
 
 // freePort returns a TCP port nobody listens on (for -p).
-func freePort(t *testing.T) string {
+func freePort(t testing.TB) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -129,7 +129,7 @@ type started struct {
 	done           chan proc
 }
 
-func start(t *testing.T, ctx context.Context, args ...string) *started {
+func start(t testing.TB, ctx context.Context, args ...string) *started {
 	t.Helper()
 	s := &started{stdout: &lockedBuf{}, stderr: &lockedBuf{}, begin: time.Now(), done: make(chan proc, 1)}
 	s.cmd = exec.CommandContext(ctx, binary(t), args...)
@@ -163,7 +163,7 @@ func (s *started) waitOutput(want string, d time.Duration) bool {
 // pair runs a server with srvArgs and a client with cliArgs (the host is
 // added) on a fresh TCP port; the client retries while the server is not
 // listening yet.
-func pair(t *testing.T, srvArgs, cliArgs string) (srv, cli proc) {
+func pair(t testing.TB, srvArgs, cliArgs string) (srv, cli proc) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), procDeadline)
 	defer cancel()
@@ -420,6 +420,30 @@ func TestTwoProcessesStalledPeer(t *testing.T) {
 			if c.code != 1 || !strings.Contains(c.stderr, "No completion for 1s") || !strings.Contains(c.stderr, "likely cause:") || c.took > 15*time.Second {
 				t.Errorf("client: %s", c)
 			}
+		})
+	}
+}
+
+// BenchmarkTwoProcesses: the four programs between two processes over the
+// UDP link, rdma-core's default sizes (4096 bytes; ud 1024), -g 1, b.N
+// exchanges; reported are the client's own figures (usec/iter, Mbit/sec),
+// which leave out the processes' start and the exchange.
+func BenchmarkTwoProcesses(b *testing.B) {
+	requireUDP(b)
+	reBench := regexp.MustCompile(`(?m)^\d+ bytes in \S+ seconds = (\S+) Mbit/sec\n\d+ iters in \S+ seconds = (\S+) usec/iter$`)
+	for _, tr := range []string{"rc", "uc", "ud", "srq"} {
+		b.Run(tr, func(b *testing.B) {
+			args := fmt.Sprintf("%s --backend sim -g 1 -n %d", tr, max(b.N, 1))
+			srv, cli := pair(b, args, args)
+			m := reBench.FindStringSubmatch(cli.stdout)
+			if srv.code != 0 || cli.code != 0 || m == nil {
+				b.Fatalf("server: %s\nclient: %s", srv, cli)
+			}
+			mbit, _ := strconv.ParseFloat(m[1], 64)
+			usec, _ := strconv.ParseFloat(m[2], 64)
+			b.ReportMetric(usec, "usec/iter")
+			b.ReportMetric(mbit, "Mbit/sec")
+			b.ReportMetric(0, "ns/op")
 		})
 	}
 }

@@ -59,6 +59,22 @@
 // Fabric.SetLink); two QPs on one device use rxe's loopback, which has no
 // MTU. verbs.Inspector shows queue contents, PSNs, retry counts and timers.
 //
+// # The UDP link
+//
+// NewUDP puts device sim0 on a real network: a UDP socket bound to a
+// loopback address of its own on port 4791 (127.0.0.2, 127.0.0.3, ...;
+// "" picks the first free one), GID 1 the IPv4-mapped form of that address.
+// A QP of sim0 connected to another process's GID sends it genuine RoCEv2
+// datagrams, ICRC included — computed over a canonical IP header (the
+// datagram's addresses and ports, DF, the PSN-derived identification) that
+// the receiver rebuilds and checks — and receives its packets through the
+// same checks as in process. Time then follows the wall clock: timers fire
+// in real time, an empty poll sleeps briefly instead of moving virtual
+// time. The driver (udplink.go) is the only code here with goroutines and
+// sockets; the fabric's lock serialises it with the verbs. Two pingpong
+// processes (--sim-addr) or vsh --sim-addr and a pingpong thus run
+// against each other.
+//
 // docs/simulator.md describes the simulator in full and lists every place
 // where it follows rxe rather than the IBTA specification or ConnectX.
 package sim

@@ -359,10 +359,11 @@ func (l *udpLink) notifyLocked() {
 // datagrams that came are delivered, what is due runs, and no virtual time
 // passes beyond now. A program that spins on its CQ thus does the
 // receiving itself, without handing the lock to the injector.
-func (l *udpLink) pollLocked() {
+func (l *udpLink) pollLocked() bool {
 	l.syncLocked()
-	l.drainLocked()
+	got := l.drainLocked()
 	l.f.runLocked()
+	return got
 }
 
 // drainLocked delivers the datagrams read so far (the fabric is locked)
@@ -419,8 +420,7 @@ func (l *udpLink) waitLocked(d time.Duration, ready func() bool) {
 // next timer falls due, or udpIdleWait passed, with the fabric unlocked.
 // The program sees an empty CQ a little later, as if it had spun.
 func (l *udpLink) idleLocked(ready func() bool) {
-	l.pollLocked()
-	if ready() {
+	if l.pollLocked() || ready() {
 		return
 	}
 	d := udpIdleWait
