@@ -83,8 +83,10 @@ test-lab: lab-setup
 #                 a missing rxe0 is a failure — the backend's own rxe tests, and ping-pong interop:
 #                 pingpong rc|uc|ud|srq --backend ibverbs against rdma-core's ibv_*_pingpong, ours as
 #                 server and as client; and vsh --backend ibverbs driving one side by hand (exchange,
-#                 modify_qp, post/poll) against ibv_rc_pingpong, both directions. It prints how many
-#                 scenarios ran and how many pairs passed.
+#                 modify_qp, post/poll) against ibv_rc_pingpong, both directions; and every lesson
+#                 (vsh --backend ibverbs lesson play ID): its expectations must hold, a lesson that
+#                 needs what rxe lacks is skipped with its reason. It prints how many scenarios ran,
+#                 how many pairs passed, and the lessons played, passed and skipped.
 # make bench-rxe  Go pingpong rc against C ibv_rc_pingpong on the same rxe0: interleaved rounds,
 #                 medians, latency and bandwidth ratios for 64 B and 64 KiB (reported, not asserted).
 RXE_TEST := bin/ibverbs.test
