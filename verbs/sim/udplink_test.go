@@ -336,3 +336,100 @@ func TestUDPLinkRetransmitsInRealTime(t *testing.T) {
 		t.Errorf("B: %+v", got)
 	}
 }
+
+// Arbitrary datagrams from a "peer" the QPs are connected to, with a good
+// ICRC, so that they reach the engines: random opcodes, PSNs, keys,
+// addresses and payloads. Nothing panics, and the link still works.
+func TestUDPLinkRandomDatagrams(t *testing.T) {
+	fb := newUDPFabric(t)
+	eb := udpEnv(t, fb)
+	c, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Skip(err)
+	}
+	defer c.Close()
+	src := c.LocalAddr().(*net.UDPAddr).AddrPort()
+	peer := verbs.GIDFromIPv4(src.Addr())
+	all := verbs.AccessLocalWrite | verbs.AccessRemote | verbs.AccessRemoteAtomic
+	mb, err := eb.pd.AllocMR(1<<16, all)
+	mustT(t, err)
+	var qpns []uint32
+	for _, typ := range []verbs.QPType{verbs.QPTypeRC, verbs.QPTypeUC, verbs.QPTypeUD} {
+		q := eb.qp(typ, verbs.QPCap{MaxSendWR: 16, MaxRecvWR: 64, MaxSendSGE: 1, MaxRecvSGE: 1})
+		qpns = append(qpns, q.Num())
+		if typ == verbs.QPTypeUD {
+			mustT(t, q.Modify(&verbs.QPAttr{State: verbs.QPSInit, PortNum: 1, QKey: 0x11111111},
+				verbs.AttrState|verbs.AttrPKeyIndex|verbs.AttrPort|verbs.AttrQKey))
+			mustT(t, q.Modify(&verbs.QPAttr{State: verbs.QPSRTR}, verbs.AttrState))
+		} else {
+			mustT(t, q.Modify(&verbs.QPAttr{State: verbs.QPSInit, PortNum: 1, AccessFlags: all}, initMask))
+			av := verbs.AHAttr{IsGlobal: true, PortNum: 1, GRH: verbs.GlobalRoute{DGID: peer, SGIDIndex: 1, HopLimit: 1}}
+			m := verbs.AttrState | verbs.AttrAV | verbs.AttrPathMTU | verbs.AttrDestQPN | verbs.AttrRQPSN
+			if typ == verbs.QPTypeRC {
+				m |= verbs.AttrMaxDestRdAtomic | verbs.AttrMinRNRTimer
+			}
+			mustT(t, q.Modify(&verbs.QPAttr{State: verbs.QPSRTR, AH: av, PathMTU: verbs.MTU1024, DestQPN: 0x99, RQPSN: 100,
+				MaxDestRdAtomic: 4, MinRNRTimer: 12}, m))
+		}
+		for i := 0; i < 32; i++ {
+			_, err := q.PostRecv([]verbs.RecvWR{{WRID: uint64(i), SGList: []verbs.SGE{{Addr: mb.Addr(), Length: 2048, LKey: mb.LKey()}}}})
+			mustT(t, err)
+		}
+	}
+	ops := wire.Opcodes()
+	rng := uint64(12345)
+	next := func() uint64 { rng ^= rng << 13; rng ^= rng >> 7; rng ^= rng << 17; return rng }
+	to := net.UDPAddrFromAddrPort(fb.UDPAddr())
+	n := wire.Network{Src: src.Addr(), Dst: fb.UDPAddr().Addr(), SrcPort: src.Port()}
+	for i := 0; i < 3000; i++ {
+		p := wire.Packet{BTH: wire.BTHFields{Opcode: ops[next()%uint64(len(ops))], PKey: wire.DefaultPKey,
+			DestQP: qpns[next()%3], PSN: wire.PSN(100 + next()%8), AckReq: next()%2 == 0}}
+		p.RETH = wire.RETHFields{VA: mb.Addr() + next()%70000, RKey: mb.RKey() ^ uint32(next()%2), DMALen: uint32(next() % 5000)}
+		p.DETH = wire.DETHFields{QKey: 0x11111111, SrcQP: 0x99}
+		p.AtomicETH = wire.AtomicETHFields{VA: mb.Addr() + 8*(next()%16), RKey: mb.RKey(), SwapAdd: next(), Compare: next()}
+		if p.BTH.Opcode.HasPayload() {
+			p.Payload = make([]byte, next()%1500)
+		}
+		b, err := p.Append(nil, &n)
+		if err != nil {
+			continue
+		}
+		if next()%10 == 0 {
+			b = b[:next()%uint64(len(b))] // truncated
+		}
+		if _, err := c.WriteToUDP(b, to); err != nil {
+			t.Fatal(err)
+		}
+		if i%64 == 0 {
+			eb.poll() // let the fabric take them, and empty the CQ
+			time.Sleep(time.Millisecond)
+		}
+	}
+	time.Sleep(50 * time.Millisecond)
+	eb.poll()
+	// The link still delivers: a fresh UD QP takes a good datagram (the
+	// random ones may have used up or failed the others' receives).
+	ud := eb.qp(verbs.QPTypeUD, verbs.QPCap{})
+	mustT(t, ud.Modify(&verbs.QPAttr{State: verbs.QPSInit, PortNum: 1, QKey: 0x11111111},
+		verbs.AttrState|verbs.AttrPKeyIndex|verbs.AttrPort|verbs.AttrQKey))
+	mustT(t, ud.Modify(&verbs.QPAttr{State: verbs.QPSRTR}, verbs.AttrState))
+	_, err = ud.PostRecv([]verbs.RecvWR{{WRID: 1, SGList: []verbs.SGE{{Addr: mb.Addr(), Length: 2048, LKey: mb.LKey()}}}})
+	mustT(t, err)
+	p := wire.Packet{BTH: wire.BTHFields{Opcode: wire.UDSendOnly, PKey: wire.DefaultPKey, DestQP: ud.Num(), PSN: 1},
+		DETH: wire.DETHFields{QKey: 0x11111111, SrcQP: 0x99}, Payload: []byte("still here")}
+	b, err := p.Append(nil, &n)
+	mustT(t, err)
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		if _, err := c.WriteToUDP(b, to); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(2 * time.Millisecond)
+		for _, w := range eb.poll() {
+			if w.QPNum == ud.Num() && w.Status == verbs.WCSuccess && w.ByteLen == 40+10 {
+				return
+			}
+		}
+	}
+	t.Error("after the random datagrams, a good UD datagram was not received")
+}
