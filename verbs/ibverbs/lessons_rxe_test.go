@@ -64,7 +64,7 @@ func TestLessonsRXE(t *testing.T) {
 	}
 	summary := fmt.Sprintf("lessons on %s: %d played, %d passed, %d skipped", rxeDevice(), played, passed, len(skipped))
 	if len(skipped) > 0 {
-		summary += " (" + strings.Join(skipped, "; ") + ")"
+		summary += " (" + strings.Join(skipped, ", ") + ")"
 	}
 	t.Log(summary)
 	fmt.Println("RXE " + summary)
