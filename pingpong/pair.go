@@ -168,6 +168,16 @@ func RunPair(ctx context.Context, server, client verbs.Context, o Options, h Pai
 			}
 		}
 	}
+	if o.Check {
+		// As Program does before -c: stop both sides first, so that no late
+		// SEND (srq's last round sends up to num_qp-1 extra messages) is
+		// still being written while the buffers are read.
+		for _, e := range sides {
+			if err := e.Stop(); err != nil {
+				return res, err
+			}
+		}
+	}
 	for i, e := range sides {
 		s := &res.Server
 		if i == 1 {
