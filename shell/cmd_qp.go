@@ -54,14 +54,23 @@ func cmdCreateQP(c *call) error {
 	}
 	o := c.s.h.add(&object{kind: kQP, qp: qp, parent: pd, dev: pd.dev, qpType: typ, sendCQ: scq, recvCQ: rcq, srqObj: srq,
 		sqDepth: capa.MaxSendWR, rqDepth: capa.MaxRecvWR})
+	// ibv_create_qp writes the capacities the device gave back into
+	// init_attr.cap (rxe rounds the queues up to 2^k-1 and derives SGEs and
+	// inline size from one WQE size); show those, as query_qp would.
+	got := capa
 	if a, _, err := qp.Query(verbs.AttrCap); err == nil && a.Cap.MaxSendWR > 0 {
-		o.sqDepth, o.rqDepth = a.Cap.MaxSendWR, a.Cap.MaxRecvWR // what the device gave
+		got = a.Cap
+		o.sqDepth, o.rqDepth = a.Cap.MaxSendWR, a.Cap.MaxRecvWR
 	}
 	c.created(o)
 	c.verb(pathControl, "ibv_create_qp(%s, qp_type=%s, send_cq=%s, recv_cq=%s, srq=%s, sq_sig_all=%d) → %s",
 		c.s.hn(pd), typ, scq.name, rcq.name, srqName, b2i(attr.SQSigAll), c.s.hn(o))
 	c.line("%s: qp_num %s (%d)  cap: max_send_wr %d max_recv_wr %d max_send_sge %d max_recv_sge %d max_inline_data %d",
-		o.name, hex24(qp.Num()), qp.Num(), capa.MaxSendWR, capa.MaxRecvWR, capa.MaxSendSGE, capa.MaxRecvSGE, capa.MaxInlineData)
+		o.name, hex24(qp.Num()), qp.Num(), got.MaxSendWR, got.MaxRecvWR, got.MaxSendSGE, got.MaxRecvSGE, got.MaxInlineData)
+	if got != capa {
+		c.line("%*s(asked: max_send_wr %d max_recv_wr %d max_send_sge %d max_recv_sge %d max_inline_data %d; the device rounds up)",
+			len(o.name)+2, "", capa.MaxSendWR, capa.MaxRecvWR, capa.MaxSendSGE, capa.MaxRecvSGE, capa.MaxInlineData)
+	}
 	return nil
 }
 
