@@ -18,6 +18,25 @@ import (
 // their arrival); timers fire only when due now. At equal times a packet
 // goes first.
 func (f *Fabric) stepLocked() (verbs.FabricEvent, bool) {
+	switch f.nextStep() {
+	case stepPacket:
+		return f.deliverOne(), true
+	case stepTimer:
+		return f.fireTimer(), true
+	}
+	return verbs.FabricEvent{}, false
+}
+
+// What the next step of the fabric is.
+const (
+	stepNone = iota
+	stepPacket
+	stepTimer
+)
+
+// nextStep runs the due engines and tells what stepLocked does next:
+// deliver a packet, fire a timer, or nothing.
+func (f *Fabric) nextStep() int {
 	f.runTasks()
 	n := &f.net
 	if n.pkts.len() == 0 && len(n.held) > 0 {
@@ -27,12 +46,12 @@ func (f *Fabric) stepLocked() (verbs.FabricEvent, bool) {
 	}
 	t, tok := f.nextTimer()
 	if p := n.pkts.peek(); p != nil && (!tok || p.at <= t.at) {
-		return f.deliverOne(), true
+		return stepPacket
 	}
 	if tok && t.at <= f.now {
-		return f.fireTimer(), true
+		return stepTimer
 	}
-	return verbs.FabricEvent{}, false
+	return stepNone
 }
 
 // maxSteps bounds one run of the fabric: a fabric that never settles (two
@@ -42,9 +61,15 @@ const maxSteps = 1 << 22
 // runLocked delivers packets and fires due timers until nothing is
 // pending now.
 func (f *Fabric) runLocked() {
+	// stepLocked's steps, without the events nobody records here.
 	for i := 0; i < maxSteps; i++ {
-		if _, ok := f.stepLocked(); !ok {
-			break
+		switch f.nextStep() {
+		case stepPacket:
+			f.deliverOne()
+		case stepTimer:
+			f.fireTimer()
+		default:
+			return
 		}
 	}
 }

@@ -74,6 +74,12 @@ type link struct {
 	loopBusy             time.Duration
 	txPackets, rxPackets uint64
 	txBytes, rxBytes     uint64
+	// The last serialization time computed, for the frame size and
+	// bandwidth it was computed for: a stream of equal packets costs one
+	// 64-bit division, not one per packet and direction.
+	lastFrame int
+	lastBW    int64
+	lastSer   time.Duration
 }
 
 // serialize returns how long a datagram of n bytes occupies a link.
@@ -82,7 +88,11 @@ func (l *link) serialize(n int) time.Duration {
 	if frame < ethernetMinFrame {
 		frame = ethernetMinFrame
 	}
-	return time.Duration(int64(frame) * 8 * int64(time.Second) / l.cfg.Bandwidth)
+	if bw := l.cfg.Bandwidth; frame != l.lastFrame || bw != l.lastBW || bw == 0 {
+		l.lastFrame, l.lastBW = frame, bw
+		l.lastSer = time.Duration(int64(frame) * 8 * int64(time.Second) / bw)
+	}
+	return l.lastSer
 }
 
 // SetLink configures the link of device i (zero fields take the defaults).

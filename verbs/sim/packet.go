@@ -73,7 +73,8 @@ func (pp *packetPool) get() *packet {
 // put returns p to the pool. Its buffers are kept.
 func (pp *packetPool) put(p *packet) {
 	own, enc := p.own[:0], p.enc[:0]
-	*p = packet{own: own, enc: enc, hix: -1}
+	*p = packet{} // zeroed in place: a literal with fields is built on the stack and copied
+	p.own, p.enc, p.hix = own, enc, -1
 	pp.free = append(pp.free, p)
 }
 
