@@ -623,7 +623,7 @@ func (q *qp) postOneSend(op string, i int, wr *verbs.SendWR) error {
 		a = x
 	}
 	if q.sq.full() {
-		return verbs.Errorf(op, verbs.ENOMEM, "poll the send CQ: a WR's slot is freed when it completes (unsignaled ones when a later signaled one completes)",
+		return verbs.Errorf(op, verbs.ENOMEM, "wait for earlier WRs to finish: rxe frees a send slot when its completer retires the WR (after the ACK, signaled or not); hardware HCAs may free it only when you poll its CQE, and an unsignaled WR's with a later signaled one",
 			"the send queue is full: it holds %d WRs (max_send_wr as rounded by rxe)", q.sq.maxWR)
 	}
 	var inline []byte
