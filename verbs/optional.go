@@ -226,3 +226,12 @@ type Inspector interface {
 	InspectCQ(CQ) (CQInternals, error)
 	InspectSRQ(SRQ) (SRQInternals, error)
 }
+
+// RealTimeClock is implemented by a fabric whose clock can follow the wall
+// clock, as the simulator's does on its UDP link to other processes: there,
+// a peer's packets arrive in real time, so an empty fabric does not mean that
+// no completion can come. A caller that waits for completions should then
+// wait in real time.
+type RealTimeClock interface {
+	RealTime() bool
+}

@@ -346,11 +346,12 @@ var (
 	udpWCRe   = regexp.MustCompile(`^\s+\d+\s+(IBV_WC_\w+)\s+(IBV_WC_\w+)\s`)
 )
 
-// poll runs poll_cq cq0 n=N wait=2s once and returns the completions it
-// printed, as "STATUS OPCODE".
+// poll runs poll_cq cq0 n=N wait=10s once and returns the completions it
+// printed, as "STATUS OPCODE". On the UDP link wait= waits in real time for
+// the peer's packets (verbs.RealTimeClock), so one poll must see them.
 func (v *udpVsh) poll(t *testing.T, n int) []string {
 	t.Helper()
-	v.send(fmt.Sprintf("poll_cq cq0 n=%d wait=2s", n))
+	v.send(fmt.Sprintf("poll_cq cq0 n=%d wait=10s", n))
 	var k int
 	for {
 		m := udpPollRe.FindStringSubmatch(v.next(t, "ibv_poll_cq's result"))
@@ -368,30 +369,15 @@ func (v *udpVsh) poll(t *testing.T, n int) []string {
 	return wcs
 }
 
-// backoff pauses before the next poll after an empty one, 10 ms doubling
-// to 200 ms. poll_cq wait= gives up at once when nothing of this device's
-// own is in flight (shell/cmd_cq.go: Pending() counts no packet and no
-// timer), even though on the UDP link the peer's packets are on their way
-// in real time: a receive waiting for the peer's first SEND returns at
-// once, "nothing is in flight".
-func (v *udpVsh) backoff(d *time.Duration) {
-	*d = min(max(2**d, 10*time.Millisecond), 200*time.Millisecond)
-	select {
-	case <-v.ctx.Done():
-	case <-time.After(*d):
-	}
-}
-
-// pollBoth polls, 2 seconds at a time, until both the send and the receive
-// completed (or the deadline passes).
+// pollBoth polls until both the send and the receive completed; a poll
+// whose wait= runs out with nothing fails the test.
 func (v *udpVsh) pollBoth(t *testing.T) {
 	t.Helper()
 	seen := map[string]bool{}
-	var pause time.Duration
 	for len(seen) < 2 && v.ctx.Err() == nil {
 		wcs := v.poll(t, 2-len(seen))
 		if len(wcs) == 0 {
-			v.backoff(&pause)
+			t.Fatalf("poll_cq wait=10s came back empty on the UDP link:\n%s", v.out.String())
 		}
 		for _, wc := range wcs {
 			if !strings.HasPrefix(wc, "IBV_WC_SUCCESS ") {
@@ -402,14 +388,14 @@ func (v *udpVsh) pollBoth(t *testing.T) {
 	}
 }
 
-// pollFor polls, 2 seconds at a time, until a completion of opcode came.
+// pollFor polls once for a completion of opcode; poll_cq wait= must wait
+// in real time for the peer's packet.
 func (v *udpVsh) pollFor(t *testing.T, opcode string) {
 	t.Helper()
-	var pause time.Duration
 	for v.ctx.Err() == nil {
 		wcs := v.poll(t, 1)
 		if len(wcs) == 0 {
-			v.backoff(&pause)
+			t.Fatalf("poll_cq wait=10s came back empty on the UDP link:\n%s", v.out.String())
 		}
 		for _, wc := range wcs {
 			if wc != "IBV_WC_SUCCESS "+opcode {

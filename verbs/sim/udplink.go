@@ -153,6 +153,17 @@ func NewUDP(cfg Config, addr string) (*Fabric, error) {
 	return f, nil
 }
 
+// RealTime reports whether the fabric is on the UDP link, where its clock
+// follows the wall clock and peers' packets arrive in real time
+// (verbs.RealTimeClock).
+func (f *Fabric) RealTime() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.link != nil
+}
+
+var _ verbs.RealTimeClock = (*Fabric)(nil)
+
 // UDPAddr returns the address the fabric's UDP link is bound to
 // (ADDR:4791), or the zero AddrPort for an in-process fabric.
 func (f *Fabric) UDPAddr() netip.AddrPort {

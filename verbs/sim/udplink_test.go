@@ -93,6 +93,10 @@ func TestUDPLinkAddressAndGIDs(t *testing.T) {
 	if pa.ActiveMTU != verbs.MTU4096 {
 		t.Errorf("active MTU %v, want 4096 (the loopback netdev)", pa.ActiveMTU)
 	}
+	// On the link the clock follows the wall clock; in process it does not.
+	if !f.RealTime() || New(Config{}).RealTime() {
+		t.Errorf("RealTime() = %v on the UDP link and %v in process; want true, false", f.RealTime(), New(Config{}).RealTime())
+	}
 	// A second fabric takes the next free address.
 	f2 := newUDPFabric(t)
 	if f2.UDPAddr() == ap {
