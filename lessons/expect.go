@@ -310,28 +310,28 @@ func capOf(a verbs.QPAttr, i verbs.QPInitAttr) verbs.QPCap {
 	return i.Cap
 }
 
-func mrField(t vtype, f func(verbs.MR) uint64) fieldSpec {
+// queryField reads one number of an object of type O through a query verb
+// (ibv_query_srq, ibv_query_port, ...) that returns attributes A.
+func queryField[O, A any](t vtype, kind, verb string, query func(O) (A, error), f func(A) uint64) fieldSpec {
 	return fieldSpec{t: t, get: func(x *evalCtx, o any) (value, error) {
-		m, ok := o.(verbs.MR)
+		obj, ok := o.(O)
 		if !ok {
-			return value{}, fmt.Errorf("not an MR")
+			return value{}, fmt.Errorf("not %s", kind)
 		}
-		return value{t: t, n: f(m)}, nil
+		a, err := query(obj)
+		if err != nil {
+			return value{}, fmt.Errorf("%s: %v", verb, err)
+		}
+		return value{t: t, n: f(a)}, nil
 	}}
 }
 
+func mrField(t vtype, f func(verbs.MR) uint64) fieldSpec {
+	return queryField(t, "an MR", "", func(m verbs.MR) (verbs.MR, error) { return m, nil }, f)
+}
+
 func srqField(f func(verbs.SRQAttr) int) fieldSpec {
-	return fieldSpec{t: tNum, get: func(x *evalCtx, o any) (value, error) {
-		s, ok := o.(verbs.SRQ)
-		if !ok {
-			return value{}, fmt.Errorf("not an SRQ")
-		}
-		a, err := s.Query()
-		if err != nil {
-			return value{}, fmt.Errorf("ibv_query_srq: %v", err)
-		}
-		return value{t: tNum, n: uint64(f(a))}, nil
-	}}
+	return queryField(tNum, "an SRQ", "ibv_query_srq", verbs.SRQ.Query, func(a verbs.SRQAttr) uint64 { return uint64(f(a)) })
 }
 
 func ahGet(o any, t vtype, which ...string) (value, error) {
@@ -356,31 +356,11 @@ func ahGet(o any, t vtype, which ...string) (value, error) {
 }
 
 func portField(t vtype, f func(verbs.PortAttr) uint64) fieldSpec {
-	return fieldSpec{t: t, get: func(x *evalCtx, o any) (value, error) {
-		c, ok := o.(verbs.Context)
-		if !ok {
-			return value{}, fmt.Errorf("not a context")
-		}
-		p, err := c.QueryPort(1)
-		if err != nil {
-			return value{}, fmt.Errorf("ibv_query_port: %v", err)
-		}
-		return value{t: t, n: f(p)}, nil
-	}}
+	return queryField(t, "a context", "ibv_query_port", func(c verbs.Context) (verbs.PortAttr, error) { return c.QueryPort(1) }, f)
 }
 
 func devField(f func(verbs.DeviceAttr) uint64) fieldSpec {
-	return fieldSpec{t: tNum, get: func(x *evalCtx, o any) (value, error) {
-		c, ok := o.(verbs.Context)
-		if !ok {
-			return value{}, fmt.Errorf("not a context")
-		}
-		d, err := c.QueryDevice()
-		if err != nil {
-			return value{}, fmt.Errorf("ibv_query_device: %v", err)
-		}
-		return value{t: tNum, n: f(d)}, nil
-	}}
+	return queryField(tNum, "a context", "ibv_query_device", verbs.Context.QueryDevice, f)
 }
 
 // wcFields are the fields of a completion, in libibverbs' names.
