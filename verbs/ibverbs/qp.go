@@ -306,24 +306,34 @@ func grow(p *unsafe.Pointer, have *int, n int, size uintptr) bool {
 	return true
 }
 
+// reserveWRs makes room for nwr work requests, in their flat Go-facing form
+// (flatSize each) and as libibverbs' chain (wrSize each), and for nsge SGEs.
+// The SGE array is never empty, so it always has an address.
+func reserveWRs(flat *unsafe.Pointer, flatSize uintptr, wrs *unsafe.Pointer, wrSize uintptr, haveWR *int,
+	sges *unsafe.Pointer, haveSGE *int, nwr, nsge int) bool {
+	have := *haveWR
+	if !grow(flat, &have, nwr, flatSize) {
+		return false
+	}
+	have = *haveWR
+	if !grow(wrs, &have, nwr, wrSize) {
+		return false
+	}
+	*haveWR = have
+	return grow(sges, haveSGE, max(nsge, 1), unsafe.Sizeof(C.struct_ibv_sge{}))
+}
+
+// ptr views a typed C pointer field as an unsafe.Pointer to grow it in place.
+func ptr[T any](p **T) *unsafe.Pointer { return (*unsafe.Pointer)(unsafe.Pointer(p)) }
+
 func (b *sendBuf) reserve(nwr, nsge int) bool {
-	nsge = max(nsge, 1) // the SGE array is never empty, so it always has an address
-	have := b.nwr
-	fp, wp := unsafe.Pointer(b.flat), unsafe.Pointer(b.wrs)
-	ok := grow(&fp, &have, nwr, unsafe.Sizeof(C.struct_vsh_send{}))
-	b.flat = (*C.struct_vsh_send)(fp)
-	if ok {
-		have = b.nwr
-		ok = grow(&wp, &have, nwr, unsafe.Sizeof(C.struct_ibv_send_wr{}))
-		b.wrs = (*C.struct_ibv_send_wr)(wp)
-	}
-	if ok {
-		b.nwr = have
-		sp := unsafe.Pointer(b.sges)
-		ok = grow(&sp, &b.nsge, nsge, unsafe.Sizeof(C.struct_ibv_sge{}))
-		b.sges = (*C.struct_ibv_sge)(sp)
-	}
-	return ok
+	return reserveWRs(ptr(&b.flat), unsafe.Sizeof(C.struct_vsh_send{}), ptr(&b.wrs), unsafe.Sizeof(C.struct_ibv_send_wr{}),
+		&b.nwr, ptr(&b.sges), &b.nsge, nwr, nsge)
+}
+
+func (b *recvBuf) reserve(nwr, nsge int) bool {
+	return reserveWRs(ptr(&b.flat), unsafe.Sizeof(C.struct_vsh_recv{}), ptr(&b.wrs), unsafe.Sizeof(C.struct_ibv_recv_wr{}),
+		&b.nwr, ptr(&b.sges), &b.nsge, nwr, nsge)
 }
 
 func (b *sendBuf) free() {
@@ -331,26 +341,6 @@ func (b *sendBuf) free() {
 	C.free(unsafe.Pointer(b.wrs))
 	C.free(unsafe.Pointer(b.sges))
 	*b = sendBuf{}
-}
-
-func (b *recvBuf) reserve(nwr, nsge int) bool {
-	nsge = max(nsge, 1) // the SGE array is never empty, so it always has an address
-	have := b.nwr
-	fp, wp := unsafe.Pointer(b.flat), unsafe.Pointer(b.wrs)
-	ok := grow(&fp, &have, nwr, unsafe.Sizeof(C.struct_vsh_recv{}))
-	b.flat = (*C.struct_vsh_recv)(fp)
-	if ok {
-		have = b.nwr
-		ok = grow(&wp, &have, nwr, unsafe.Sizeof(C.struct_ibv_recv_wr{}))
-		b.wrs = (*C.struct_ibv_recv_wr)(wp)
-	}
-	if ok {
-		b.nwr = have
-		sp := unsafe.Pointer(b.sges)
-		ok = grow(&sp, &b.nsge, nsge, unsafe.Sizeof(C.struct_ibv_sge{}))
-		b.sges = (*C.struct_ibv_sge)(sp)
-	}
-	return ok
 }
 
 func (b *recvBuf) free() {
