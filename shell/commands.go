@@ -459,6 +459,7 @@ func commandTable() []*command {
 			Summary: "Leave vsh (Ctrl-D does too)", meta: true, skipNotebook: true, run: cmdQuit},
 		lessonCmd(), doCmd(), ppDestCmd(), ppStatsCmd(), // cmd_lesson.go, cmd_do.go, cmd_pp.go
 		exchangeCmd(), pingpongCmd(), // cmd_exchange.go, cmd_pingpong.go
+		storeCmd(), // cmd_store.go
 	}
 	sort.SliceStable(cmds, func(i, j int) bool { return cmds[i].Group < cmds[j].Group })
 	return cmds
