@@ -135,9 +135,9 @@ func cmdGetCQEvent(c *call) error {
 	cq, err := o.ch.GetEvent(wait)
 	if err != nil {
 		if waitErr(err) {
-			if ve, ok := verbs.AsError(err); ok && ve.Hint == "" {
+			if ve, ok := verbs.AsError(err); ok {
 				e := *ve
-				e.Hint = "arm the CQ with req_notify_cq, then a completion raises the event; wait= waits for it"
+				e.Hint = c.s.noEventHint(o)
 				return &e
 			}
 		}
@@ -152,6 +152,26 @@ func cmdGetCQEvent(c *call) error {
 	c.verb(pathControl, "ibv_get_cq_event(%s) → %s", c.s.hn(o), name)
 	c.line("acknowledge it with ack_cq_events, arm the CQ again with req_notify_cq, then poll it")
 	return nil
+}
+
+// noEventHint says why a completion channel has no event, and what a
+// program would be doing meanwhile: ibv_get_cq_event on a blocking channel
+// sleeps, where vsh reads it without blocking.
+func (s *Shell) noEventHint(ch *object) string {
+	var cqs []string
+	for _, x := range s.h.ofKind(kCQ) {
+		if x.chObj == ch {
+			cqs = append(cqs, x.name)
+		}
+	}
+	if len(cqs) == 0 {
+		return fmt.Sprintf("no CQ uses %s, so no event can come (a program's ibv_get_cq_event would sleep for ever): "+
+			"create_cq %s channel=%s", ch.name, ch.parent.name, ch.name)
+	}
+	return fmt.Sprintf("a program's ibv_get_cq_event would sleep here; vsh returns (wait= waits). "+
+		"An event comes from a CQ armed with req_notify_cq (%s), once per arm, at its next completion "+
+		"(with solicited, its next solicited one); completions queued before the arm raise none: poll_cq %s",
+		strings.Join(cqs, ", "), cqs[0])
 }
 
 func cmdAckCQEvents(c *call) error {

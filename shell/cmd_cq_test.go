@@ -1,0 +1,41 @@
+package shell
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/vsh-rdma/vsh/verbs"
+)
+
+// TestGetCQEventNoEventHint: an empty channel is EAGAIN from the backend,
+// and the hint says what a blocking program would do and why no event
+// came — no CQ on the channel, or none armed since its last completion —
+// naming the channel's CQs.
+func TestGetCQEventNoEventHint(t *testing.T) {
+	sh := newTestShell(t, 1, 1, true, nil)
+	defer sh.Close()
+	for _, l := range []string{"open_device A", "create_comp_channel ctx0", "create_cq ctx0"} {
+		_, err := sh.Exec(l)
+		require.NoError(t, err, l)
+	}
+	_, err := sh.Exec("get_cq_event ch0")
+	require.Error(t, err)
+	assert.Equal(t, verbs.EAGAIN, verbs.ErrnoOf(err))
+	assert.Contains(t, err.Error(), "no CQ uses ch0")
+	assert.Contains(t, err.Error(), "create_cq ctx0 channel=ch0")
+
+	_, err = sh.Exec("create_cq ctx0 channel=ch0")
+	require.NoError(t, err)
+	_, err = sh.Exec("req_notify_cq cq1")
+	require.NoError(t, err)
+	_, err = sh.Exec("get_cq_event ch0 wait=1ms")
+	require.Error(t, err)
+	assert.Equal(t, verbs.EAGAIN, verbs.ErrnoOf(err))
+	msg := err.Error()
+	assert.Contains(t, msg, "would sleep here")
+	assert.Contains(t, msg, "req_notify_cq (cq1)")
+	assert.Contains(t, msg, "poll_cq cq1")
+	assert.NotContains(t, msg, "cq0", "cq0 has no channel")
+}
