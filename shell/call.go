@@ -22,7 +22,9 @@ type call struct {
 // verb prints the line of one libibverbs call, tagged with its path.
 func (c *call) verb(p pathKind, format string, a ...any) {
 	st := c.s.st
-	text := st.render(st.verb, fmt.Sprintf(format, a...))
+	line := fmt.Sprintf(format, a...)
+	c.s.countVerbs(line) // for paths (cmd_paths.go)
+	text := st.render(st.verb, line)
 	tag := "[control path]"
 	style := st.control
 	if p == pathData {

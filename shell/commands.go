@@ -460,6 +460,7 @@ func commandTable() []*command {
 		lessonCmd(), doCmd(), ppDestCmd(), ppStatsCmd(), // cmd_lesson.go, cmd_do.go, cmd_pp.go
 		exchangeCmd(), pingpongCmd(), // cmd_exchange.go, cmd_pingpong.go
 		storeCmd(), // cmd_store.go
+		pathsCmd(), // cmd_paths.go
 	}
 	sort.SliceStable(cmds, func(i, j int) bool { return cmds[i].Group < cmds[j].Group })
 	return cmds
