@@ -40,11 +40,12 @@ func DefaultCacheDir() (string, error) {
 // HostPackages are the Debian packages the lab needs on the host. The guest
 // runs the host's own binaries, so rdma-core's tools and libraries are
 // installed here, not in an image. gcc and libc6-dev are for cgo builds of
-// programs that use libibverbs (vsh's real backend), which run in the guest.
+// programs that use libibverbs (vsh's real backend), which run in the guest;
+// strace counts the system calls of a ping-pong on rxe0 (docs/lab.md).
 var HostPackages = []string{
 	"qemu-system-x86", "busybox-static", "iproute2",
 	"rdma-core", "ibverbs-utils", "ibverbs-providers", "libibverbs-dev", "rdmacm-utils",
-	"gcc", "libc6-dev",
+	"gcc", "libc6-dev", "strace",
 }
 
 // DefaultKernelMeta is the package whose dependency names the guest kernel.
