@@ -54,6 +54,21 @@ var checkTests = []struct {
 		"x.md:10: expect: error == EINVAL, but no command of the cell is marked \"! \""}},
 	{"mark without error expectation", goodHead + "```vsh\n! modify_qp qp0 state=rtr\n```\nexpect: handles == []\n", []string{
 		"x.md:7: a command of this cell is marked \"! \" but no expect: says which error"}},
+	{"needs in the prose", goodHead + "Prose.\nneeds: two-devices\n\n```vsh\nopen_device A\n```\nexpect: ctx0.device == A\n", []string{
+		"x.md:8: needs: in the lesson's body goes on the line right under a ## heading"}},
+	{"needs after a cell", goodHead + "## S\n\n```vsh\nopen_device A\n```\nexpect: ctx0.device == A\nneeds: two-devices\n", []string{
+		"x.md:13: needs: in the lesson's body goes on the line right under a ## heading"}},
+	{"section needs unknown", goodHead + "## S\nneeds: two-device\n\n```vsh\nopen_device A\n```\nexpect: ctx0.device == A\n", []string{
+		`x.md:8: needs: unknown capability "two-device" (did you mean two-devices?)`}},
+	{"section needs empty", goodHead + "## S\nneeds:\n\n```vsh\nopen_device A\n```\nexpect: ctx0.device == A\n", []string{
+		"x.md:8: needs: is empty"}},
+	{"section needs what the lesson needs", "---\nid: t\ntitle: T\nlevel: beginner\nminutes: 1\nneeds: ud\n---\n## S\nneeds: ud, srq\n" +
+		"```vsh\nopen_device A\n```\nexpect: ctx0.device == A\n", []string{
+		"x.md:9: needs: ud is needed by the whole lesson already"}},
+	{"section needs twice", goodHead + "## S\nneeds: srq\nneeds: ud\n```vsh\nopen_device A\n```\nexpect: ctx0.device == A\n", []string{
+		`x.md:9: needs: is given twice for section "S" (first at line 8)`}},
+	{"section needs without steps", goodHead + "## S\nneeds: srq\n\nProse only.\n\n## T\n```vsh\nopen_device A\n```\nexpect: ctx0.device == A\n", []string{
+		`x.md:8: needs: section "S" has no step to skip`}},
 	{"continuation", goodHead + "```vsh\nopen_device \\\nA\n```\nexpect: ctx0.device == A\n", []string{
 		"x.md:8: a lesson's command fits on one line"}},
 }
@@ -88,6 +103,15 @@ func TestCheckPlays(t *testing.T) {
 			"x.md:8: open_device A was expected to fail, but it succeeded"},
 		{"wrong errno", goodHead + "```vsh\nopen_device A\nalloc_pd ctx0\n! dealloc_pd pd7\n```\nexpect: error == EBUSY\n",
 			"x.md:12: expect: error == EBUSY: the step's last failure was a failure with no errno (dealloc_pd: no protection domain \"pd7\"); the goal is EBUSY"},
+		// Played again without two-devices, a later step may not use what
+		// the skipped section made, nor count on its handles' numbers.
+		{"handle of a skipped section",
+			strings.Replace(partial, "alloc_pd ctx0\n```\nexpect: handles contains pd0", "alloc_pd ctx1\n```\nexpect: handles contains pd0", 1),
+			"x.md:33: played without two-devices, as on a backend that lacks it (the sections that need it skipped): alloc_pd ctx1 failed"},
+		{"handles renumbered by a skipped section",
+			strings.Replace(partial, "open_device B\n```\nexpect: ctx1.device == B", "open_device B\nalloc_pd ctx1\n```\nexpect: ctx1.device == B", 1) +
+				"\n```vsh\nalloc_pd ctx0\n```\nexpect: handles contains pd2\n",
+			"x.md:43: played without two-devices, as on a backend that lacks it (the sections that need it skipped): expect: handles contains pd2"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -31,6 +31,17 @@
 // needs none. In a cell, a line starting with "! " must fail (a learner types
 // it without the mark); such a cell says which error with expect: error == X.
 //
+// A "## " heading starts a section. The line right under it may be a
+// needs: line, the capabilities the section needs beyond the lesson's own:
+//
+//	## A path MTU bigger than the link
+//	needs: two-devices
+//
+// On a backend that lacks one, the section's steps are skipped, saying why,
+// and the lesson goes on after it ([SkippedSections]); nothing after the
+// section may depend on it, which [Check] verifies by playing the lesson
+// without each such capability too.
+//
 // # Expectations
 //
 // One grammar, SUBJECT OP VALUE, OP one of == != < <= > >= contains:
@@ -63,7 +74,7 @@
 // back, hint, skip, reset, goal, quit). [Check] validates a file and plays it
 // on the simulator (vsh lesson check). A lesson names what it needs
 // (needs: stepping); on a backend without it, Play and NewTutor return a
-// [SkipError] that says why.
+// [SkipError] that says why, and [Missing] tells beforehand.
 //
 // The package reaches the session only through [Env], which the shell
 // implements; it never imports a backend.

@@ -35,6 +35,23 @@ type Step struct {
 	Section string // the nearest "## " heading above it, if any
 	Prose   string // Markdown
 	Cell    *Cell  // nil for prose alone (the lesson's last words, say)
+
+	// Needs are the capabilities the step's section needs beyond the
+	// lesson's own: the needs: line right under its "## " heading. On a
+	// backend that lacks one, every step of the section is skipped, and
+	// the lesson goes on after it.
+	Needs []string
+	// SectionLine is the line of the step's "## " heading (0 before the
+	// first heading): the steps of one section share it.
+	SectionLine int
+	// NeedsLine is the line of the section's needs: line (0 without one).
+	NeedsLine int
+
+	// lead and own cut Prose where it crosses "## " headings: Prose[:lead]
+	// follows the previous step's cell in the previous step's section (it
+	// explains what that cell did), and Prose[own:] is the step's own
+	// section. Both are 0 when the prose crosses no heading.
+	lead, own int
 }
 
 // Interactive reports whether the learner must reach the step's goal

@@ -101,24 +101,139 @@ func plural(n int) string {
 
 // Missing returns, for each capability the lesson needs and the backend
 // lacks, why: "stepping: the ibverbs backend cannot be stepped: ...".
-// An empty result means the lesson can run.
+// An empty result means the lesson can run. It looks at the lesson's own
+// needs (its front matter); the sections it can play only in part are
+// SkippedSections'.
 func Missing(l *Lesson, p verbs.Provider) []string {
-	if len(l.Needs) == 0 {
+	return (&capChecker{p: p}).missing(l.Needs)
+}
+
+// capChecker answers which capabilities one backend lacks, and why,
+// looking at each once.
+type capChecker struct {
+	p verbs.Provider
+	// lacking are treated as missing whatever the backend offers: lesson
+	// check plays a lesson without its sections' needs too.
+	lacking []string
+	listed  bool
+	devs    []verbs.Device
+	devErr  error
+	memo    map[string]string // capability → why it is missing; "" when it is not
+}
+
+// missing returns "name: why" for each of needs the backend lacks.
+func (c *capChecker) missing(needs []string) []string {
+	if len(needs) == 0 {
 		return nil
 	}
-	devs, err := p.Devices()
-	if err != nil {
-		return []string{fmt.Sprintf("listing devices: %v", err)}
+	if !c.listed {
+		c.listed = true
+		c.devs, c.devErr = c.p.Devices()
+		c.memo = map[string]string{}
+	}
+	if c.devErr != nil {
+		return []string{fmt.Sprintf("listing devices: %v", c.devErr)}
 	}
 	var out []string
-	for _, n := range l.Needs {
-		c := capabilityByName[n]
-		if c == nil {
-			out = append(out, n+": unknown capability")
+	for _, n := range needs {
+		why, done := c.memo[n]
+		if !done {
+			why = c.why(n)
+			c.memo[n] = why
+		}
+		if why != "" {
+			out = append(out, n+": "+why)
+		}
+	}
+	return out
+}
+
+func (c *capChecker) why(name string) string {
+	if contains(c.lacking, name) {
+		return "lesson check plays the lesson without it too"
+	}
+	cp := capabilityByName[name]
+	if cp == nil {
+		return "unknown capability"
+	}
+	if ok, why := cp.has(c.p, c.devs); !ok {
+		return why
+	}
+	return ""
+}
+
+// SkippedSection is a section of a lesson that a backend cannot play:
+// the needs: line under its heading names something the backend lacks.
+// Its steps are skipped, and the lesson goes on after them.
+type SkippedSection struct {
+	Section     string // its heading
+	First, Last int    // its steps: indexes into Lesson.Steps, inclusive
+	// Reasons says what it needs that the backend lacks, and why:
+	// "two-devices: the backend has 1 device".
+	Reasons []string
+}
+
+// Steps is "step 25" or "steps 25 to 27", numbered from 1.
+func (s *SkippedSection) Steps() string {
+	if s.First == s.Last {
+		return fmt.Sprintf("step %d", s.First+1)
+	}
+	return fmt.Sprintf("steps %d to %d", s.First+1, s.Last+1)
+}
+
+// StepCount is how many steps it has.
+func (s *SkippedSection) StepCount() int { return s.Last - s.First + 1 }
+
+// SkippedSections returns the sections of l that backend p cannot play,
+// in order: each a run of steps whose section needs (Step.Needs) what p
+// lacks. The lesson's own needs are Missing's.
+func SkippedSections(l *Lesson, p verbs.Provider) []*SkippedSection {
+	return skippedSections(l, &capChecker{p: p})
+}
+
+func skippedSections(l *Lesson, c *capChecker) []*SkippedSection {
+	var out []*SkippedSection
+	for i, s := range l.Steps {
+		if len(s.Needs) == 0 {
 			continue
 		}
-		if ok, why := c.has(p, devs); !ok {
-			out = append(out, n+": "+why)
+		if n := len(out); n > 0 && out[n-1].Last == i-1 && l.Steps[i-1].SectionLine == s.SectionLine {
+			out[n-1].Last = i
+			continue
+		}
+		if miss := c.missing(s.Needs); len(miss) > 0 {
+			out = append(out, &SkippedSection{Section: s.Section, First: i, Last: i, Reasons: miss})
+		}
+	}
+	return out
+}
+
+// stepSkips maps each step of l to the skipped section it is in, or nil.
+func stepSkips(l *Lesson, secs []*SkippedSection) []*SkippedSection {
+	out := make([]*SkippedSection, len(l.Steps))
+	for _, s := range secs {
+		for i := s.First; i <= s.Last; i++ {
+			out[i] = s
+		}
+	}
+	return out
+}
+
+// SectionNeed is a section of a lesson that needs more than the lesson
+// does: the needs: line under its heading.
+type SectionNeed struct {
+	Section string
+	Line    int // the needs: line
+	Needs   []string
+}
+
+// SectionNeeds lists the sections of l that need more than the lesson
+// does, in order.
+func SectionNeeds(l *Lesson) []SectionNeed {
+	var out []SectionNeed
+	for _, s := range l.Steps {
+		if len(s.Needs) > 0 && (len(out) == 0 || out[len(out)-1].Line != s.NeedsLine) {
+			out = append(out, SectionNeed{s.Section, s.NeedsLine, s.Needs})
 		}
 	}
 	return out

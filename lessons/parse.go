@@ -130,24 +130,7 @@ func (p *parser) frontKey(ln int, k, v string) {
 		}
 		l.Minutes = n
 	case "needs":
-		v = strings.TrimSpace(strings.TrimSuffix(strings.TrimPrefix(v, "["), "]"))
-		if v == "" {
-			return
-		}
-		for _, c := range strings.Split(v, ",") {
-			c = strings.TrimSpace(unquote(strings.TrimSpace(c)))
-			if _, ok := capabilityByName[c]; !ok {
-				msg := "front matter: needs: unknown capability %q; known: %s"
-				if near := verbs.Nearest(c, CapabilityNames()); near != "" {
-					msg = "front matter: needs: unknown capability %q (did you mean " + near + "?); known: %s"
-				}
-				p.errorf(ln, msg, c, strings.Join(CapabilityNames(), ", "))
-				continue
-			}
-			if !contains(l.Needs, c) {
-				l.Needs = append(l.Needs, c)
-			}
-		}
+		l.Needs = p.needs(ln, "front matter: needs", v, nil)
 	case "summary":
 		l.Summary = v
 	case "mirrors":
@@ -165,6 +148,41 @@ func (p *parser) frontKey(ln int, k, v string) {
 		}
 		p.errorf(ln, msg, k, strings.Join(frontKeys, ", "))
 	}
+}
+
+// needs parses a needs: list ("two-devices, stepping", brackets allowed)
+// and returns the known capabilities in it, without repeats; what names
+// the list in messages. For a section's needs: line, lesson holds the
+// lesson's own needs, which the section may not repeat; for the front
+// matter it is nil.
+func (p *parser) needs(ln int, what, v string, lesson *[]string) []string {
+	v = strings.TrimSpace(strings.TrimSuffix(strings.TrimPrefix(strings.TrimSpace(v), "["), "]"))
+	var out []string
+	if v == "" {
+		if lesson != nil {
+			p.errorf(ln, "%s: is empty; name the capabilities the section needs (known: %s)", what, strings.Join(CapabilityNames(), ", "))
+		}
+		return out
+	}
+	for _, c := range strings.Split(v, ",") {
+		c = strings.TrimSpace(unquote(strings.TrimSpace(c)))
+		if _, ok := capabilityByName[c]; !ok {
+			msg := "%s: unknown capability %q; known: %s"
+			if near := verbs.Nearest(c, CapabilityNames()); near != "" {
+				msg = "%s: unknown capability %q (did you mean " + near + "?); known: %s"
+			}
+			p.errorf(ln, msg, what, c, strings.Join(CapabilityNames(), ", "))
+			continue
+		}
+		if lesson != nil && contains(*lesson, c) {
+			p.errorf(ln, "%s: %s is needed by the whole lesson already (its front matter); a section's needs: names what only the section needs", what, c)
+			continue
+		}
+		if !contains(out, c) {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 func contains(list []string, s string) bool {
@@ -191,14 +209,25 @@ func fence(t string) (string, string, bool) {
 	return "", "", false
 }
 
+// section is the "## " section the parser is in.
+type section struct {
+	name      string
+	line      int      // its heading's line; 0 before the first heading
+	needs     []string // its needs: line
+	needsLine int
+	steps     int // steps whose cell (or closing prose) is in it
+}
+
 // body splits the lines after the front matter into steps.
 func (p *parser) body(lines []string, from int) {
 	var prose []string
+	var heads []int // indexes in prose of its "## " heading lines
 	proseLine := 0
-	section := ""
-	var last *Cell    // the cell whose expect:/hint: lines may follow
-	lastClose := 0    // the line that closed it
-	inProseCode := "" // the fence of a non-vsh code block in prose
+	var sec section
+	underHeading := false // only blank lines since the section's heading
+	var last *Cell        // the cell whose expect:/hint: lines may follow
+	lastClose := 0        // the line that closed it
+	inProseCode := ""     // the fence of a non-vsh code block in prose
 	for i := from; i < len(lines); i++ {
 		ln := i + 1
 		raw := lines[i]
@@ -210,7 +239,22 @@ func (p *parser) body(lines []string, from int) {
 			}
 			continue
 		}
+		if rest, ok := strings.CutPrefix(t, "needs:"); ok {
+			last = nil
+			if !underHeading {
+				p.errorf(ln, "needs: in the lesson's body goes on the line right under a ## heading, and covers that section's steps "+
+					"(a step that alone needs something gets a section of its own); the lesson's own needs go in its front matter")
+				continue
+			}
+			if sec.needsLine != 0 {
+				p.errorf(ln, "needs: is given twice for section %q (first at line %d); put every capability on one line", sec.name, sec.needsLine)
+				continue
+			}
+			sec.needs, sec.needsLine = p.needs(ln, "needs", rest, &p.l.Needs), ln
+			continue
+		}
 		if key, rest, ok := expectLine(t); ok {
+			underHeading = false
 			if last == nil {
 				where := "no ```vsh cell comes before it"
 				if lastClose > 0 {
@@ -244,13 +288,16 @@ func (p *parser) body(lines []string, from int) {
 			continue
 		}
 		last = nil
+		if t != "" {
+			underHeading = false
+		}
 		if f, info, ok := fence(t); ok {
 			words := strings.Fields(info)
 			if len(words) > 0 && words[0] == "vsh" {
 				cell, end := p.cell(lines, i, f, words[1:])
 				if cell != nil {
-					p.addStep(proseLine, section, prose, cell)
-					prose, proseLine = nil, 0
+					p.addStep(proseLine, &sec, prose, heads, cell)
+					prose, heads, proseLine = nil, nil, 0
 					last, lastClose = cell, end+1
 				}
 				i = end
@@ -259,7 +306,10 @@ func (p *parser) body(lines []string, from int) {
 			inProseCode = f
 		}
 		if strings.HasPrefix(t, "## ") {
-			section = strings.TrimSpace(strings.TrimPrefix(t, "## "))
+			p.endSection(&sec)
+			sec = section{name: strings.TrimSpace(strings.TrimPrefix(t, "## ")), line: ln}
+			underHeading = true
+			heads = append(heads, len(prose))
 		}
 		if t == "" && len(prose) == 0 {
 			continue
@@ -273,9 +323,18 @@ func (p *parser) body(lines []string, from int) {
 		p.errorf(len(lines), "a %s code block in the prose is never closed", inProseCode)
 	}
 	if strings.TrimSpace(strings.Join(prose, "\n")) != "" {
-		p.addStep(proseLine, section, prose, nil)
+		p.addStep(proseLine, &sec, prose, heads, nil)
 	}
+	p.endSection(&sec)
 	p.checkCells()
+}
+
+// endSection checks a section as the next one begins, or the lesson ends.
+func (p *parser) endSection(sec *section) {
+	if sec.needsLine != 0 && sec.steps == 0 {
+		p.errorf(sec.needsLine, "needs: section %q has no step to skip: no ```vsh cell, and its prose runs into the next section's first step; "+
+			"put the needs: line under the heading of the section with the cells that need it", sec.name)
+	}
 }
 
 // expectLine recognizes "expect: ..." and "hint: ...".
@@ -329,12 +388,25 @@ func (p *parser) cell(lines []string, i int, f string, opts []string) (*Cell, in
 	return nil, len(lines)
 }
 
-func (p *parser) addStep(line int, section string, prose []string, c *Cell) {
+func (p *parser) addStep(line int, sec *section, prose []string, heads []int, c *Cell) {
 	if line == 0 && c != nil {
 		line = c.Line
 	}
 	text := strings.TrimRight(strings.Join(prose, "\n"), "\n ")
-	p.l.Steps = append(p.l.Steps, &Step{Line: line, Section: section, Prose: text, Cell: c})
+	st := &Step{Line: line, Section: sec.name, Prose: text, Cell: c,
+		Needs: sec.needs, SectionLine: sec.line, NeedsLine: sec.needsLine}
+	if len(heads) > 0 {
+		offset := func(k int) int {
+			n := 0
+			for _, l := range prose[:k] {
+				n += len(l) + 1
+			}
+			return min(n, len(text))
+		}
+		st.lead, st.own = offset(heads[0]), offset(heads[len(heads)-1])
+	}
+	sec.steps++
+	p.l.Steps = append(p.l.Steps, st)
 }
 
 // checkCells applies the rules that span a whole cell.

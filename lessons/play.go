@@ -14,6 +14,10 @@ type PlayOptions struct {
 	Pace time.Duration
 	// Sleep waits; nil is time.Sleep. Tests replace it.
 	Sleep func(time.Duration)
+	// Lacking names capabilities to play as if the backend lacked them,
+	// whatever it offers: the sections that need one are skipped. Lesson
+	// check uses it to play a lesson as a backend without them would.
+	Lacking []string
 }
 
 // PlayError is a lesson that did not play to its end: a command that
@@ -38,6 +42,9 @@ func Header(l *Lesson) string {
 	b.WriteString(wrap(meta, Width) + "\n")
 	if len(l.Needs) > 0 {
 		b.WriteString("needs: " + strings.Join(l.Needs, ", ") + "\n")
+	}
+	for _, sn := range SectionNeeds(l) {
+		b.WriteString(wrap(fmt.Sprintf("section %q needs: %s (skipped without)", sn.Section, strings.Join(sn.Needs, ", ")), Width) + "\n")
 	}
 	return b.String()
 }
@@ -83,11 +90,15 @@ func wrap(text string, w int) string {
 // marked ✓ or ✗. It stops at the first command that fails unexpectedly or
 // expectation that does not hold, and returns a *PlayError with the line.
 // A lesson whose needs the backend lacks returns a *SkipError and plays
-// nothing. Play needs no terminal.
+// nothing; a section whose needs it lacks is skipped, saying why, and the
+// lesson goes on after it. Play needs no terminal.
 func Play(env Env, l *Lesson, w io.Writer, o PlayOptions) error {
-	if miss := Missing(l, env.Provider()); len(miss) > 0 {
+	caps := &capChecker{p: env.Provider(), lacking: o.Lacking}
+	if miss := caps.missing(l.Needs); len(miss) > 0 {
 		return &SkipError{Lesson: l, Reasons: miss}
 	}
+	secs := skippedSections(l, caps)
+	skips := stepSkips(l, secs)
 	sleep := o.Sleep
 	if sleep == nil {
 		sleep = time.Sleep
@@ -99,10 +110,19 @@ func Play(env Env, l *Lesson, w io.Writer, o PlayOptions) error {
 	}
 	io.WriteString(w, Header(l))
 	for i, s := range l.Steps {
+		if skips[i] != nil && i > 0 && skips[i-1] == skips[i] {
+			continue // said at the section's first step
+		}
 		pause()
 		io.WriteString(w, "\n"+stepHeader(l, i))
-		if p := RenderMarkdown(s.Prose, env.Plain()); p != "" {
-			io.WriteString(w, p)
+		p := RenderMarkdown(visibleProse(l, i, skips), env.Plain())
+		io.WriteString(w, p)
+		if skips[i] != nil {
+			if p != "" {
+				io.WriteString(w, "\n")
+			}
+			io.WriteString(w, skipNote(skips[i]))
+			continue
 		}
 		if s.Cell == nil {
 			continue
@@ -112,8 +132,55 @@ func Play(env Env, l *Lesson, w io.Writer, o PlayOptions) error {
 			return err
 		}
 	}
-	fmt.Fprintf(w, "\nLesson %s played to its end: %d step%s, every expectation met.\n", l.ID, len(l.Steps), plural(len(l.Steps)))
+	steps := fmt.Sprintf("%d step%s", len(l.Steps), plural(len(l.Steps)))
+	if n := skippedSteps(secs); n > 0 {
+		steps += fmt.Sprintf(" (%d skipped on this backend)", n)
+	}
+	fmt.Fprintf(w, "\nLesson %s played to its end: %s, every expectation met.\n", l.ID, steps)
 	return nil
+}
+
+// visibleProse is what of step i's prose is shown where the steps skips
+// marks are skipped. After a skipped section, the prose that ends it (it
+// explains the section's last cell) is left out; of a skipped step, only
+// the prose that ends the section before it is shown.
+func visibleProse(l *Lesson, i int, skips []*SkippedSection) string {
+	s := l.Steps[i]
+	from, to := 0, len(s.Prose)
+	if i > 0 && skips[i-1] != nil {
+		from = s.lead
+	}
+	if skips[i] != nil {
+		to = s.own
+	}
+	if from >= to {
+		return ""
+	}
+	return s.Prose[from:to]
+}
+
+// skipNote says that a section is skipped, and why.
+func skipNote(s *SkippedSection) string {
+	var caps, whys []string
+	for _, r := range s.Reasons {
+		c, why, _ := strings.Cut(r, ": ")
+		caps, whys = append(caps, c), append(whys, why)
+	}
+	verb, them := "need", "them"
+	if s.First == s.Last {
+		verb, them = "needs", "it"
+	}
+	return fmt.Sprintf("» skipped on this backend: %s %s %s (%s); the lesson goes on without %s\n",
+		s.Steps(), verb, strings.Join(caps, " and "), strings.Join(whys, "; "), them)
+}
+
+// skippedSteps counts the steps of the sections.
+func skippedSteps(secs []*SkippedSection) int {
+	n := 0
+	for _, s := range secs {
+		n += s.StepCount()
+	}
+	return n
 }
 
 // playCell runs a cell's commands and checks its expectations.

@@ -23,6 +23,9 @@ type Tutor struct {
 	hints  int // lesson hint asked in this step
 	solved []bool
 	skip   []bool
+	// absent marks the steps of the sections this backend cannot play
+	// (their needs: line): the tutor says so and goes on without them.
+	absent []*SkippedSection
 	done   bool // past the last step
 	quit   bool
 }
@@ -40,12 +43,16 @@ var TutorCommands = []struct{ Name, Doc string }{
 
 // NewTutor starts lesson l in env: it checks that the backend has what the
 // lesson needs (a *SkipError if not), and returns the tutor and what to
-// show first: the title and the first step.
+// show first: the title and the first step. The steps of a section whose
+// needs the backend lacks are skipped, with the reason, when the lesson
+// reaches them.
 func NewTutor(env Env, l *Lesson) (*Tutor, string, error) {
-	if miss := Missing(l, env.Provider()); len(miss) > 0 {
+	caps := &capChecker{p: env.Provider()}
+	if miss := caps.missing(l.Needs); len(miss) > 0 {
 		return nil, "", &SkipError{Lesson: l, Reasons: miss}
 	}
-	t := &Tutor{env: env, l: l, solved: make([]bool, len(l.Steps)), skip: make([]bool, len(l.Steps))}
+	t := &Tutor{env: env, l: l, solved: make([]bool, len(l.Steps)), skip: make([]bool, len(l.Steps)),
+		absent: stepSkips(l, skippedSections(l, caps))}
 	var b strings.Builder
 	b.WriteString(Header(l))
 	b.WriteString(wrap(fmt.Sprintf("%d step%s. Type the commands yourself: any that reach a step's goal will do. "+
@@ -62,10 +69,12 @@ func (t *Tutor) Lesson() *Lesson { return t.l }
 func (t *Tutor) Step() (int, bool) { return t.step, t.done || t.quit }
 
 // Solved reports how many steps the learner solved and how many the
-// tutor did for them (lesson skip).
+// tutor did for them (lesson skip). The steps the backend cannot play
+// count as neither.
 func (t *Tutor) Solved() (byLearner, skipped int) {
 	for i := range t.solved {
 		switch {
+		case t.absent[i] != nil:
 		case t.skip[i]:
 			skipped++
 		case t.solved[i] && t.l.Steps[i].Interactive():
@@ -92,8 +101,21 @@ func (t *Tutor) enter(i int, b *strings.Builder) {
 		t.start = t.env.RecordCount()
 		s := t.l.Steps[i]
 		b.WriteString("\n" + stepHeader(t.l, i))
-		b.WriteString(RenderMarkdown(s.Prose, t.plain()))
+		b.WriteString(RenderMarkdown(visibleProse(t.l, i, t.absent), t.plain()))
 		switch {
+		case t.absent[i] != nil:
+			sec := t.absent[i]
+			if visibleProse(t.l, i, t.absent) != "" {
+				b.WriteString("\n")
+			}
+			b.WriteString(skipNote(sec))
+			i = sec.Last + 1
+			if i == len(t.l.Steps) {
+				t.step = len(t.l.Steps) - 1
+				t.finish(b)
+				return
+			}
+			continue
 		case s.Cell == nil:
 			t.solved[i] = true
 			if i == len(t.l.Steps)-1 {
@@ -134,8 +156,23 @@ func (t *Tutor) goalLine() string {
 func (t *Tutor) finish(b *strings.Builder) {
 	t.done = true
 	mine, skipped := t.Solved()
-	fmt.Fprintf(b, "» lesson %s complete: %d step%s, %d solved by you, %d done by the tutor.\n",
-		t.l.ID, len(t.l.Steps), plural(len(t.l.Steps)), mine, skipped)
+	absent := ""
+	if n := t.absentCount(); n > 0 {
+		absent = fmt.Sprintf(", %d skipped on this backend", n)
+	}
+	fmt.Fprintf(b, "» lesson %s complete: %d step%s, %d solved by you, %d done by the tutor%s.\n",
+		t.l.ID, len(t.l.Steps), plural(len(t.l.Steps)), mine, skipped, absent)
+}
+
+// absentCount is how many steps the backend cannot play.
+func (t *Tutor) absentCount() int {
+	n := 0
+	for _, a := range t.absent {
+		if a != nil {
+			n++
+		}
+	}
+	return n
 }
 
 // runCell runs a cell's commands for the learner, showing the transcript,
@@ -285,7 +322,7 @@ func (t *Tutor) Do(cmd string) (string, error) {
 			return b.String(), nil
 		}
 		b.WriteString("\n" + stepHeader(t.l, t.step))
-		b.WriteString(RenderMarkdown(t.l.Steps[t.step].Prose, t.plain()))
+		b.WriteString(RenderMarkdown(visibleProse(t.l, t.step, t.absent), t.plain()))
 		if t.l.Steps[t.step].Interactive() && !t.solved[t.step] {
 			b.WriteString(t.goalLine())
 		}
@@ -312,9 +349,12 @@ func (t *Tutor) Do(cmd string) (string, error) {
 		if t.done {
 			// Back from the end: the last step with something to do.
 			to = len(t.l.Steps) - 1
-			for to > 0 && t.l.Steps[to].Cell == nil {
+			for to > 0 && (t.l.Steps[to].Cell == nil || t.absent[to] != nil) {
 				to--
 			}
+		}
+		for to >= 0 && t.absent[to] != nil {
+			to-- // over a section this backend skips
 		}
 		if to < 0 {
 			return "", errors.New("this is the first step; lesson reset starts it over")
@@ -394,7 +434,7 @@ func (t *Tutor) rebuild(to int, b *strings.Builder) error {
 	n := 0
 	for i := 0; i < to; i++ {
 		c := t.l.Steps[i].Cell
-		if c == nil {
+		if c == nil || t.absent[i] != nil {
 			continue
 		}
 		for _, cmd := range c.Commands {

@@ -102,6 +102,12 @@ func listLessons(c *call) error {
 		if miss := lessons.Missing(l, c.s.prov); len(miss) > 0 {
 			note = "skipped here: needs " + strings.Join(miss, "; ")
 			skipped++
+		} else if secs := lessons.SkippedSections(l, c.s.prov); len(secs) > 0 {
+			var parts []string
+			for _, s := range secs {
+				parts = append(parts, s.Steps()+" skipped here: need "+strings.Join(s.Reasons, "; "))
+			}
+			note = strings.Join(parts, "; ")
 		}
 		rows = append(rows, []string{l.ID, l.Level, fmt.Sprintf("%d min", l.Minutes), l.Title, note})
 	}

@@ -22,7 +22,8 @@ const lessonUsage = `usage: vsh [flags] lesson list               the lessons, a
                                              play it narrated, every cell run and checked; no terminal needed
        vsh [flags] lesson check FILE...      validate a lesson file and play it on the simulator
 
-A lesson that needs what the backend lacks (two devices, stepping, ...) is skipped, with the reason.
+A lesson that needs what the backend lacks (two devices, stepping, ...) is skipped, with the reason;
+a section that alone needs it is skipped, and the lesson goes on.
 Lessons ship with vsh (docs/lessons.md); instructors write their own (docs/writing-lessons.md).
 `
 
@@ -125,7 +126,7 @@ func (r *lessonRun) list() int {
 	defer p.Close()
 	tw := tabwriter.NewWriter(r.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "lesson\tlevel\ttime\ttitle")
-	skipped := 0
+	skipped, partly := 0, 0
 	var notes []string
 	for _, l := range all {
 		mark := ""
@@ -133,6 +134,15 @@ func (r *lessonRun) list() int {
 			skipped++
 			mark = " (skipped here)"
 			notes = append(notes, fmt.Sprintf("%s needs %s", l.ID, strings.Join(miss, "; ")))
+		} else if secs := lessons.SkippedSections(l, p); len(secs) > 0 {
+			// The lesson plays, without the sections that need more.
+			partly++
+			n := 0
+			for _, s := range secs {
+				n += s.StepCount()
+				notes = append(notes, fmt.Sprintf("%s plays without %s (%q): they need %s", l.ID, s.Steps(), s.Section, strings.Join(s.Reasons, "; ")))
+			}
+			mark = fmt.Sprintf(" (%d step%s skipped here)", n, plural(n))
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%d min\t%s%s\n", l.ID, l.Level, l.Minutes, l.Title, mark)
 	}
@@ -140,7 +150,11 @@ func (r *lessonRun) list() int {
 	for _, n := range notes {
 		fmt.Fprintln(r.stdout, n)
 	}
-	fmt.Fprintf(r.stdout, "%d lessons on %s; %d skipped. vsh lesson ID takes one; vsh lesson play ID plays it.\n", len(all), r.desc, skipped)
+	counts := fmt.Sprintf("%d skipped", skipped)
+	if partly > 0 {
+		counts += fmt.Sprintf(", %d played in part", partly)
+	}
+	fmt.Fprintf(r.stdout, "%d lessons on %s; %s. vsh lesson ID takes one; vsh lesson play ID plays it.\n", len(all), r.desc, counts)
 	return 0
 }
 
@@ -162,7 +176,7 @@ func (r *lessonRun) play(which string) int {
 		}
 		list = []*lessons.Lesson{l}
 	}
-	played, skipped, failed := 0, 0, 0
+	played, partly, skipped, failed := 0, 0, 0, 0
 	for i, l := range list {
 		if i > 0 {
 			fmt.Fprintln(r.stdout)
@@ -173,6 +187,9 @@ func (r *lessonRun) play(which string) int {
 			return 1
 		}
 		err = lessons.Play(sh.LessonEnv(), l, r.stdout, lessons.PlayOptions{Pace: r.pace})
+		if err == nil && len(lessons.SkippedSections(l, sh.LessonEnv().Provider())) > 0 {
+			partly++
+		}
 		sh.Close()
 		var skip *lessons.SkipError
 		switch {
@@ -187,8 +204,12 @@ func (r *lessonRun) play(which string) int {
 		}
 	}
 	if len(list) > 1 || skipped > 0 {
-		fmt.Fprintf(r.stdout, "\n%d lesson%s on %s: %d played, %d skipped, %d failed\n",
-			len(list), plural(len(list)), r.desc, played, skipped, failed)
+		inPart := ""
+		if partly > 0 {
+			inPart = fmt.Sprintf(" (%d in part)", partly)
+		}
+		fmt.Fprintf(r.stdout, "\n%d lesson%s on %s: %d played%s, %d skipped, %d failed\n",
+			len(list), plural(len(list)), r.desc, played, inPart, skipped, failed)
 	}
 	if failed > 0 {
 		return 1
@@ -255,19 +276,21 @@ func (r *lessonRun) interactive(which string) int {
 	}
 	defer sh.Close()
 	out, err := sh.Exec("lesson " + shellQuote(which))
-	io.WriteString(r.stdout, out)
 	if err != nil {
+		io.WriteString(r.stdout, out)
 		fmt.Fprint(r.stderr, sh.FormatError(err))
 		return 1
 	}
 	if r.terminal {
-		status, err := sh.RunTTY(r.stdin, r.stdout.(*os.File))
+		// The lesson's first step comes after the shell's banner.
+		status, err := sh.RunTTY(r.stdin, r.stdout.(*os.File), out)
 		if err != nil {
 			fmt.Fprintf(r.stderr, "vsh: %v\n", err)
 			return 1
 		}
 		return status
 	}
+	io.WriteString(r.stdout, out)
 	if err := sh.RunScript(r.stdin, r.stdout, "stdin", true); err != nil {
 		var se *shell.ScriptError
 		if !errors.As(err, &se) {

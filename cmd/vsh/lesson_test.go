@@ -36,8 +36,17 @@ func TestLessonList(t *testing.T) {
 			two++
 		}
 	}
-	if status, out, _ := runVsh(t, "", "--devices", "1", "lesson", "list"); status != 0 || !strings.Contains(out, fmt.Sprintf("%d skipped", two)) {
+	status, out, _ = runVsh(t, "", "--devices", "1", "lesson", "list")
+	if status != 0 || !strings.Contains(out, fmt.Sprintf("%d skipped", two)) {
 		t.Errorf("on one device: %d, want %d skipped (the lessons that need two devices)\n%s", status, two, out)
+	}
+	// A lesson with a section that needs two devices plays without it.
+	for _, l := range all {
+		for _, sn := range lessons.SectionNeeds(l) {
+			if slices.Contains(sn.Needs, "two-devices") && !strings.Contains(out, l.ID+" plays without ") {
+				t.Errorf("on one device vsh lesson list does not say %s plays without its section %q:\n%s", l.ID, sn.Section, out)
+			}
+		}
 	}
 }
 
