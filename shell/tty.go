@@ -133,10 +133,11 @@ func signalStatus(sig os.Signal) int {
 }
 
 // RunTTY runs the interactive session on a terminal: in is the terminal's
-// input, out its output. It returns the exit status: 0 after quit or
-// Ctrl-D, 128+N after signal N (the terminal restored either way). It
-// never calls os.Exit.
-func (s *Shell) RunTTY(in, out *os.File) (int, error) {
+// input, out its output. It shows the banner, then intro (vsh lesson ID's
+// first step; "" for none), then the prompt. It returns the exit status: 0
+// after quit or Ctrl-D, 128+N after signal N (the terminal restored either
+// way). It never calls os.Exit.
+func (s *Shell) RunTTY(in, out *os.File, intro string) (int, error) {
 	fd := int(in.Fd())
 	if !term.IsTerminal(fd) {
 		return 1, errors.New("the interactive shell needs a terminal; give a script with -f or on stdin")
@@ -212,10 +213,21 @@ func (s *Shell) RunTTY(in, out *os.File) (int, error) {
 		prefixColor = prompt.DefaultColor
 	}
 	io.WriteString(out, s.Banner())
+	if intro != "" {
+		io.WriteString(out, "\n"+intro)
+	}
 	pr := prompt.New(executor, completer,
 		prompt.OptionParser(p),
 		prompt.OptionPrefix(""),
-		prompt.OptionLivePrefix(func() (string, bool) { return s.Prompt(), true }),
+		// go-prompt draws the prompt once more after the executor has run,
+		// before it asks its exit checker; after quit that prompt is empty,
+		// so that nothing follows the quit line.
+		prompt.OptionLivePrefix(func() (string, bool) {
+			if quit.Load() {
+				return "", true
+			}
+			return s.Prompt(), true
+		}),
 		prompt.OptionPrefixTextColor(prefixColor),
 		prompt.OptionCompletionWordSeparator(WordSeparators),
 		prompt.OptionMaxSuggestion(8),

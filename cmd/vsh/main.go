@@ -184,7 +184,7 @@ func run(argv []string, stdin *os.File, stdout, stderr io.Writer) int {
 	defer sh.Close()
 
 	if interactive {
-		status, err := sh.RunTTY(stdin, stdout.(*os.File))
+		status, err := sh.RunTTY(stdin, stdout.(*os.File), "")
 		if err != nil {
 			fmt.Fprintf(stderr, "vsh: %v\n", err)
 			return 1

@@ -19,8 +19,10 @@ import (
 // short pauses, pastes several lines in one chunk (go-prompt v0.2.6 would
 // drop them), completes, and leaves by quit, by Ctrl-D and by SIGTERM and
 // SIGQUIT, checking each time with stty -a that the terminal is sane again
-// (go-prompt alone leaves it raw: -isig -icanon -echo). It reads the screen
-// with capture-pane.
+// (go-prompt alone leaves it raw: -isig -icanon -echo), and that quit leaves
+// no prompt behind it (go-prompt draws one more after the executor). It
+// takes a lesson too: its first step comes after the shell's banner. It
+// reads the screen with capture-pane.
 func TestTTY(t *testing.T) {
 	tmuxPath := toolcheck.Require(t, "tmux", "apt-get install tmux")
 	if testing.Short() {
@@ -38,12 +40,30 @@ func TestTTY(t *testing.T) {
 		"env", "-i", "PATH=/usr/bin:/bin", "TERM=xterm-256color", "HOME="+t.TempDir(), "PS1=$ ", "bash", "--norc", "--noprofile")
 	defer tm.run("kill-server")
 
-	start := func(n int) {
+	startWith := func(n int, args, prompt string) {
 		tm.run("send-keys", "-t", "t", "clear", "Enter")
 		time.Sleep(100 * time.Millisecond)
 		// The marker is printed after vsh exits, then the terminal's modes.
-		tm.typeLine(fmt.Sprintf("%s; echo VSH_EXIT_%d=$?; stty -a", bin, n))
-		tm.waitFor(`\[1\] vsh> `)
+		tm.typeLine(fmt.Sprintf("%s%s; echo VSH_EXIT_%d=$?; stty -a", bin, args, n))
+		tm.waitFor(prompt)
+	}
+	start := func(n int) { startWith(n, "", `\[1\] vsh> `) }
+	// quitClean checks that nothing but vsh's own output comes between the
+	// quit line and the marker printed after vsh exits: no prompt.
+	quitClean := func(n int) {
+		t.Helper()
+		screen := tm.waitFor(fmt.Sprintf(`VSH_EXIT_%d=\d+`, n))
+		q := strings.LastIndex(screen, "vsh> quit")
+		end := -1 // the marker's output, not the command line that prints it
+		if loc := regexp.MustCompile(fmt.Sprintf(`VSH_EXIT_%d=\d`, n)).FindStringIndex(screen); loc != nil {
+			end = loc[0]
+		}
+		if q < 0 || end < q {
+			t.Fatalf("run %d: no quit line before the exit marker:\n%s", n, screen)
+		}
+		if between := screen[q+len("vsh> quit") : end]; strings.Contains(between, "vsh>") {
+			t.Errorf("run %d: a prompt is drawn after quit:\n%s", n, screen)
+		}
 	}
 	sane := func(n int, wantStatus int) {
 		t.Helper()
@@ -78,6 +98,7 @@ func TestTTY(t *testing.T) {
 	tm.typeLine("frobnicate")
 	tm.waitFor(`error: unknown command "frobnicate"`)
 	tm.typeLine("quit")
+	quitClean(1)
 	sane(1, 0)
 
 	// 2. Ctrl-D on an empty line.
@@ -100,6 +121,20 @@ func TestTTY(t *testing.T) {
 	start(4)
 	tm.signal(syscall.SIGQUIT)
 	sane(4, 131)
+
+	// 5. A lesson: the banner, then the lesson's title and first step,
+	// then the prompt; quit leaves.
+	startWith(5, " lesson tour", `\[2\] vsh> `)
+	screen := tm.screen()
+	banner, title, goal := strings.Index(screen, "vsh devel: the verbs shell on"), strings.Index(screen, "Lesson tour: "), strings.Index(screen, "» your turn")
+	if banner < 0 || title < 0 || goal < 0 || banner > title || title > goal {
+		t.Errorf("run 5: the lesson's title (at %d) does not come after the shell's banner (at %d):\n%s", title, banner, screen)
+	}
+	tm.typeLine("devices")
+	tm.waitFor(`✓ goal reached`)
+	tm.typeLine("quit")
+	quitClean(5)
+	sane(5, 0)
 }
 
 // tmux drives one tmux server of the test's own.
