@@ -461,6 +461,7 @@ func commandTable() []*command {
 		exchangeCmd(), pingpongCmd(), // cmd_exchange.go, cmd_pingpong.go
 		storeCmd(), // cmd_store.go
 		pathsCmd(), // cmd_paths.go
+		benchCmd(), // cmd_bench.go
 	}
 	sort.SliceStable(cmds, func(i, j int) bool { return cmds[i].Group < cmds[j].Group })
 	return cmds

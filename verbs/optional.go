@@ -235,3 +235,24 @@ type Inspector interface {
 type RealTimeClock interface {
 	RealTime() bool
 }
+
+// LinkParams describe the Ethernet link that attaches one device of a
+// simulated fabric to its switch. Zero fields mean the fabric's defaults.
+type LinkParams struct {
+	// Latency is the one-way propagation delay between the device and the
+	// switch; a packet from one device to another crosses two such cables.
+	Latency time.Duration
+	// Bandwidth is the link rate in bits per second.
+	Bandwidth int64
+	// MTU is the netdev MTU: the largest IP datagram the link carries. It
+	// sets the port's active MTU, as rxe derives it from its netdev.
+	MTU int
+}
+
+// LinkConfigurer is a fabric whose links can be read and changed, by device
+// name. Real hardware does not offer it: its link is a cable and a switch
+// (and, for rxe, the netdev, whose MTU `ip link set dev IF mtu N` changes).
+type LinkConfigurer interface {
+	LinkParams(device string) (LinkParams, error)
+	SetLinkParams(device string, p LinkParams) error
+}

@@ -123,6 +123,43 @@ func (f *Fabric) Link(i int) (LinkConfig, error) {
 	return f.devs[i].link.cfg, nil
 }
 
+var _ verbs.LinkConfigurer = (*Fabric)(nil)
+
+// LinkParams implements verbs.LinkConfigurer: the link of the named device.
+func (f *Fabric) LinkParams(name string) (verbs.LinkParams, error) {
+	i, err := f.deviceIndex("link", name)
+	if err != nil {
+		return verbs.LinkParams{}, err
+	}
+	l, err := f.Link(i)
+	return verbs.LinkParams{Latency: l.Latency, Bandwidth: l.Bandwidth, MTU: l.MTU}, err
+}
+
+// SetLinkParams implements verbs.LinkConfigurer with SetLink.
+func (f *Fabric) SetLinkParams(name string, p verbs.LinkParams) error {
+	i, err := f.deviceIndex("set_link", name)
+	if err != nil {
+		return err
+	}
+	if p.Latency < 0 || p.Bandwidth < 0 {
+		return verbs.Errorf("set_link", verbs.EINVAL, "give a positive latency and bandwidth, or zero for the default",
+			"latency %v and bandwidth %d b/s: neither may be negative", p.Latency, p.Bandwidth)
+	}
+	return f.SetLink(i, LinkConfig{Latency: p.Latency, Bandwidth: p.Bandwidth, MTU: p.MTU})
+}
+
+// deviceIndex finds a local device by name.
+func (f *Fabric) deviceIndex(op, name string) (int, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for i, d := range f.devs {
+		if d.name == name && !d.peer {
+			return i, nil
+		}
+	}
+	return 0, verbs.Errorf(op, verbs.ENODEV, "name one of this fabric's devices (sim0, sim1, ...)", "no device %s on this fabric", name)
+}
+
 // LinkStats counts what crossed a device's link.
 type LinkStats struct {
 	TxPackets, RxPackets uint64
