@@ -25,7 +25,7 @@ type device struct {
 
 	nextQPN   uint32 // rxe_pool's cyclic index allocation (xa_alloc_cyclic)
 	nextMRIdx uint32
-	qps       map[uint32]*qp // by QPN, for packet delivery
+	qps       []*qp          // by QPN, for packet delivery (qp and setQP)
 	mrs       map[uint32]*mr // by pool index (key >> 8)
 	lastMR    *mr            // the MR found last, tried before the map
 	ctxs      []*context
@@ -83,11 +83,33 @@ func (d *device) allocQPN() (uint32, bool) {
 		if d.nextQPN > rxeMaxQPIndex {
 			d.nextQPN = rxeMinQPIndex + 1
 		}
-		if _, used := d.qps[n]; !used {
+		if d.qp(n) == nil {
 			return n, true
 		}
 	}
 	return 0, false
+}
+
+// qp returns the live QP numbered n, or nil.
+func (d *device) qp(n uint32) *qp {
+	if uint64(n) < uint64(len(d.qps)) {
+		return d.qps[n]
+	}
+	return nil
+}
+
+// setQP files q (nil to clear) under number n. The table is a slice
+// indexed by QPN: QPNs are handed out cyclically from 17, so it stays as
+// long as the highest number in use, and a packet finds its QP with one
+// index.
+func (d *device) setQP(n uint32, q *qp) {
+	if int(n) >= len(d.qps) {
+		if q == nil {
+			return
+		}
+		d.qps = append(d.qps, make([]*qp, int(n)+1-len(d.qps))...)
+	}
+	d.qps[n] = q
 }
 
 func (d *device) allocMRIndex() (uint32, bool) {

@@ -20,7 +20,9 @@ import (
 func (f *Fabric) stepLocked() (verbs.FabricEvent, bool) {
 	switch f.nextStep() {
 	case stepPacket:
-		return f.deliverOne(), true
+		var ev verbs.FabricEvent
+		f.deliverOne(&ev)
+		return ev, true
 	case stepTimer:
 		return f.fireTimer(), true
 	}
@@ -65,7 +67,7 @@ func (f *Fabric) runLocked() {
 	for i := 0; i < maxSteps; i++ {
 		switch f.nextStep() {
 		case stepPacket:
-			f.deliverOne()
+			f.deliverOne(nil)
 		case stepTimer:
 			f.fireTimer()
 		default:
@@ -214,7 +216,9 @@ func (f *Fabric) Advance(d time.Duration) []verbs.FabricEvent {
 		}
 		t, tok := f.nextTimer()
 		if p := n.pkts.peek(); p != nil && (!tok || p.at <= t.at) && p.at <= limit {
-			evs = append(evs, f.deliverOne())
+			var ev verbs.FabricEvent
+			f.deliverOne(&ev)
+			evs = append(evs, ev)
 			continue
 		}
 		if tok && t.at <= limit {

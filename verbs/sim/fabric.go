@@ -201,7 +201,6 @@ func newDevice(f *Fabric, i int) *device {
 	d.mcgs = map[verbs.GID]*mcastGroup{}
 	d.nextQPN = rxeMinQPIndex + 1 // index 16 is held by the GSI QP (QP1)
 	d.nextMRIdx = rxeMinMRIndex
-	d.qps = map[uint32]*qp{}
 	d.mrs = map[uint32]*mr{}
 	return d
 }

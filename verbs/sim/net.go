@@ -81,6 +81,12 @@ func (f *Fabric) schedule(q *qp, kind int) {
 // runTasks runs scheduled engines until none is due. Each engine runs as
 // rxe_do_task runs it: again and again while it reports progress.
 func (f *Fabric) runTasks() {
+	if f.net.runHead < len(f.net.runq) {
+		f.runQueued()
+	}
+}
+
+func (f *Fabric) runQueued() {
 	n := &f.net
 	for guard := 0; n.runHead < len(n.runq) && guard < 1<<24; guard++ {
 		t := n.runq[n.runHead]
@@ -92,13 +98,17 @@ func (f *Fabric) runTasks() {
 			continue
 		}
 		again := true
-		for i := 0; again && i < taskBudget; i++ {
-			switch t.kind {
-			case taskResp:
+		switch t.kind {
+		case taskResp:
+			for i := 0; again && i < taskBudget; i++ {
 				again = q.responder()
-			case taskComp:
+			}
+		case taskComp:
+			for i := 0; again && i < taskBudget; i++ {
 				again = q.completer()
-			default:
+			}
+		default:
+			for i := 0; again && i < taskBudget; i++ {
 				again = q.requester()
 			}
 		}
@@ -262,7 +272,7 @@ func (f *Fabric) put(p *packet) {
 	n := &f.net
 	n.seq++
 	p.seq = n.seq
-	p.at = f.arrival(p)
+	p.at = f.arrival(p, p.size())
 	drop, dup := "", false
 	if len(n.faults) > 0 {
 		drop, dup = f.applyFaults(p)
@@ -343,9 +353,8 @@ func (f *Fabric) releaseHeld() bool {
 }
 
 // arrival computes when p reaches its destination under the link model.
-func (f *Fabric) arrival(p *packet) time.Duration {
+func (f *Fabric) arrival(p *packet, size int) time.Duration {
 	now := f.now
-	size := p.size()
 	if p.loopback {
 		l := &p.from.link
 		start := max(now, l.loopBusy)
@@ -416,8 +425,9 @@ func (f *Fabric) settle() {
 }
 
 // deliverOne takes the next packet off the network and hands it to its
-// destination.
-func (f *Fabric) deliverOne() verbs.FabricEvent {
+// destination. While events are recorded, it describes what happened in
+// *ev (ev is nil when nobody wants to know).
+func (f *Fabric) deliverOne(ev *verbs.FabricEvent) {
 	p := f.net.pkts.pop()
 	if p.at > f.now {
 		f.now = p.at
@@ -430,9 +440,8 @@ func (f *Fabric) deliverOne() verbs.FabricEvent {
 		kind = verbs.EventPacketDropped
 		verdict = "dropped"
 	}
-	var ev verbs.FabricEvent
-	if f.net.record != nil {
-		ev = verbs.FabricEvent{Time: f.now, Kind: kind, Text: f.describe(p, verdict, why)}
+	if ev != nil && f.net.record != nil {
+		*ev = verbs.FabricEvent{Time: f.now, Kind: kind, Text: f.describe(p, verdict, why)}
 		pe := f.packetEvent(p, verdict, why)
 		pe.Bytes = nil // not valid after the step
 		ev.Packet = &pe
@@ -442,7 +451,6 @@ func (f *Fabric) deliverOne() verbs.FabricEvent {
 		f.net.pool.put(p)
 	}
 	f.runTasks()
-	return ev
 }
 
 // receive is rxe_rcv for one packet arriving at p.to: the device checks,
@@ -459,11 +467,12 @@ func (f *Fabric) receive(p *packet) string {
 		return to.name + "'s port is down"
 	}
 	if !p.loopback {
-		if n := p.size(); n > to.link.cfg.MTU {
+		n := p.size()
+		if n > to.link.cfg.MTU {
 			return fmt.Sprintf("%d-byte datagram exceeds %s's MTU %d (the receiving NIC drops it)", n, to.name, to.link.cfg.MTU)
 		}
 		to.link.rxPackets++
-		to.link.rxBytes += uint64(p.size())
+		to.link.rxBytes += uint64(n)
 	}
 	if p.encoded {
 		// The receiver works from the bytes: decode them; the ICRC is
@@ -492,7 +501,7 @@ func (f *Fabric) receive(p *packet) string {
 		}
 		return f.receiveMcast(p)
 	}
-	q := to.qps[qpn]
+	q := to.qp(qpn)
 	if q == nil || q.dead != "" {
 		if qpn == 1 {
 			return "QP 1 (GSI): the simulator has no management QP"
@@ -567,8 +576,17 @@ func (q *qp) checkAddr(p *packet) string {
 	if q.attr.PortNum != 1 {
 		return q.name() + " has no port (check_addr)"
 	}
-	local, _ := q.pd.ctx.dev.gid(int(q.attr.AH.GRH.SGIDIndex))
-	if p.sgid != q.attr.AH.GRH.DGID || p.dgid != local {
+	// The QP's route holds both addresses of its AV: dgid is the AV's
+	// DGID, sgid the device's GID at the AV's index (zero for an empty
+	// slot), as worked out when the AV was set.
+	var remote, local verbs.GID
+	if rt := q.route; rt != nil {
+		remote, local = rt.dgid, rt.sgid
+	} else {
+		remote = q.attr.AH.GRH.DGID
+		local, _ = q.pd.ctx.dev.gid(int(q.attr.AH.GRH.SGIDIndex))
+	}
+	if p.sgid != remote || p.dgid != local {
 		return "source or destination address does not match " + q.name() + "'s address vector (check_addr)"
 	}
 	return ""

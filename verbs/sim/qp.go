@@ -10,6 +10,7 @@ import (
 
 // qp is a queue pair (struct rxe_qp).
 type qp struct {
+	fabric   *Fabric // pd.ctx.dev.f, kept at hand for the data path
 	pd       *pd
 	dead     string
 	qpn      uint32
@@ -50,7 +51,7 @@ var _ verbs.QP = (*qp)(nil)
 
 func (q *qp) name() string { return fmt.Sprintf("QP %#x", q.qpn) }
 
-func (q *qp) fab() *Fabric { return q.pd.ctx.fab() }
+func (q *qp) fab() *Fabric { return q.fabric }
 
 func (q *qp) check(op string) error {
 	if q.dead != "" {
@@ -145,7 +146,7 @@ func (p *pd) CreateQP(attr verbs.QPInitAttr) (verbs.QP, error) {
 	if !ok {
 		return nil, verbs.Errorf(op, verbs.ENOMEM, "destroy some QPs", "the device has no free QP number")
 	}
-	q := &qp{pd: p, qpn: qpn, typ: attr.Type, scq: scq, rcq: rcq, srq: s, sqSigAll: attr.SQSigAll, userCtx: attr.Context}
+	q := &qp{fabric: f, pd: p, qpn: qpn, typ: attr.Type, scq: scq, rcq: rcq, srq: s, sqSigAll: attr.SQSigAll, userCtx: attr.Context}
 	// rxe_qp_init_misc: path_mtu starts at IB_MTU_256.
 	q.attr.PathMTU = verbs.MTU256
 	q.mtu = 256
@@ -171,7 +172,7 @@ func (p *pd) CreateQP(attr verbs.QPInitAttr) (verbs.QP, error) {
 	}
 	scq.usecnt++
 	rcq.usecnt++
-	d.qps[qpn] = q
+	d.setQP(qpn, q)
 	p.qps = append(p.qps, q)
 	return q, nil
 }
@@ -431,7 +432,7 @@ func (q *qp) apply(a *verbs.QPAttr, mask verbs.QPAttrMask) {
 	}
 }
 
-func (q *qp) f() *Fabric { return q.pd.ctx.fab() }
+func (q *qp) f() *Fabric { return q.fabric }
 
 // reset is rxe_qp_reset: the engines stop, the send queue and (without an
 // SRQ) the receive queue are emptied without completions, packets queued
@@ -747,7 +748,7 @@ func (q *qp) Destroy() error {
 			"%s is still attached to multicast group(s) %s (uverbs_free_qp)", q.name(), strings.Join(gids, ", "))
 	}
 	if q.eventsUnacked > 0 {
-		return verbs.Errorf(op, verbs.EBUSY, "call ack_async_event for every event you got",
+		return verbs.Errorf(op, verbs.EBUSY, "acknowledge every async event you read (ibv_ack_async_event; vsh's async_events does it for you)",
 			"%d async event(s) of %s were read but not acknowledged; real libibverbs would block forever here (ibv_cmd_destroy_qp)",
 			q.eventsUnacked, q.name())
 	}
@@ -770,8 +771,8 @@ func (q *qp) destroyLocked(why string) {
 	q.drainRespPkts()
 	q.detachAll()
 	d := q.pd.ctx.dev
-	if d.qps[q.qpn] == q {
-		delete(d.qps, q.qpn)
+	if d.qp(q.qpn) == q {
+		d.setQP(q.qpn, nil)
 	}
 	q.scq.usecnt--
 	q.rcq.usecnt--

@@ -271,28 +271,34 @@ func (q *qp) nextOpcode(w *sendWQE) (wire.Opcode, bool) {
 	return 0, false
 }
 
+// pickOpcode chooses among a message's opcodes: LAST or MIDDLE inside a
+// message, ONLY or FIRST to start one, as what is left fits one MTU or not.
+func pickOpcode(base wire.Opcode, in, fits bool, last, middle, only, first wire.Opcode) wire.Opcode {
+	switch {
+	case in && fits:
+		return base | last
+	case in:
+		return base | middle
+	case fits:
+		return base | only
+	}
+	return base | first
+}
+
 func nextOpcodeRCUC(t wire.Transport, op verbs.WROpcode, prev int, fits bool) (wire.Opcode, bool) {
 	base := wire.Opcode(t) << 5
 	inSend := prev == int(base|wire.RCSendFirst) || prev == int(base|wire.RCSendMiddle)
 	inWrite := prev == int(base|wire.RCRDMAWriteFirst) || prev == int(base|wire.RCRDMAWriteMiddle)
 	pick := func(in bool, last, middle, only, first wire.Opcode) (wire.Opcode, bool) {
-		switch {
-		case in && fits:
-			return base | last, true
-		case in:
-			return base | middle, true
-		case fits:
-			return base | only, true
-		}
-		return base | first, true
+		return pickOpcode(base, in, fits, last, middle, only, first), true
 	}
 	switch op {
-	case verbs.WRRDMAWrite:
-		return pick(inWrite, wire.RCRDMAWriteLast, wire.RCRDMAWriteMiddle, wire.RCRDMAWriteOnly, wire.RCRDMAWriteFirst)
+	case verbs.WRRDMAWrite: // the usual case first, without the closure
+		return pickOpcode(base, inWrite, fits, wire.RCRDMAWriteLast, wire.RCRDMAWriteMiddle, wire.RCRDMAWriteOnly, wire.RCRDMAWriteFirst), true
 	case verbs.WRRDMAWriteWithImm:
 		return pick(inWrite, wire.RCRDMAWriteLastImm, wire.RCRDMAWriteMiddle, wire.RCRDMAWriteOnlyImm, wire.RCRDMAWriteFirst)
 	case verbs.WRSend:
-		return pick(inSend, wire.RCSendLast, wire.RCSendMiddle, wire.RCSendOnly, wire.RCSendFirst)
+		return pickOpcode(base, inSend, fits, wire.RCSendLast, wire.RCSendMiddle, wire.RCSendOnly, wire.RCSendFirst), true
 	case verbs.WRSendWithImm:
 		return pick(inSend, wire.RCSendLastImm, wire.RCSendMiddle, wire.RCSendOnlyImm, wire.RCSendFirst)
 	}
@@ -335,7 +341,7 @@ func (q *qp) checkInitDepth(w *sendWQE) bool {
 // outside its MR) and why.
 func (q *qp) buildRequest(w *sendWQE, op wire.Opcode, payload uint32) (*packet, verbs.WCStatus, string) {
 	f := q.f()
-	flags := op.Flags()
+	flags, hs := op.Flags(), op.Headers()
 	// rxe_get_av: the QP's AV, or for UD the WR's AH.
 	rt := q.route
 	if q.typ == verbs.QPTypeUD {
@@ -360,10 +366,10 @@ func (q *qp) buildRequest(w *sendWQE, op wire.Opcode, payload uint32) (*packet, 
 	r := &q.req
 	h.BTH = wire.BTHFields{Opcode: op, PKey: wire.DefaultPKey, PSN: wire.PSN(r.psn)}
 	if w.wr.Flags&verbs.SendSolicited != 0 && flags&wire.FlagEnd != 0 &&
-		(flags&wire.FlagSend != 0 || (flags&wire.FlagWrite != 0 && op.Has(wire.HasImmDt))) {
+		(flags&wire.FlagSend != 0 || (flags&wire.FlagWrite != 0 && hs&wire.HasImmDt != 0)) {
 		h.BTH.SE = true
 	}
-	if op.Has(wire.HasDETH) {
+	if hs&wire.HasDETH != 0 {
 		h.BTH.DestQP = w.wr.RemoteQPN & wire.QPNMask
 	} else {
 		h.BTH.DestQP = q.attr.DestQPN & wire.QPNMask
@@ -379,16 +385,16 @@ func (q *qp) buildRequest(w *sendWQE, op wire.Opcode, payload uint32) (*packet, 
 		}
 		h.BTH.AckReq = ack
 	}
-	if op.Has(wire.HasRETH) {
+	if hs&wire.HasRETH != 0 {
 		h.RETH = wire.RETHFields{VA: w.iova, RKey: w.wr.RKey, DMALen: w.dma.resid}
 	}
-	if op.Has(wire.HasImmDt) {
+	if hs&wire.HasImmDt != 0 {
 		h.ImmDt = w.wr.Imm
 	}
-	if op.Has(wire.HasIETH) {
+	if hs&wire.HasIETH != 0 {
 		h.IETH = w.wr.InvRKey
 	}
-	if op.Has(wire.HasAtomicETH) {
+	if hs&wire.HasAtomicETH != 0 {
 		h.AtomicETH = wire.AtomicETHFields{VA: w.iova, RKey: w.wr.RKey}
 		if op == wire.RCCompareSwap {
 			h.AtomicETH.SwapAdd, h.AtomicETH.Compare = w.wr.Swap, w.wr.CompareAdd
@@ -396,7 +402,7 @@ func (q *qp) buildRequest(w *sendWQE, op wire.Opcode, payload uint32) (*packet, 
 			h.AtomicETH.SwapAdd = w.wr.CompareAdd
 		}
 	}
-	if op.Has(wire.HasDETH) {
+	if hs&wire.HasDETH != 0 {
 		h.DETH = wire.DETHFields{QKey: w.wr.RemoteQKey, SrcQP: q.qpn}
 		if q.qpn == 1 {
 			h.DETH.QKey = wire.GSIQKey
@@ -426,6 +432,27 @@ func (q *qp) copyFromSGL(p *packet, w *sendWQE, n uint32) (verbs.WCStatus, strin
 		return verbs.WCLocQPOpErr, "the WQE has fewer bytes left than the packet needs (copy_data)"
 	}
 	sgl := w.sge
+	if c := dma.curSGE; c < len(sgl) && n > 0 {
+		// The usual case: the packet's bytes lie in the current SGE, and
+		// the payload is borrowed from it (the loop below does the same
+		// in more steps).
+		s := &sgl[c]
+		if dma.sgeOffset < s.Length && n <= s.Length-dma.sgeOffset {
+			m := q.lookupLocal(s.LKey, 0)
+			if m == nil {
+				return verbs.WCLocQPOpErr, "SGE " + itoa(c) + " has lkey " + hex32(s.LKey) +
+					", which names no MR of this PD (copy_data: lookup_mr)"
+			}
+			va := s.Addr + uint64(dma.sgeOffset)
+			if !m.contains(va, uint64(n)) {
+				return verbs.WCLocProtErr, "SGE " + itoa(c) + " reaches outside its MR (rxe_mr_copy: mr_check_range)"
+			}
+			q.f().setPayload(p, m.buf[va-m.addr:va-m.addr+uint64(n)])
+			dma.sgeOffset += n
+			dma.resid -= n
+			return verbs.WCSuccess, ""
+		}
+	}
 	var dst []byte
 	first := true
 	var m *mr
@@ -526,16 +553,21 @@ func (q *qp) updateWQEPSN(w *sendWQE, op wire.Opcode, payload uint32) {
 	r := &q.req
 	// qp->mtu, even for UD, where it stays 256 (rxe_qp_init_misc) and the
 	// range it gives a datagram means nothing.
+	fl := op.Flags()
+	if fl&(wire.FlagStart|wire.FlagRead) == 0 {
+		r.psn = (r.psn + 1) & psnMask // a MIDDLE or LAST packet
+		return
+	}
 	mtu := q.mtu
 	npkts := (w.dma.resid + payload + mtu - 1) / mtu
 	if npkts == 0 {
 		npkts = 1
 	}
-	if op.IsFirst() {
+	if fl&wire.FlagStart != 0 {
 		w.firstPSN = r.psn
 		w.lastPSN = (r.psn + npkts - 1) & psnMask
 	}
-	if op.Flags()&wire.FlagRead != 0 {
+	if fl&wire.FlagRead != 0 {
 		r.psn = (w.firstPSN + npkts) & psnMask
 	} else {
 		r.psn = (r.psn + 1) & psnMask

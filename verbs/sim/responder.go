@@ -69,7 +69,33 @@ func (q *qp) responder() bool {
 		case respGetReq:
 			state, p = q.getReq()
 		case respChkPSN:
+			// A new request goes through the checks in rxe's order. Each
+			// step returns the next state; the usual path is followed
+			// here without a turn of the loop per step (the cases below
+			// take the same steps when a state is reached otherwise).
 			state = q.respCheckPSN(p)
+			if state == respChkOpSeq {
+				state = q.checkOpSeq(p)
+			}
+			if state == respChkOpValid {
+				state = q.checkOpValid(p)
+			}
+			if state == respChkResource {
+				state = q.checkResource(p)
+			}
+			if state == respChkRkey {
+				state = q.checkRkey(p)
+			}
+			if state == respExecute {
+				state = q.execute(p)
+			}
+			if state == respAcknowledge {
+				state = q.acknowledge(p)
+			}
+			if state == respCleanup {
+				state = q.respCleanup(p)
+				p = nil
+			}
 		case respChkOpSeq:
 			state = q.checkOpSeq(p)
 		case respChkOpValid:
@@ -283,12 +309,24 @@ func (q *qp) checkOpSeq(p *packet) respState {
 	}
 	r := &q.resp
 	op := p.hdr.BTH.Opcode & 0x1f
-	prev := r.opcode
-	inSend := prev >= 0 && (wire.Opcode(prev)&0x1f == wire.RCSendFirst || wire.Opcode(prev)&0x1f == wire.RCSendMiddle)
-	inWrite := prev >= 0 && (wire.Opcode(prev)&0x1f == wire.RCRDMAWriteFirst || wire.Opcode(prev)&0x1f == wire.RCRDMAWriteMiddle)
-	sendCont := op == wire.RCSendMiddle || op == wire.RCSendLast || op == wire.RCSendLastImm ||
-		(q.typ == verbs.QPTypeRC && op == wire.RCSendLastInvalidate)
-	writeCont := op == wire.RCRDMAWriteMiddle || op == wire.RCRDMAWriteLast || op == wire.RCRDMAWriteLastImm
+	var inSend, inWrite bool
+	if prev := r.opcode; prev >= 0 {
+		switch wire.Opcode(prev) & 0x1f {
+		case wire.RCSendFirst, wire.RCSendMiddle:
+			inSend = true
+		case wire.RCRDMAWriteFirst, wire.RCRDMAWriteMiddle:
+			inWrite = true
+		}
+	}
+	var sendCont, writeCont bool
+	switch op {
+	case wire.RCSendMiddle, wire.RCSendLast, wire.RCSendLastImm:
+		sendCont = true
+	case wire.RCSendLastInvalidate:
+		sendCont = q.typ == verbs.QPTypeRC
+	case wire.RCRDMAWriteMiddle, wire.RCRDMAWriteLast, wire.RCRDMAWriteLastImm:
+		writeCont = true
+	}
 	bad := respErrMissingOpcodeLastC
 	if q.typ == verbs.QPTypeUC {
 		bad = respErrMissingOpcodeLastD1E
