@@ -560,9 +560,9 @@ func (r *runner) latency(op Op, size int) (Point, error) {
 	var t tester
 	switch op {
 	case Write:
-		t = &writeLat{r: r, size: size, n: n, a: a, b: b}
+		t = &pairLat{r: r, size: size, n: n, a: a, b: b, side: writeSide, done: (*latSide).done, what: "the peer's write"}
 	case Send:
-		t = &sendLat{r: r, size: size, n: n, a: a, b: b}
+		t = &pairLat{r: r, size: size, n: n, a: a, b: b, side: sendSide, done: (*latSide).sendDone, what: "receive"}
 	default:
 		t = &readLat{r: r, size: size, n: n, a: a}
 	}
@@ -611,31 +611,48 @@ func latPoint(size, n int, posted []time.Duration, op Op) Point {
 
 func ceilDiv(a, b int) int { return (a + b - 1) / b }
 
-// writeLat is perftest's run_iter_lat_write on both sides: write the
-// counter into the last byte of the peer's buffer, wait for the completion,
-// spin until the peer's write changes the last byte of ours.
-type writeLat struct {
+// pairLat is a latency program that runs on both sides, A first: side
+// advances one side's loop as far as it can go without waiting.
+type pairLat struct {
 	r    *runner
 	size int
 	n    int
 	a, b *latSide
+	side func(t *pairLat, p *latSide) (bool, error)
+	done func(p *latSide, n int) bool
+	what string // what a side waits for
 }
 
-func (t *writeLat) advance() (bool, bool, error) {
-	pa, err := t.side(t.a)
+func (t *pairLat) advance() (bool, bool, error) {
+	pa, err := t.side(t, t.a)
 	if err != nil {
 		return false, false, err
 	}
-	pb, err := t.side(t.b)
+	pb, err := t.side(t, t.b)
 	if err != nil {
 		return false, false, err
 	}
-	return pa || pb, t.a.done(t.n) && t.b.done(t.n), nil
+	return pa || pb, t.done(t.a, t.n) && t.done(t.b, t.n), nil
+}
+
+func (t *pairLat) waiting() string {
+	for _, p := range []*latSide{t.a, t.b} {
+		if !t.done(p, t.n) {
+			if p.phase == 2 {
+				return fmt.Sprintf("%s waits for the completion of its message %d of %d", p.s.name, p.scnt, t.n)
+			}
+			return fmt.Sprintf("%s waits for %s %d of %d", p.s.name, t.what, p.rcnt+1, t.n)
+		}
+	}
+	return "nothing"
 }
 
 func (p *latSide) done(n int) bool { return p.scnt >= n && p.ccnt >= n && p.rcnt >= n }
 
-func (t *writeLat) side(p *latSide) (bool, error) {
+// writeSide is perftest's run_iter_lat_write on one side: write the
+// counter into the last byte of the peer's buffer, wait for the completion,
+// spin until the peer's write changes the last byte of ours.
+func writeSide(t *pairLat, p *latSide) (bool, error) {
 	r, s, n := t.r, p.s, t.n
 	progress := false
 	for !p.done(n) {
@@ -680,46 +697,13 @@ func (t *writeLat) side(p *latSide) (bool, error) {
 	return progress, nil
 }
 
-func (t *writeLat) waiting() string { return latWaiting(t.a, t.b, t.n, "the peer's write") }
-
-func latWaiting(a, b *latSide, n int, what string) string {
-	for _, p := range []*latSide{a, b} {
-		if !p.done(n) {
-			if p.phase == 2 {
-				return fmt.Sprintf("%s waits for the completion of its message %d of %d", p.s.name, p.scnt, n)
-			}
-			return fmt.Sprintf("%s waits for %s %d of %d", p.s.name, what, p.rcnt+1, n)
-		}
-	}
-	return "nothing"
-}
-
-// sendLat is perftest's run_iter_lat_send on both sides: A sends first; each
-// side waits for a receive completion (and posts the receive again), then
-// sends, signaling one send in cq_mod and the last, and waits for that
-// send's completion.
-type sendLat struct {
-	r    *runner
-	size int
-	n    int
-	a, b *latSide
-}
-
-func (t *sendLat) advance() (bool, bool, error) {
-	pa, err := t.side(t.a)
-	if err != nil {
-		return false, false, err
-	}
-	pb, err := t.side(t.b)
-	if err != nil {
-		return false, false, err
-	}
-	return pa || pb, t.a.sendDone(t.n) && t.b.sendDone(t.n), nil
-}
-
 func (p *latSide) sendDone(n int) bool { return p.scnt >= n && p.rcnt >= n && p.phase != 2 }
 
-func (t *sendLat) side(p *latSide) (bool, error) {
+// sendSide is perftest's run_iter_lat_send on one side: A sends first;
+// each side waits for a receive completion (and posts the receive again),
+// then sends, signaling one send in cq_mod and the last, and waits for that
+// send's completion.
+func sendSide(t *pairLat, p *latSide) (bool, error) {
 	r, s, n := t.r, p.s, t.n
 	progress := false
 	for !p.sendDone(n) {
@@ -770,8 +754,6 @@ func (t *sendLat) side(p *latSide) (bool, error) {
 	}
 	return progress, nil
 }
-
-func (t *sendLat) waiting() string { return latWaiting(t.a, t.b, t.n, "receive") }
 
 // readLat is perftest's run_iter_lat: A posts a READ and polls for its
 // completion, n times; B's CPU does nothing.
