@@ -208,6 +208,9 @@ func pathSummary(vc *verbCounts) string {
 			}
 		}
 	}
+	if rxe == hw {
+		return fmt.Sprintf("of these %d calls, %d make system calls, on rxe and on hardware alike", total, rxe)
+	}
 	return fmt.Sprintf("of these %d calls, %d make system calls on rxe; on hardware %d would: the doorbells and the CQ arming stay in user space there",
 		total, rxe, hw)
 }

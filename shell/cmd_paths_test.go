@@ -110,6 +110,9 @@ func TestPathsResetAndClear(t *testing.T) {
 	if n := len(s.verbCounts().order); n != 2 {
 		t.Fatalf("counted %d verbs, want 2", n)
 	}
+	if out, _ := s.Exec("paths"); !strings.Contains(out, "of these 2 calls, 2 make system calls, on rxe and on hardware alike") {
+		t.Errorf("paths after the control path alone:\n%s", out)
+	}
 	execAll(t, s, "reset")
 	if vc := s.verbCounts(); len(vc.order) != 0 {
 		t.Errorf("after reset the counts are %v; want none", vc.order)
