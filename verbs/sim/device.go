@@ -408,6 +408,11 @@ func (d *device) mrByIndex(idx uint32) *mr {
 	if m := d.lastMR; m != nil && m.index == idx && m.dead == "" {
 		return m
 	}
+	return d.mrLookup(idx)
+}
+
+// mrLookup is mrByIndex past the last MR found.
+func (d *device) mrLookup(idx uint32) *mr {
 	m := d.mrs[idx]
 	if m != nil {
 		d.lastMR = m

@@ -18,10 +18,10 @@ import (
 // their arrival); timers fire only when due now. At equal times a packet
 // goes first.
 func (f *Fabric) stepLocked() (verbs.FabricEvent, bool) {
-	switch f.nextStep() {
+	switch step, p := f.nextStep(); step {
 	case stepPacket:
 		var ev verbs.FabricEvent
-		f.deliverOne(&ev)
+		f.deliverOne(p, &ev)
 		return ev, true
 	case stepTimer:
 		return f.fireTimer(), true
@@ -37,8 +37,8 @@ const (
 )
 
 // nextStep runs the due engines and tells what stepLocked does next:
-// deliver a packet, fire a timer, or nothing.
-func (f *Fabric) nextStep() int {
+// deliver a packet (the one returned), fire a timer, or nothing.
+func (f *Fabric) nextStep() (int, *packet) {
 	f.runTasks()
 	n := &f.net
 	if n.pkts.len() == 0 && len(n.held) > 0 {
@@ -48,12 +48,12 @@ func (f *Fabric) nextStep() int {
 	}
 	t, tok := f.nextTimer()
 	if p := n.pkts.peek(); p != nil && (!tok || p.at <= t.at) {
-		return stepPacket
+		return stepPacket, p
 	}
 	if tok && t.at <= f.now {
-		return stepTimer
+		return stepTimer, nil
 	}
-	return stepNone
+	return stepNone, nil
 }
 
 // maxSteps bounds one run of the fabric: a fabric that never settles (two
@@ -65,9 +65,9 @@ const maxSteps = 1 << 22
 func (f *Fabric) runLocked() {
 	// stepLocked's steps, without the events nobody records here.
 	for i := 0; i < maxSteps; i++ {
-		switch f.nextStep() {
+		switch step, p := f.nextStep(); step {
 		case stepPacket:
-			f.deliverOne(nil)
+			f.deliverOne(p, nil)
 		case stepTimer:
 			f.fireTimer()
 		default:
@@ -217,7 +217,7 @@ func (f *Fabric) Advance(d time.Duration) []verbs.FabricEvent {
 		t, tok := f.nextTimer()
 		if p := n.pkts.peek(); p != nil && (!tok || p.at <= t.at) && p.at <= limit {
 			var ev verbs.FabricEvent
-			f.deliverOne(&ev)
+			f.deliverOne(p, &ev)
 			evs = append(evs, ev)
 			continue
 		}

@@ -102,15 +102,16 @@ func (f *Fabric) runQueued() {
 		case taskResp:
 			for i := 0; again && i < taskBudget; i++ {
 				again = q.responder()
+				if again && i+1 < taskBudget && q.respIdle() {
+					again = false // the next run would find nothing to do
+				}
 			}
 		case taskComp:
 			for i := 0; again && i < taskBudget; i++ {
 				again = q.completer()
 			}
 		default:
-			for i := 0; again && i < taskBudget; i++ {
-				again = q.requester()
-			}
+			again = q.reqRun()
 		}
 		if again {
 			// Still busy: run again after the others, as a tasklet that
@@ -145,16 +146,19 @@ func (p *packet) sent() {
 // gone releases p's place among its sender's in-flight packets, and wakes
 // a sender that waits for room.
 func (f *Fabric) gone(p *packet) {
-	q := p.sender
-	if q == nil {
-		return
+	if q := p.sender; q != nil {
+		q.inflight--
+		if q.needSkb && q.inflight < inflightLow {
+			f.wake(q)
+		}
 	}
-	q.inflight--
-	if q.needSkb && q.inflight < inflightLow {
-		q.needSkb = false
-		f.schedule(q, taskReq)
-		f.schedule(q, taskResp)
-	}
+}
+
+// wake schedules the engines of a QP that waited for room in flight.
+func (f *Fabric) wake(q *qp) {
+	q.needSkb = false
+	f.schedule(q, taskReq)
+	f.schedule(q, taskResp)
 }
 
 // errTxRefused is what rxe_send returns when the IP layer refuses a
@@ -168,8 +172,8 @@ func (e *txError) Error() string { return e.why }
 // layer refuses is returned as a *txError (the caller rolls back, as rxe
 // does on -EAGAIN); every other loss is silent to the sender.
 func (f *Fabric) xmit(q *qp, p *packet, request bool) error {
-	p.sender = q
-	p.from = q.pd.ctx.dev
+	from := q.pd.ctx.dev
+	p.sender, p.from = q, from
 	if (request && q.req.state != engReady) || (!request && q.resp.state != engReady) {
 		// "Packet dropped. QP is not in ready state": rxe frees the skb
 		// and reports success.
@@ -179,18 +183,16 @@ func (f *Fabric) xmit(q *qp, p *packet, request bool) error {
 		f.net.pool.put(p)
 		return nil
 	}
-	from := p.from
 	if p.mcast {
 		return f.xmitMcast(p)
 	}
-	to := p.to
+	to, size := p.to, p.size()
 	if to == from {
 		p.loopback = true
-		p.to = to
-		f.put(p)
+		f.put(p, size)
 		return nil
 	}
-	if err := f.egressCheck(p); err != nil {
+	if err := f.egressCheck(p, size); err != nil {
 		return err
 	}
 	if to != nil && to.peer {
@@ -204,16 +206,14 @@ func (f *Fabric) xmit(q *qp, p *packet, request bool) error {
 		f.net.pool.put(p)
 		return nil
 	}
-	p.to = to
-	f.put(p)
+	f.put(p, size)
 	return nil
 }
 
 // egressCheck applies what the sender's IP layer checks before a packet
-// leaves: the port is up and the datagram fits the MTU (DF is set).
-func (f *Fabric) egressCheck(p *packet) error {
-	from := p.from
-	if n := p.size(); n > from.link.cfg.MTU {
+// of n bytes leaves: the datagram fits the MTU (DF is set).
+func (f *Fabric) egressCheck(p *packet, n int) error {
+	if from := p.from; n > from.link.cfg.MTU {
 		why := fmt.Sprintf("%d-byte datagram exceeds %s's MTU %d; DF is set, so the IP layer refuses it "+
 			"(ip_fragment: EMSGSIZE) and rxe keeps the WQE to try again", n, from.name, from.link.cfg.MTU)
 		f.net.seq++
@@ -229,11 +229,12 @@ func (f *Fabric) egressCheck(p *packet) error {
 // IP_MULTICAST_LOOP), each copy to be matched against that device's
 // multicast groups (rxe_rcv_mcast_pkt).
 func (f *Fabric) xmitMcast(p *packet) error {
-	if err := f.egressCheck(p); err != nil {
+	size := p.size()
+	if err := f.egressCheck(p, size); err != nil {
 		return err
 	}
 	// One transmission; the switch replicates it.
-	p.atSwitch = f.uplink(p.from, p.size())
+	p.atSwitch = f.uplink(p.from, size)
 	for i, d := range f.devs {
 		c := p
 		if i < len(f.devs)-1 {
@@ -241,7 +242,7 @@ func (f *Fabric) xmitMcast(p *packet) error {
 		}
 		c.to = d
 		c.loopback = d == p.from
-		f.put(c)
+		f.put(c, size)
 	}
 	return nil
 }
@@ -266,13 +267,14 @@ func (f *Fabric) clonePacket(p *packet) *packet {
 	return c
 }
 
-// put gives a packet its sequence number and arrival time, lets the fault
-// rules act on it, tells the observers, and queues it for delivery.
-func (f *Fabric) put(p *packet) {
+// put gives a packet of size bytes its sequence number and arrival time,
+// lets the fault rules act on it, tells the observers, and queues it for
+// delivery.
+func (f *Fabric) put(p *packet, size int) {
 	n := &f.net
 	n.seq++
 	p.seq = n.seq
-	p.at = f.arrival(p, p.size())
+	p.at = f.arrival(p, size)
 	drop, dup := "", false
 	if len(n.faults) > 0 {
 		drop, dup = f.applyFaults(p)
@@ -424,11 +426,12 @@ func (f *Fabric) settle() {
 	n.borrowed = n.borrowed[:0]
 }
 
-// deliverOne takes the next packet off the network and hands it to its
-// destination. While events are recorded, it describes what happened in
-// *ev (ev is nil when nobody wants to know).
-func (f *Fabric) deliverOne(ev *verbs.FabricEvent) {
-	p := f.net.pkts.pop()
+// deliverOne takes the next packet off the network, p (as pkts.peek
+// returned it), and hands it to its destination. While events are
+// recorded, it describes what happened in *ev (ev is nil when nobody wants
+// to know).
+func (f *Fabric) deliverOne(p *packet, ev *verbs.FabricEvent) {
+	f.net.pkts.take(p)
 	if p.at > f.now {
 		f.now = p.at
 	}
@@ -508,14 +511,16 @@ func (f *Fabric) receive(p *packet) string {
 		}
 		return fmt.Sprintf("%s has no QP %#x (hdr_check)", to.name, qpn)
 	}
-	if why := q.checkTypeState(p); why != "" {
-		return why
-	}
-	if why := q.checkAddr(p); why != "" {
-		return why
-	}
-	if why := q.checkKeys(p, qpn); why != "" {
-		return why
+	if !q.hdrOK(p) {
+		if why := q.checkTypeState(p); why != "" {
+			return why
+		}
+		if why := q.checkAddr(p); why != "" {
+			return why
+		}
+		if why := q.checkKeys(p, qpn); why != "" {
+			return why
+		}
 	}
 	if p.encoded && !f.icrcOK(p) {
 		return "bad ICRC (rxe_icrc_check)"
@@ -524,9 +529,26 @@ func (f *Fabric) receive(p *packet) string {
 	return ""
 }
 
+// hdrOK tells in one test that check_type_state, check_addr and check_keys
+// all pass, in the usual case: an RC or UC packet of the QP's transport
+// that its state takes, between the addresses of its AV, with the default
+// P_Key. When it is false, the three checks run one by one and say why.
+func (q *qp) hdrOK(p *packet) bool {
+	rt, op := q.route, p.hdr.BTH.Opcode
+	if rt == nil || (q.typ != verbs.QPTypeRC && q.typ != verbs.QPTypeUC) ||
+		op.Transport() != wire.Transport(q.typ-verbs.QPTypeRC) || q.attr.PortNum != 1 ||
+		p.hdr.BTH.PKey&0x7fff != wire.DefaultPKey&0x7fff || p.sgid != rt.dgid || p.dgid != rt.sgid {
+		return false
+	}
+	if op.IsRequest() {
+		return q.resp.state == engReady
+	}
+	return q.req.state >= engReady && q.req.state <= engDrained
+}
+
 // icrcOK checks the ICRC of an encoded packet against its framing.
 func (f *Fabric) icrcOK(p *packet) bool {
-	return wire.VerifyICRC(p.enc, &p.netw) == nil
+	return wire.VerifyICRC(p.enc, p.network()) == nil
 }
 
 // rcvPkt is rxe_rcv_pkt: requests to the responder, the rest to the

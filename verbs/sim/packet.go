@@ -26,10 +26,28 @@ import (
 // bytes, checks the ICRC, and works from what it decoded. Both paths go
 // through the same engines.
 type packet struct {
-	hdr  wire.Packet  // decoded headers; hdr.Payload is the payload
+	packetState // what a packet returned to the pool forgets
+
+	// Kept from one use of the packet to the next: the buffers, and the
+	// framing, which is valid only while netwSet is.
 	netw wire.Network // IP and UDP framing (rxe_prepare)
-	sgid verbs.GID    // source and destination IP addresses as GIDs
+	own  []byte       // payload storage owned by the packet
+	enc  []byte       // the encoded packet when encoded is set
+}
+
+// packetState is the part of a packet that the pool zeroes: the headers,
+// the addresses and the packet's journey.
+type packetState struct {
+	hdr  wire.Packet // decoded headers; hdr.Payload is the payload
+	sgid verbs.GID   // source and destination IP addresses as GIDs
 	dgid verbs.GID
+	// The framing is the route's with the sender's UDP source port;
+	// network() fills netw from them the first time it is needed (to
+	// encode the packet), so that a packet nobody looks at does not copy
+	// it. A packet from the UDP link comes with its own.
+	rt      *route
+	srcPort uint16
+	netwSet bool
 
 	from, to *device
 	sender   *qp // the QP that sent it (for the trace and the inspector)
@@ -42,8 +60,6 @@ type packet struct {
 	ord      uint64 // tie-break among equal arrival times
 	hix      int    // index in the fabric's packet heap, -1 when not queued
 
-	own      []byte // payload storage owned by the packet
-	enc      []byte // the encoded packet when encoded is set
 	encoded  bool
 	borrowed bool // hdr.Payload aliases memory the packet does not own
 	ipv6     bool // framed in IPv6
@@ -67,14 +83,16 @@ func (pp *packetPool) get() *packet {
 		pp.free = pp.free[:n-1]
 		return p
 	}
-	return &packet{hix: -1}
+	p := &packet{}
+	p.hix = -1
+	return p
 }
 
 // put returns p to the pool. Its buffers are kept.
 func (pp *packetPool) put(p *packet) {
-	own, enc := p.own[:0], p.enc[:0]
-	*p = packet{} // zeroed in place: a literal with fields is built on the stack and copied
-	p.own, p.enc, p.hix = own, enc, -1
+	p.packetState = packetState{} // zeroed in place: a literal with fields is built on the stack and copied
+	p.hix = -1
+	p.own, p.enc = p.own[:0], p.enc[:0]
 	pp.free = append(pp.free, p)
 }
 
@@ -122,7 +140,7 @@ func (p *packet) encode() error {
 	if p.encoded {
 		return nil
 	}
-	b, err := p.hdr.Append(p.enc[:0], &p.netw)
+	b, err := p.hdr.Append(p.enc[:0], p.network())
 	if err != nil {
 		return err
 	}
@@ -135,7 +153,7 @@ func (p *packet) encode() error {
 // ICRC against the framing and fills p.hdr from the bytes (the payload then
 // aliases enc). It returns why the receiver drops the packet, or "".
 func (p *packet) decodeInto() string {
-	if err := wire.VerifyICRC(p.enc, &p.netw); err != nil {
+	if err := wire.VerifyICRC(p.enc, p.network()); err != nil {
 		return "bad ICRC (rxe_icrc_check): " + err.Error()
 	}
 	if err := wire.Decode(p.enc, &p.hdr); err != nil {
@@ -199,11 +217,23 @@ func (f *Fabric) makeRoute(d *device, av *verbs.AHAttr) route {
 // port is srcPort.
 func (p *packet) setRoute(rt *route, srcPort uint16) {
 	p.sgid, p.dgid = rt.sgid, rt.dgid
-	p.netw = rt.netw
-	p.netw.SrcPort = srcPort
+	p.rt, p.srcPort = rt, srcPort
 	p.ipv6 = rt.ipv6
 	p.mcast = rt.mcast
 	p.to = rt.to
+}
+
+// network returns the packet's IP and UDP framing.
+func (p *packet) network() *wire.Network {
+	if !p.netwSet {
+		p.netw = wire.Network{}
+		if p.rt != nil {
+			p.netw = p.rt.netw
+			p.netw.SrcPort = p.srcPort
+		}
+		p.netwSet = true
+	}
+	return &p.netw
 }
 
 // isV4Mapped reports whether g is ::ffff:a.b.c.d.

@@ -63,28 +63,52 @@ func (q *qp) setTimeout(t uint8) {
 	}
 }
 
+// reqRun is the requester's task: rxe_requester again and again while it
+// makes progress, at most taskBudget times; it reports whether it still
+// does, so that the task runs again after the others.
+//
+// Between two runs in one task nothing but the requester runs. After a
+// packet that does not end its message, the next run would therefore pick
+// the same WQE by the same checks (the requester's state, a retry, the
+// fence); it goes straight to the steps that send the WQE's next packet.
+func (q *qp) reqRun() bool {
+	var cont *sendWQE
+	for i := 0; i < taskBudget; i++ {
+		var again bool
+		if cont != nil {
+			again, cont = q.reqSend(cont)
+		} else {
+			again, cont = q.requester()
+		}
+		if !again {
+			return false
+		}
+	}
+	return true
+}
+
 // requester is rxe_requester. It reports whether it made progress (rxe's
-// return 0), so that the task runs it again.
-func (q *qp) requester() bool {
-	f := q.f()
+// return 0), so that the task runs it again, and, when it sent a packet
+// that does not end its message, the WQE (see reqRun).
+func (q *qp) requester() (bool, *sendWQE) {
 	r := &q.req
 	switch r.state {
 	case engError:
 		// Generate an error completion for each WQE in turn.
 		w := q.reqNextWQE()
 		if w == nil {
-			return false
+			return false, nil
 		}
 		w.status = verbs.WCWRFlushErr
 		q.reqError(w, "")
-		return false
+		return false, nil
 	case engReset:
 		r.wqeIndex = q.sq.cons
 		r.opcode = -1
 		r.needRdAtomic, r.waitPSN, r.needRetry, r.waitForRNRTimer = false, false, false, false
-		return false
+		return false, nil
 	case engInit:
-		return false
+		return false, nil
 	}
 	// A retry waits for the RNR timer if one is running.
 	if r.needRetry && !r.waitForRNRTimer {
@@ -93,32 +117,40 @@ func (q *qp) requester() bool {
 	}
 	w := q.reqNextWQE()
 	if w == nil {
-		return false
+		return false, nil
 	}
 	if q.wqeIsFenced(w) {
 		r.waitFence = true
-		return false
+		return false, nil
 	}
 	if w.mask&wrLocalOp != 0 {
-		return q.doLocalOps(w)
+		return q.doLocalOps(w), nil
 	}
+	return q.reqSend(w)
+}
+
+// reqSend is the rest of rxe_requester once the WQE is chosen: the window,
+// the opcode, the packet, its transmission and update_state.
+func (q *qp) reqSend(w *sendWQE) (bool, *sendWQE) {
+	f := q.f()
+	r := &q.req
 	if q.typ == verbs.QPTypeRC && psnCmp(r.psn, q.comp.psn+rxeMaxUnackedPSNs) > 0 {
 		r.waitPSN = true
-		return false
+		return false, nil
 	}
 	if q.typ != verbs.QPTypeRC && q.inflight > inflightHigh {
 		q.needSkb = true // need_req_skb
-		return false
+		return false, nil
 	}
 	op, ok := q.nextOpcode(w)
 	if !ok {
 		w.status = verbs.WCLocQPOpErr
 		q.reqError(w, w.wr.Opcode.String()+" is not something a "+q.typ.String()+" QP can send (next_opcode)")
-		return false
+		return false, nil
 	}
 	flags := op.Flags()
 	if flags&(wire.FlagRead|wire.FlagAtomic) != 0 && !q.checkInitDepth(w) {
-		return false
+		return false, nil
 	}
 	mtu := q.getMTU()
 	var payload uint32
@@ -136,7 +168,7 @@ func (q *qp) requester() bool {
 			w.state = wqeDone
 			w.status = verbs.WCSuccess
 			f.schedule(q, taskComp)
-			return true
+			return true, nil
 		}
 		payload = mtu
 	}
@@ -146,17 +178,21 @@ func (q *qp) requester() bool {
 	if st != verbs.WCSuccess {
 		w.status = st
 		q.reqError(w, why)
-		return false
+		return false, nil
 	}
 	q.updateWQEState(w, op)
 	q.updateWQEPSN(w, op, payload)
-	sent, err := f.xmitSent(q, p, true)
+	// xmit drops the packet unless the requester is ready; a UC or UD
+	// WQE is done only if its packet went out.
+	ready := r.state == engReady
+	err := f.xmit(q, p, true)
+	sent := ready && err == nil
 	if err != nil {
 		// rollback_state: the WQE is as before; rxe reschedules the
 		// requester at once and fails the same way until something
 		// changes. The simulator retries when the requester is next woken.
 		w.state, w.firstPSN, w.lastPSN, w.dma, r.psn = saveState, saveFirst, saveLast, saveDMA, savePSN
-		return false
+		return false, nil
 	}
 	if sent && q.typ != verbs.QPTypeRC && flags&wire.FlagEnd != 0 {
 		// UC and UD: a WQE is done once its last packet is out.
@@ -171,7 +207,10 @@ func (q *qp) requester() bool {
 	if tj := q.timeoutJiffies(); tj > 0 && !timerPending(&q.timers[timerRetrans]) {
 		f.modTimer(&q.timers[timerRetrans], tj)
 	}
-	return true
+	if flags&wire.FlagEnd == 0 && r.state == engReady {
+		return true, w
+	}
+	return true, nil
 }
 
 // reqNextWQE is req_next_wqe: the WQE the requester works on, or nil. In
@@ -667,12 +706,4 @@ func (q *qp) retransmitTimer() {
 	}
 	q.comp.timeout = true
 	q.f().schedule(q, taskComp)
-}
-
-// xmitSent is xmit for the requester: it also reports whether the packet
-// went out (rxe marks a UC/UD WQE done only then).
-func (f *Fabric) xmitSent(q *qp, p *packet, request bool) (bool, error) {
-	ready := !((request && q.req.state != engReady) || (!request && q.resp.state != engReady))
-	err := f.xmit(q, p, request)
-	return ready && err == nil, err
 }

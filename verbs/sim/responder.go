@@ -205,6 +205,14 @@ func (q *qp) responder() bool {
 	return false
 }
 
+// respIdle reports whether a run of the responder would do nothing but
+// find no packet and exit: it is ready (or in INIT), not going to ERR, and
+// no request is queued.
+func (q *qp) respIdle() bool {
+	r := &q.resp
+	return r.state != engReset && r.state != engError && !r.gotoError && r.pkts.len() == 0
+}
+
 func respErrWhy(s respState) string {
 	switch s {
 	case respErrTooManyRdmaAtmReq:
@@ -520,7 +528,7 @@ func (q *qp) execute(p *packet) respState {
 	case fl&wire.FlagSend != 0:
 		if q.typ == verbs.QPTypeUD {
 			var grh [wire.GRHLen]byte
-			if err := p.netw.PutGRH(grh[:], h); err != nil {
+			if err := p.network().PutGRH(grh[:], h); err != nil {
 				r.errWhy = "no network header: " + err.Error()
 				return respErrMalformedWQE
 			}

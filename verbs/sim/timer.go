@@ -273,13 +273,11 @@ func (q *flight) peek() *packet {
 	return f
 }
 
-func (q *flight) pop() *packet {
-	p := q.peek()
-	if p == nil {
-		return nil
-	}
+// take removes p, the packet peek returned.
+func (q *flight) take(p *packet) {
 	if p.hix >= 0 {
-		return q.heap.pop()
+		q.heap.pop()
+		return
 	}
 	q.fifo[q.head] = nil
 	q.head++
@@ -290,5 +288,4 @@ func (q *flight) pop() *packet {
 		clear(q.fifo[n:])
 		q.fifo, q.head = q.fifo[:n], 0
 	}
-	return p
 }

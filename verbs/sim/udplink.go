@@ -308,8 +308,9 @@ func (l *udpLink) send(p *packet) error {
 	n.seq++
 	p.seq = n.seq
 	// The canonical framing: this socket's address and port.
-	p.netw.SrcPort = l.local.Port()
-	p.netw.DstPort = UDPPort
+	nw := p.network()
+	nw.SrcPort = l.local.Port()
+	nw.DstPort = UDPPort
 	f.uplink(p.from, p.size())
 	drop, dup := "", false
 	if len(n.faults) > 0 {
@@ -548,6 +549,7 @@ func (l *udpLink) injectLocked(b []byte, from netip.AddrPort) []byte {
 	p.from, p.to = peer, l.dev
 	p.sgid, p.dgid = verbs.GID(src.As16()), verbs.GID(l.local.Addr().As16())
 	p.netw = wire.Network{Src: src, Dst: l.local.Addr(), SrcPort: from.Port(), DstPort: l.local.Port()}
+	p.netwSet = true
 	p.ipv6 = !src.Is4()
 	n.seq++
 	p.seq = n.seq
