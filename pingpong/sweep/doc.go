@@ -27,12 +27,13 @@
 // dropped, halved for SEND and WRITE (a ping-pong is two messages) and not
 // for READ (one READ is a whole round trip).
 //
-//	res, err := sweep.Run(ctx, a, b, sweep.Config{
+//	res, err := sweep.Run(ctx, a, b, sweep.Config{ // a, b: the verbs.Context of A and B
 //		Ops: []sweep.Op{sweep.Write}, Tests: []sweep.Test{sweep.BW, sweep.Lat},
-//		MinSize: 64, MaxSize: 1 << 20, Fabric: stepper,
+//		MinSize: 64, MaxSize: 1 << 20,
+//		Fabric: stepper, // Clock Virtual; on real verbs: Clock: sweep.Wall
 //	})
 //	for _, s := range res.Series {
-//		headers, rows := s.Table()
-//		fmt.Print(s.Chart(60, res.LinkRate))
+//		headers, rows := s.Table()  // perftest's columns
+//		fmt.Print(s.Chart(50, 25)) // bars: Gb/s against a 25 Gb/s link, or usec on a log scale
 //	}
 package sweep
