@@ -149,7 +149,7 @@ func cmdGetCQEvent(c *call) error {
 			name = c.s.hn(x)
 		}
 	}
-	c.verb(pathControl, "ibv_get_cq_event(%s) → %s", c.s.hn(o), name)
+	c.verb(pathData, "ibv_get_cq_event(%s) → %s", c.s.hn(o), name)
 	c.line("acknowledge it with ack_cq_events, arm the CQ again with req_notify_cq, then poll it")
 	return nil
 }
@@ -184,7 +184,7 @@ func cmdAckCQEvents(c *call) error {
 		return err
 	}
 	o.cq.AckEvents(n)
-	c.verb(pathControl, "ibv_ack_cq_events(%s, %d)", c.s.hn(o), n)
+	c.verb(pathData, "ibv_ack_cq_events(%s, %d)", c.s.hn(o), n)
 	return nil
 }
 

@@ -471,8 +471,8 @@ func commandTable() []*command {
 type pathKind int
 
 const (
-	pathControl pathKind = iota // enters the kernel (a system call through uverbs)
-	pathData                    // no kernel: the library writes the device's queues directly
+	pathControl pathKind = iota // sets up or tears down: a uverbs command into the kernel
+	pathData                    // moves data and completions; avoids the kernel where the device allows (verbs.PathOf says how)
 )
 
 // writeHelp lists the commands by group, Delve-style.
@@ -494,7 +494,8 @@ func (s *Shell) writeHelp(o *output) {
 		o.add("")
 	}
 	o.add("help CMD explains one command; explain X explains an error, state or opcode.")
-	o.add("Verbs marked [control path] enter the kernel; [data path] verbs do not (they write the device's queues from user space).")
+	o.add("Verbs marked [control path] set up and tear down, each a command into the kernel; [data path] verbs move data and")
+	o.add("completions from user space where the device allows (on soft-RoCE post_send's doorbell is a system call): paths shows each one's way.")
 }
 
 // writeCommandHelp prints help CMD.
@@ -552,7 +553,9 @@ func WriteMarkdown(w io.Writer) error {
 	b.WriteString("Arguments are `key=value`; numbers may be decimal or `0x` hex; flags and enums take short forms " +
 		"(`remote_write`), libibverbs names (`IBV_ACCESS_REMOTE_WRITE`) or numbers; a handle (`qp1`, `mr1+100`) " +
 		"stands wherever its number would. A line starting with `! ` must fail; `#` starts a comment.\n\n")
-	b.WriteString("Verbs tagged `[control path]` enter the kernel; `[data path]` verbs do not.\n\n")
+	b.WriteString("Verbs tagged `[control path]` set up and tear down objects, each a command into the kernel; `[data path]` verbs move " +
+		"data and completions from user space where the device allows — on hardware `ibv_post_send`, `ibv_post_recv` and `ibv_poll_cq` " +
+		"never enter the kernel, while soft-RoCE rings its doorbell with a `write()` system call. `paths` shows how rdma-core carries out each verb.\n\n")
 	for g := group(0); g < numGroups; g++ {
 		fmt.Fprintf(&b, "- [%s](#%s)\n", groupTitles[g], anchor(groupTitles[g]))
 	}

@@ -637,7 +637,7 @@ func (q *qp) Destroy() error {
 		return err
 	}
 	if q.asyncUnacked > 0 {
-		return refuse(op, verbs.EBUSY, "acknowledge them first (ack_async_event)",
+		return refuse(op, verbs.EBUSY, "acknowledge every async event you read (ibv_ack_async_event; vsh's async_events does it for you)",
 			"%d async event(s) of this QP are not acknowledged; ibv_destroy_qp would wait for them forever", q.asyncUnacked)
 	}
 	var users []string
@@ -819,7 +819,7 @@ func (s *srq) Destroy() error {
 		return err
 	}
 	if s.asyncUnacked > 0 {
-		return refuse(op, verbs.EBUSY, "acknowledge them first (ack_async_event)",
+		return refuse(op, verbs.EBUSY, "acknowledge every async event you read (ibv_ack_async_event; vsh's async_events does it for you)",
 			"%d async event(s) of this SRQ are not acknowledged; ibv_destroy_srq would wait for them forever", s.asyncUnacked)
 	}
 	var users []string

@@ -626,7 +626,7 @@ func (q *cq) Destroy() error {
 			"%d QP(s) still use this CQ (ib_destroy_cq_user: cq->usecnt)", q.usecnt)
 	}
 	if q.compUnacked > 0 || q.asyncUnacked > 0 {
-		return verbs.Errorf(op, verbs.EBUSY, "call ack_cq_events (and ack_async_event) for every event you got",
+		return verbs.Errorf(op, verbs.EBUSY, "ack every completion event with ack_cq_events, and every async event (ibv_ack_async_event; vsh's async_events does it for you)",
 			"%d completion event(s) and %d async event(s) of this CQ were read but not acknowledged; "+
 				"real libibverbs would block forever here waiting for them (ibv_cmd_destroy_cq)", q.compUnacked, q.asyncUnacked)
 	}
@@ -829,7 +829,7 @@ func (s *srq) Destroy() error {
 			"%d QP(s) still take their receives from this SRQ (ib_destroy_srq_user: srq->usecnt)", s.usecnt)
 	}
 	if s.eventsUnacked > 0 {
-		return verbs.Errorf(op, verbs.EBUSY, "call ack_async_event for every event you got",
+		return verbs.Errorf(op, verbs.EBUSY, "acknowledge every async event you read (ibv_ack_async_event; vsh's async_events does it for you)",
 			"%d async event(s) of this SRQ were read but not acknowledged; real libibverbs would block forever here (ibv_cmd_destroy_srq)",
 			s.eventsUnacked)
 	}
