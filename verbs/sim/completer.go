@@ -180,6 +180,27 @@ func (q *qp) completer() bool {
 	}
 }
 
+// compIdle reports whether a run of the completer would change nothing: no
+// timeout to handle, no response queued, no WQE at the head of the send
+// queue to complete or fail, and no retransmit timer to push back (or the
+// requester waits for a retry, and the completer returns at once).
+func (q *qp) compIdle() bool {
+	c := &q.comp
+	if c.state == engError || c.state == engReset || c.timeout || c.timeoutRetry {
+		return false
+	}
+	if q.req.needRetry {
+		return true
+	}
+	if c.pkts.len() > 0 {
+		return false
+	}
+	if w := q.sq.head(); w != nil && (w.state == wqeDone || w.state == wqeError) {
+		return false
+	}
+	return !(q.typ == verbs.QPTypeRC && q.req.state == engReady && psnCmp(q.req.psn, c.psn) > 0 && q.timeoutJiffies() > 0)
+}
+
 // getWQE is get_wqe.
 func (q *qp) getWQE(p *packet) (compState, *sendWQE) {
 	w := q.sq.head()

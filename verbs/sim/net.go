@@ -109,6 +109,9 @@ func (f *Fabric) runQueued() {
 		case taskComp:
 			for i := 0; again && i < taskBudget; i++ {
 				again = q.completer()
+				if again && i+1 < taskBudget && q.compIdle() {
+					again = false // the next run would find nothing to do
+				}
 			}
 		default:
 			again = q.reqRun()
@@ -143,15 +146,11 @@ func (p *packet) sent() {
 	}
 }
 
-// gone releases p's place among its sender's in-flight packets, and wakes
-// a sender that waits for room.
-func (f *Fabric) gone(p *packet) {
-	if q := p.sender; q != nil {
-		q.inflight--
-		if q.needSkb && q.inflight < inflightLow {
-			f.wake(q)
-		}
-	}
+// leaveFlight counts one of q's packets out of flight (delivered or lost)
+// and reports whether q waits for the room that makes (see wake).
+func (q *qp) leaveFlight() bool {
+	q.inflight--
+	return q.needSkb && q.inflight < inflightLow
 }
 
 // wake schedules the engines of a QP that waited for room in flight.
@@ -275,6 +274,15 @@ func (f *Fabric) put(p *packet, size int) {
 	n.seq++
 	p.seq = n.seq
 	p.at = f.arrival(p, size)
+	if len(n.faults) == 0 && !f.mustEncode() && len(n.held) == 0 {
+		// No rule acts on the packet, nobody looks at it, no held packet
+		// waits to pass it: it goes in the queue as enqueue puts it.
+		p.sent()
+		n.pktOrd++
+		p.ord = n.pktOrd
+		n.pkts.push(p)
+		return
+	}
 	drop, dup := "", false
 	if len(n.faults) > 0 {
 		drop, dup = f.applyFaults(p)
@@ -435,7 +443,9 @@ func (f *Fabric) deliverOne(p *packet, ev *verbs.FabricEvent) {
 	if p.at > f.now {
 		f.now = p.at
 	}
-	f.gone(p)
+	if q := p.sender; q != nil && q.leaveFlight() {
+		f.wake(q)
+	}
 	why := f.receive(p)
 	kind := verbs.EventPacketDelivered
 	verdict := "delivered"

@@ -641,7 +641,10 @@ func (q *qp) postOneSend(op string, i int, wr *verbs.SendWR) error {
 	w.wr = *wr
 	w.wr.SGList = w.sge
 	w.wr.AH = nil
-	w.inline = append(w.inline[:0], inline...)
+	w.inline = w.inline[:0]
+	if len(inline) > 0 {
+		w.inline = append(w.inline, inline...)
+	}
 	w.ah = a
 	w.dma = dmaInfo{length: length, resid: length}
 	w.iova = wr.RemoteAddr

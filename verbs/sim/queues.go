@@ -161,7 +161,7 @@ func (r *recvQueue) push(wr *verbs.RecvWR) {
 	if r.buf == nil {
 		r.buf = make([]recvWQE, r.maxWR)
 	}
-	w := &r.buf[(r.head+r.count)%r.maxWR]
+	w := &r.buf[r.wrap(r.head+r.count)]
 	w.wrID = wr.WRID
 	w.sge = append(w.sge[:0], wr.SGList...)
 	w.length = 0
@@ -180,13 +180,21 @@ func (r *recvQueue) peek() *recvWQE {
 }
 
 // at returns the i-th WQE from the head.
-func (r *recvQueue) at(i int) *recvWQE { return &r.buf[(r.head+i)%r.maxWR] }
+func (r *recvQueue) at(i int) *recvWQE { return &r.buf[r.wrap(r.head+i)] }
+
+// wrap is i modulo the ring's length, for 0 <= i < 2*maxWR.
+func (r *recvQueue) wrap(i int) int {
+	if i >= r.maxWR {
+		i -= r.maxWR
+	}
+	return i
+}
 
 func (r *recvQueue) pop() {
 	if r.count == 0 {
 		return
 	}
-	r.head = (r.head + 1) % r.maxWR
+	r.head = r.wrap(r.head + 1)
 	r.count--
 }
 

@@ -284,8 +284,13 @@ func (q *flight) take(p *packet) {
 	if q.head == len(q.fifo) {
 		q.fifo, q.head = q.fifo[:0], 0
 	} else if q.head > 1024 && q.head*2 > len(q.fifo) {
-		n := copy(q.fifo, q.fifo[q.head:])
-		clear(q.fifo[n:])
-		q.fifo, q.head = q.fifo[:n], 0
+		q.compact()
 	}
+}
+
+// compact moves the FIFO's packets to the front of its slice.
+func (q *flight) compact() {
+	n := copy(q.fifo, q.fifo[q.head:])
+	clear(q.fifo[n:])
+	q.fifo, q.head = q.fifo[:n], 0
 }
