@@ -192,7 +192,7 @@ func WriteCatalog(w io.Writer) error {
 		fmt.Fprintf(&b, "**%s** — %s, about %d minutes, %d steps (%d for you to do).", mdEscape(l.Title), l.Level, l.Minutes,
 			len(l.Steps), l.Interactive())
 		if l.Mirrors != "" {
-			fmt.Fprintf(&b, " Follows rdma-core's %s.", l.Mirrors)
+			fmt.Fprintf(&b, " Follows %s.", l.Mirrors)
 		}
 		b.WriteString("\n\n")
 		if l.Summary != "" {

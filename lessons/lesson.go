@@ -18,8 +18,8 @@ type Lesson struct {
 	Needs   []string // capabilities the backend must offer (see Capabilities)
 	// Summary is one sentence for the catalog (optional).
 	Summary string
-	// Mirrors names the rdma-core program or function the lesson follows
-	// (optional): "libibverbs/examples/rc_pingpong.c".
+	// Mirrors names the program or source the lesson follows, with whose
+	// it is (optional): "rdma-core's libibverbs/examples/rc_pingpong.c".
 	Mirrors string
 	// Order places the lesson in the catalog; lower first (default 1000).
 	Order int

@@ -37,7 +37,7 @@ func Header(l *Lesson) string {
 	fmt.Fprintf(&b, "Lesson %s: %s\n", l.ID, l.Title)
 	meta := fmt.Sprintf("%s, about %d minute%s", l.Level, l.Minutes, plural(l.Minutes))
 	if l.Mirrors != "" {
-		meta += "; follows rdma-core's " + l.Mirrors
+		meta += "; follows " + l.Mirrors
 	}
 	b.WriteString(wrap(meta, Width) + "\n")
 	if len(l.Needs) > 0 {

@@ -6,6 +6,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/charmbracelet/glamour"
+	"github.com/charmbracelet/glamour/ansi"
+	"github.com/charmbracelet/glamour/styles"
 	"github.com/muesli/termenv"
 )
 
@@ -20,8 +22,9 @@ var renderers struct {
 }
 
 // RenderMarkdown renders lesson prose for a terminal with glamour: styled
-// (the "dark" style) on a terminal, glamour's plain "notty" style with no
-// ANSI escapes when plain is set (not a terminal, NO_COLOR, golden files).
+// (the "dark" style) on a terminal, and when plain is set (not a terminal,
+// NO_COLOR, golden files) glamour's "notty" style without its emphasis
+// marks (plainStyle) and with no ANSI escapes.
 // Trailing blanks are trimmed from every line.
 func RenderMarkdown(md string, plain bool) string {
 	if strings.TrimSpace(md) == "" {
@@ -39,7 +42,7 @@ func RenderMarkdown(md string, plain bool) string {
 		// mid-word; it renders unwrapped and rewrap wraps.
 		opts := []glamour.TermRendererOption{glamour.WithWordWrap(0), glamour.WithEmoji()}
 		if plain {
-			opts = append(opts, glamour.WithStandardStyle("notty"), glamour.WithColorProfile(termenv.Ascii))
+			opts = append(opts, glamour.WithStyles(plainStyle()), glamour.WithColorProfile(termenv.Ascii))
 		} else {
 			opts = append(opts, glamour.WithStandardStyle("dark"), glamour.WithColorProfile(termenv.ANSI256))
 		}
@@ -59,6 +62,17 @@ func RenderMarkdown(md string, plain bool) string {
 		lines = append(lines, rewrap(strings.TrimRight(l, " "), Width)...)
 	}
 	return strings.Trim(strings.Join(lines, "\n"), "\n") + "\n"
+}
+
+// plainStyle is glamour's notty style less the ** and * it wraps strong and
+// emphasised words in: plain text reads as prose, not as Markdown source.
+// Inline code keeps its backquotes, which tell a command from the words
+// around it.
+func plainStyle() ansi.StyleConfig {
+	st := styles.NoTTYStyleConfig
+	st.Strong.BlockPrefix, st.Strong.BlockSuffix = "", ""
+	st.Emph.BlockPrefix, st.Emph.BlockSuffix = "", ""
+	return st
 }
 
 // rewrap breaks a rendered line longer than width at blanks. Continuation
