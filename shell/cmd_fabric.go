@@ -53,11 +53,13 @@ func cmdBackend(c *call) error {
 	_, obs := s.prov.(verbs.PacketObserver)
 	_, flt := s.prov.(verbs.FaultInjector)
 	_, insp := s.prov.(verbs.Inspector)
+	_, link := s.prov.(verbs.LinkConfigurer)
 	c.out.add(kvTable([][2]string{
 		{"stepping (fabric, step, run, advance)", yes(step)},
 		{"packet trace (trace)", yes(obs)},
 		{"fault injection (fault)", yes(flt)},
 		{"queue internals (show, live view)", yes(insp)},
+		{"link model (bench rate=, delay=)", yes(link)},
 	}))
 	return nil
 }
