@@ -520,7 +520,11 @@ func (q *cq) post(wc verbs.WC, solicited bool) bool {
 		q.ctx.events = append(q.ctx.events, asyncEv{ev: verbs.AsyncEvent{Type: verbs.EventCQErr, CQ: q}})
 		return false
 	}
-	q.ring[(q.head+q.count)%q.cqe] = wc
+	i := q.head + q.count // < 2*cqe: the ring wraps without a division
+	if i >= q.cqe {
+		i -= q.cqe
+	}
+	q.ring[i] = wc
 	q.count++
 	if q.notify == notifyNextComp || (q.notify == notifySolicited && solicited) {
 		q.notify = notifyNone
@@ -549,7 +553,9 @@ func (q *cq) Poll(wc []verbs.WC) (int, error) {
 	for n < len(wc) && q.count > 0 {
 		wc[n] = q.ring[q.head]
 		q.ring[q.head] = verbs.WC{}
-		q.head = (q.head + 1) % q.cqe
+		if q.head++; q.head == q.cqe {
+			q.head = 0
+		}
 		q.count--
 		n++
 	}

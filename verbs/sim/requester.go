@@ -207,7 +207,7 @@ func (q *qp) reqSend(w *sendWQE) (bool, *sendWQE) {
 	if tj := q.timeoutJiffies(); tj > 0 && !timerPending(&q.timers[timerRetrans]) {
 		f.modTimer(&q.timers[timerRetrans], tj)
 	}
-	if flags&wire.FlagEnd == 0 && r.state == engReady {
+	if flags&wire.FlagEnd == 0 && r.state == engReady && !f.net.general {
 		return true, w
 	}
 	return true, nil
@@ -471,7 +471,7 @@ func (q *qp) copyFromSGL(p *packet, w *sendWQE, n uint32) (verbs.WCStatus, strin
 		return verbs.WCLocQPOpErr, "the WQE has fewer bytes left than the packet needs (copy_data)"
 	}
 	sgl := w.sge
-	if c := dma.curSGE; c < len(sgl) && n > 0 {
+	if c := dma.curSGE; c < len(sgl) && n > 0 && !q.fabric.net.general {
 		// The usual case: the packet's bytes lie in the current SGE, and
 		// the payload is borrowed from it (the loop below does the same
 		// in more steps).

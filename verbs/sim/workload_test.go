@@ -333,6 +333,69 @@ func TestEncodedAndDecodedAgree(t *testing.T) {
 	}
 }
 
+// TestShortcutsAgree runs the same traffic with the data path's shortcuts
+// for the usual case (a message's next packet sent without choosing the WQE
+// again, the responder's steps for a MIDDLE packet in one go, hdr_check in
+// one test, queueing a packet no rule or observer concerns, not running an
+// engine that would find nothing to do) and with every packet and run
+// taking the general steps, with and without faults, and wants the same
+// completions, PSNs, memory and final time, and the same packets — each
+// one's number, time, ends, headers and fate — in the same order.
+func TestShortcutsAgree(t *testing.T) {
+	n := 600
+	if testing.Short() {
+		n = 200
+	}
+	faults := []verbs.FaultRule{
+		{Action: verbs.FaultDrop, Probability: 0.05},
+		{Action: verbs.FaultDuplicate, Probability: 0.03},
+		{Action: verbs.FaultReorder, Probability: 0.03},
+		{Action: verbs.FaultDelay, Probability: 0.02, Delay: 30 * time.Microsecond},
+	}
+	run := func(rules []verbs.FaultRule, general, observe bool) (string, string) {
+		f := New(Config{Seed: 5})
+		f.net.general = general
+		var trace strings.Builder
+		if observe {
+			defer f.ObservePackets(func(e verbs.PacketEvent) {
+				fmt.Fprintf(&trace, "#%d %v %s→%s %s %s\n", e.Seq, e.Time, e.From, e.To, e.Summary, e.Verdict)
+			})()
+		}
+		out := workload(t, f, rules, n)
+		// The fabric's own counts: packets handed over, queued, timers
+		// armed, and what crossed each link.
+		out += fmt.Sprintf("seq %d ord %d timers %d\n", f.net.seq, f.net.pktOrd, f.net.timerOrd)
+		for i := range f.devs {
+			s, _ := f.LinkStats(i)
+			out += fmt.Sprintf("link %d %+v\n", i, s)
+		}
+		return out, trace.String()
+	}
+	for _, tc := range []struct {
+		name  string
+		rules []verbs.FaultRule
+	}{{"clean", nil}, {"faults", faults}} {
+		t.Run(tc.name, func(t *testing.T) {
+			fast, _ := run(tc.rules, false, false)
+			slow, _ := run(tc.rules, true, false)
+			if fast != slow {
+				t.Errorf("the shortcuts change the outcome:\n%s", firstDiff(fast, slow))
+			}
+			fastObs, fastTrace := run(tc.rules, false, true)
+			slowObs, slowTrace := run(tc.rules, true, true)
+			if fastObs != slowObs || fastObs != fast {
+				t.Errorf("observed runs differ:\n%s\n%s", firstDiff(fastObs, slowObs), firstDiff(fast, fastObs))
+			}
+			if fastTrace != slowTrace {
+				t.Errorf("the shortcuts change the packets:\n%s", firstDiff(fastTrace, slowTrace))
+			}
+			if strings.Count(fastTrace, "\n") < n {
+				t.Errorf("the trace has only %d packets", strings.Count(fastTrace, "\n"))
+			}
+		})
+	}
+}
+
 func firstDiff(a, b string) string {
 	la, lb := strings.Split(a, "\n"), strings.Split(b, "\n")
 	for i := 0; i < len(la) && i < len(lb); i++ {
