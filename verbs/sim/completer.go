@@ -63,17 +63,27 @@ func (q *qp) completer() bool {
 		return false
 	}
 	var p *packet
+	again := q.compSteps(&p)
+	if p != nil {
+		f.net.pool.put(p) // the response is done with
+	}
+	return again
+}
+
+// compSteps runs the completer's state machine from COMPST_GET_ACK and
+// reports whether it made progress; *pp is the response it took, if any,
+// for the caller to free.
+func (q *qp) compSteps(pp **packet) bool {
+	f := q.f()
+	c := &q.comp
+	var p *packet
 	var w *sendWQE
-	defer func() {
-		if p != nil {
-			f.net.pool.put(p)
-		}
-	}()
 	state := compGetAck
 	for {
 		switch state {
 		case compGetAck:
 			p = c.pkts.pop()
+			*pp = p
 			if p != nil {
 				c.timeoutRetry = false
 			}
@@ -455,6 +465,12 @@ func wcOpcodeOf(op verbs.WROpcode) verbs.WCOpcode {
 	return 0xff
 }
 
+// sgeWriteKeyErr says why copy_data failed on a receive SGE i (or a READ's
+// or atomic's local SGE): its lkey names no MR of the PD with local write.
+func sgeWriteKeyErr(i int, lkey uint32) string {
+	return "SGE " + itoa(i) + "'s lkey " + hex32(lkey) + " names no MR of this PD with local write (copy_data: lookup_mr)"
+}
+
 // noSpcWhy is copy_data's -ENOSPC: the SGE list ran out.
 const noSpcWhy = "the SGE list ran out (copy_data: -ENOSPC)"
 
@@ -471,13 +487,31 @@ func (q *qp) copyToSGL(sgl []verbs.SGE, dma *dmaInfo, src []byte) (verbs.WCStatu
 	if n > dma.resid {
 		return verbs.WCLocQPOpErr, "more data than the buffer has room for (copy_data: -EINVAL)"
 	}
+	if c := dma.curSGE; c < len(sgl) && !q.fabric.net.general {
+		// The usual case: the bytes fit in the current SGE (the loop
+		// below does the same in more steps).
+		s := &sgl[c]
+		if dma.sgeOffset < s.Length && n <= s.Length-dma.sgeOffset {
+			m := q.lookupLocal(s.LKey, verbs.AccessLocalWrite)
+			if m == nil {
+				return verbs.WCLocQPOpErr, sgeWriteKeyErr(c, s.LKey)
+			}
+			va := s.Addr + uint64(dma.sgeOffset)
+			if !m.contains(va, uint64(n)) {
+				return verbs.WCLocProtErr, sgeRangeErr(c)
+			}
+			copy(m.buf[va-m.addr:], src)
+			dma.sgeOffset += n
+			dma.resid -= n
+			return verbs.WCSuccess, ""
+		}
+	}
 	var m *mr
 	if dma.curSGE < len(sgl) {
 		s := sgl[dma.curSGE]
 		if s.Length > 0 && dma.sgeOffset < s.Length {
 			if m = q.lookupLocal(s.LKey, verbs.AccessLocalWrite); m == nil {
-				return verbs.WCLocQPOpErr, "SGE " + itoa(dma.curSGE) + "'s lkey " + hex32(s.LKey) +
-					" names no MR of this PD with local write (copy_data: lookup_mr)"
+				return verbs.WCLocQPOpErr, sgeWriteKeyErr(dma.curSGE, s.LKey)
 			}
 		}
 	}
@@ -498,8 +532,7 @@ func (q *qp) copyToSGL(sgl []verbs.SGE, dma *dmaInfo, src []byte) (verbs.WCStatu
 				continue
 			}
 			if m = q.lookupLocal(s.LKey, verbs.AccessLocalWrite); m == nil {
-				return verbs.WCLocQPOpErr, "SGE " + itoa(dma.curSGE) + "'s lkey " + hex32(s.LKey) +
-					" names no MR of this PD with local write (copy_data: lookup_mr)"
+				return verbs.WCLocQPOpErr, sgeWriteKeyErr(dma.curSGE, s.LKey)
 			}
 		}
 		b := min(uint32(len(src)), s.Length-dma.sgeOffset)
@@ -508,7 +541,7 @@ func (q *qp) copyToSGL(sgl []verbs.SGE, dma *dmaInfo, src []byte) (verbs.WCStatu
 		}
 		va := s.Addr + uint64(dma.sgeOffset)
 		if !m.contains(va, uint64(b)) {
-			return verbs.WCLocProtErr, "SGE " + itoa(dma.curSGE) + " reaches outside its MR (rxe_mr_copy: mr_check_range)"
+			return verbs.WCLocProtErr, sgeRangeErr(dma.curSGE)
 		}
 		copy(m.buf[va-m.addr:], src[:b])
 		src = src[b:]

@@ -479,12 +479,11 @@ func (q *qp) copyFromSGL(p *packet, w *sendWQE, n uint32) (verbs.WCStatus, strin
 		if dma.sgeOffset < s.Length && n <= s.Length-dma.sgeOffset {
 			m := q.lookupLocal(s.LKey, 0)
 			if m == nil {
-				return verbs.WCLocQPOpErr, "SGE " + itoa(c) + " has lkey " + hex32(s.LKey) +
-					", which names no MR of this PD (copy_data: lookup_mr)"
+				return verbs.WCLocQPOpErr, sgeKeyErr(c, s.LKey)
 			}
 			va := s.Addr + uint64(dma.sgeOffset)
 			if !m.contains(va, uint64(n)) {
-				return verbs.WCLocProtErr, "SGE " + itoa(c) + " reaches outside its MR (rxe_mr_copy: mr_check_range)"
+				return verbs.WCLocProtErr, sgeRangeErr(c)
 			}
 			q.f().setPayload(p, m.buf[va-m.addr:va-m.addr+uint64(n)])
 			dma.sgeOffset += n
@@ -499,8 +498,7 @@ func (q *qp) copyFromSGL(p *packet, w *sendWQE, n uint32) (verbs.WCStatus, strin
 		s := sgl[dma.curSGE]
 		if s.Length > 0 && dma.sgeOffset < s.Length {
 			if m = q.lookupLocal(s.LKey, 0); m == nil {
-				return verbs.WCLocQPOpErr, "SGE " + itoa(dma.curSGE) + " has lkey " + hex32(s.LKey) +
-					", which names no MR of this PD (copy_data: lookup_mr)"
+				return verbs.WCLocQPOpErr, sgeKeyErr(dma.curSGE, s.LKey)
 			}
 		}
 	}
@@ -522,8 +520,7 @@ func (q *qp) copyFromSGL(p *packet, w *sendWQE, n uint32) (verbs.WCStatus, strin
 				continue
 			}
 			if m = q.lookupLocal(s.LKey, 0); m == nil {
-				return verbs.WCLocQPOpErr, "SGE " + itoa(dma.curSGE) + " has lkey " + hex32(s.LKey) +
-					", which names no MR of this PD (copy_data: lookup_mr)"
+				return verbs.WCLocQPOpErr, sgeKeyErr(dma.curSGE, s.LKey)
 			}
 		}
 		b := min(left, s.Length-dma.sgeOffset)
@@ -532,7 +529,7 @@ func (q *qp) copyFromSGL(p *packet, w *sendWQE, n uint32) (verbs.WCStatus, strin
 		}
 		va := s.Addr + uint64(dma.sgeOffset)
 		if !m.contains(va, uint64(b)) {
-			return verbs.WCLocProtErr, "SGE " + itoa(dma.curSGE) + " reaches outside its MR (rxe_mr_copy: mr_check_range)"
+			return verbs.WCLocProtErr, sgeRangeErr(dma.curSGE)
 		}
 		src := m.buf[va-m.addr : va-m.addr+uint64(b)]
 		if first && b == n {
@@ -549,6 +546,18 @@ func (q *qp) copyFromSGL(p *packet, w *sendWQE, n uint32) (verbs.WCStatus, strin
 		left -= b
 	}
 	return verbs.WCSuccess, ""
+}
+
+// sgeKeyErr says why copy_data failed on a send WQE's SGE i: its lkey
+// names no MR of the PD.
+func sgeKeyErr(i int, lkey uint32) string {
+	return "SGE " + itoa(i) + " has lkey " + hex32(lkey) + ", which names no MR of this PD (copy_data: lookup_mr)"
+}
+
+// sgeRangeErr says why copy_data failed on SGE i: its range lies outside
+// its MR.
+func sgeRangeErr(i int) string {
+	return "SGE " + itoa(i) + " reaches outside its MR (rxe_mr_copy: mr_check_range)"
 }
 
 // lookupLocal is lookup_mr(pd, access, lkey, RXE_LOOKUP_LOCAL).
