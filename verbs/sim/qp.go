@@ -17,11 +17,17 @@ type qp struct {
 	typ      verbs.QPType
 	scq, rcq *cq
 	srq      *srq
-	sqSigAll bool
 	userCtx  any
+	sqSigAll bool
+	port     uint8 // ib_qp->port
+	// The small fields of the engines below share this word: the heap an
+	// idle QP holds is a benchmarked figure (BenchmarkCreateQPs), and a
+	// few padding bytes more put the QP in the next allocation class.
+	sched   [numTasks]bool
+	needSkb bool   // see inflight
+	srcPort uint16 // qp->src_port: the UDP source port of every packet it sends
 
 	attr          verbs.QPAttr  // qp->attr: what modify_qp stored
-	port          uint8         // ib_qp->port
 	cached        verbs.QPState // libibverbs' ibv_qp.state
 	sq            sendQueue
 	rq            recvQueue    // unused with an SRQ
@@ -34,17 +40,14 @@ type qp struct {
 	req    reqEngine
 	comp   compEngine
 	resp   respEngine
-	sched  [numTasks]bool
 	timers [numTimers]timer
 
-	route   *route // the AV as the data path uses it (RC, UC); nil until set
-	srcPort uint16 // qp->src_port: the UDP source port of every packet it sends
+	route *route // the AV as the data path uses it (RC, UC); nil until set
 	// tmoJiffies is qp_timeout_jiffies; 0 means no retransmit timer.
 	tmoJiffies uint64
 	// inflight counts the QP's packets on the fabric; needSkb is set while
 	// an engine waits for it to fall below inflightLow.
 	inflight int
-	needSkb  bool
 }
 
 var _ verbs.QP = (*qp)(nil)
