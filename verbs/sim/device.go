@@ -22,6 +22,10 @@ type device struct {
 	badPKeyCntr, qkeyViolCntr uint32
 	mcgs                      map[verbs.GID]*mcastGroup // rxe_mcg: multicast groups with attached QPs
 	mcgAttach                 int                       // rxe->mcg_attach: attachments on the device
+	// ipGroups are the multicast groups the host's IP stack joined on the
+	// device's netdev beyond those every interface is in (alwaysMember),
+	// each with its count of joins (JoinHostGroup; mcast.go).
+	ipGroups map[verbs.GID]int
 
 	nextQPN   uint32 // rxe_pool's cyclic index allocation (xa_alloc_cyclic)
 	nextMRIdx uint32

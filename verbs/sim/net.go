@@ -227,29 +227,6 @@ func (f *Fabric) egressCheck(p *packet, n int) error {
 	return nil
 }
 
-// xmitMcast sends a multicast packet: the switch floods it to every
-// device, and the sender's IP layer loops it back to its own (the socket's
-// IP_MULTICAST_LOOP), each copy to be matched against that device's
-// multicast groups (rxe_rcv_mcast_pkt).
-func (f *Fabric) xmitMcast(p *packet) error {
-	size := p.size()
-	if err := f.egressCheck(p, size); err != nil {
-		return err
-	}
-	// One transmission; the switch replicates it.
-	p.atSwitch = f.uplink(p.from, size)
-	for i, d := range f.devs {
-		c := p
-		if i < len(f.devs)-1 {
-			c = f.clonePacket(p)
-		}
-		c.to = d
-		c.loopback = d == p.from
-		f.put(c, size)
-	}
-	return nil
-}
-
 // clonePacket copies p with its own payload buffer.
 func (f *Fabric) clonePacket(p *packet) *packet {
 	c := f.net.pool.get()
@@ -498,6 +475,11 @@ func (f *Fabric) receive(p *packet) string {
 			return "malformed packet: " + err.Error()
 		}
 		p.borrowed = false
+	}
+	if p.mcast {
+		if why := mcastInput(p); why != "" {
+			return why // the host's IP input (mcast.go)
+		}
 	}
 	// rxe_chk_dgid: loopback and multicast are accepted; otherwise the
 	// destination must be one of the device's RoCE v2 GIDs.
