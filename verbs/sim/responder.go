@@ -77,54 +77,52 @@ func (q *qp) responder() bool {
 					continue
 				}
 			}
-			// A new request goes through the checks in rxe's order. Each
-			// step returns the next state; the usual path is followed
-			// here without a turn of the loop per step (the cases below
-			// take the same steps when a state is reached otherwise).
-			state = q.respCheckPSN(p)
-			if state == respChkOpSeq {
-				state = q.checkOpSeq(p)
+			// A new request goes through the checks in rxe's order. When
+			// a step leads to the next one, as it usually does, the switch
+			// falls through to it rather than taking a turn of the loop.
+			if state = q.respCheckPSN(p); state != respChkOpSeq {
+				continue
 			}
-			if state == respChkOpValid {
-				state = q.checkOpValid(p)
-			}
-			if state == respChkResource {
-				state = q.checkResource(p)
-			}
-			if state == respChkRkey {
-				state = q.checkRkey(p)
-			}
-			if state == respExecute {
-				state = q.execute(p)
-			}
-			if state == respAcknowledge {
-				state = q.acknowledge(p)
-			}
-			if state == respCleanup {
-				state = q.respCleanup(p)
-				p = nil
-			}
+			fallthrough
 		case respChkOpSeq:
-			state = q.checkOpSeq(p)
+			if state = q.checkOpSeq(p); state != respChkOpValid {
+				continue
+			}
+			fallthrough
 		case respChkOpValid:
-			state = q.checkOpValid(p)
+			if state = q.checkOpValid(p); state != respChkResource {
+				continue
+			}
+			fallthrough
 		case respChkResource:
-			state = q.checkResource(p)
+			if state = q.checkResource(p); state != respChkRkey {
+				continue
+			}
+			fallthrough
 		case respChkRkey:
-			state = q.checkRkey(p)
+			if state = q.checkRkey(p); state != respExecute {
+				continue
+			}
+			fallthrough
 		case respExecute:
-			state = q.execute(p)
+			if state = q.execute(p); state != respAcknowledge {
+				continue
+			}
+			fallthrough
+		case respAcknowledge:
+			if state = q.acknowledge(p); state != respCleanup {
+				continue
+			}
+			fallthrough
+		case respCleanup:
+			state = q.respCleanup(p)
+			p = nil
 		case respComplete:
 			state = q.respComplete(p)
 		case respReadReply:
 			state = q.readReply(p)
 		case respAtomicReply:
 			state = q.atomicReply(p)
-		case respAcknowledge:
-			state = q.acknowledge(p)
-		case respCleanup:
-			state = q.respCleanup(p)
-			p = nil
 		case respDuplicate:
 			state = q.duplicateRequest(p)
 		case respErrPSNOutOfSeq:

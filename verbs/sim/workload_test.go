@@ -283,25 +283,38 @@ func record(sb *strings.Builder, d int, wcs []verbs.WC) {
 	}
 }
 
+// agreementSize is how many operations the agreement tests run.
+func agreementSize() int {
+	if testing.Short() {
+		return 200
+	}
+	return 600
+}
+
+// faultCases are the two ways the agreement tests run their traffic:
+// clean, and through drops, duplicates, reorders and delays.
+func faultCases() []struct {
+	name  string
+	rules []verbs.FaultRule
+} {
+	return []struct {
+		name  string
+		rules []verbs.FaultRule
+	}{{"clean", nil}, {"faults", []verbs.FaultRule{
+		{Action: verbs.FaultDrop, Probability: 0.05},
+		{Action: verbs.FaultDuplicate, Probability: 0.03},
+		{Action: verbs.FaultReorder, Probability: 0.03},
+		{Action: verbs.FaultDelay, Probability: 0.02, Delay: 30 * time.Microsecond},
+	}}}
+}
+
 // TestEncodedAndDecodedAgree runs the same traffic three ways — packets
 // decoded in process, every packet encoded to RoCEv2 bytes and decoded by
 // the receiver, and encoded because an observer watches — with and
 // without faults, and wants identical completions, PSNs and memory.
 func TestEncodedAndDecodedAgree(t *testing.T) {
-	n := 600
-	if testing.Short() {
-		n = 200
-	}
-	faults := []verbs.FaultRule{
-		{Action: verbs.FaultDrop, Probability: 0.05},
-		{Action: verbs.FaultDuplicate, Probability: 0.03},
-		{Action: verbs.FaultReorder, Probability: 0.03},
-		{Action: verbs.FaultDelay, Probability: 0.02, Delay: 30 * time.Microsecond},
-	}
-	for _, tc := range []struct {
-		name  string
-		rules []verbs.FaultRule
-	}{{"clean", nil}, {"faults", faults}} {
+	n := agreementSize()
+	for _, tc := range faultCases() {
 		t.Run(tc.name, func(t *testing.T) {
 			plain := New(Config{Seed: 3})
 			enc := New(Config{Seed: 3})
@@ -342,16 +355,7 @@ func TestEncodedAndDecodedAgree(t *testing.T) {
 // completions, PSNs, memory and final time, and the same packets — each
 // one's number, time, ends, headers and fate — in the same order.
 func TestShortcutsAgree(t *testing.T) {
-	n := 600
-	if testing.Short() {
-		n = 200
-	}
-	faults := []verbs.FaultRule{
-		{Action: verbs.FaultDrop, Probability: 0.05},
-		{Action: verbs.FaultDuplicate, Probability: 0.03},
-		{Action: verbs.FaultReorder, Probability: 0.03},
-		{Action: verbs.FaultDelay, Probability: 0.02, Delay: 30 * time.Microsecond},
-	}
+	n := agreementSize()
 	run := func(rules []verbs.FaultRule, general, observe bool) (string, string) {
 		f := New(Config{Seed: 5})
 		f.net.general = general
@@ -371,10 +375,7 @@ func TestShortcutsAgree(t *testing.T) {
 		}
 		return out, trace.String()
 	}
-	for _, tc := range []struct {
-		name  string
-		rules []verbs.FaultRule
-	}{{"clean", nil}, {"faults", faults}} {
+	for _, tc := range faultCases() {
 		t.Run(tc.name, func(t *testing.T) {
 			fast, _ := run(tc.rules, false, false)
 			slow, _ := run(tc.rules, true, false)
