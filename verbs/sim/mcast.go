@@ -346,15 +346,24 @@ func mcastLoops(from *device, g verbs.GID) bool {
 }
 
 // mcastStaysHome reports why a multicast datagram stays inside the
-// sending host, or "" when it goes on the wire: a hop limit of 0 ("multicasts with
-// ttl 0 must not go beyond the host": ip_mc_output, ip6_finish_output2),
-// or an IPv6 scope of 0 or 1, interface-local (ip6_finish_output2).
+// sending host, or "" when it goes on the wire: an IPv4 TTL of 0
+// ("multicasts with ttl 0 must not go beyond the host", ip_mc_output); an
+// IPv6 group of interface-local scope (or the reserved scope 0), or a hop
+// limit of 0 to a group the host is a member of (ip6_finish_output2 drops
+// such a datagram once it has looped a copy back; to any other group it
+// leaves with hop limit 0).
 func mcastStaysHome(p *packet) string {
-	if p.rt != nil && p.rt.netw.HopLimit == 0 {
-		return "hop limit 0"
+	hop := -1
+	if p.rt != nil {
+		hop = int(p.rt.netw.HopLimit)
 	}
-	if s := mcastScope(p.dgid); s == 0 || s == 1 {
+	switch s := mcastScope(p.dgid); {
+	case s < 0 && hop == 0:
+		return "TTL 0"
+	case s == 0 || s == 1:
 		return "interface-local scope"
+	case hop == 0 && p.from.ipMember(p.dgid):
+		return "hop limit 0"
 	}
 	return ""
 }
