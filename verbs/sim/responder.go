@@ -613,10 +613,11 @@ func (q *qp) execute(p *packet) respState {
 				r.errWhy = "no network header: " + err.Error()
 				return respErrMalformedWQE
 			}
-			if p.loopback && grh[20]>>4 == 4 {
+			if p.loopback && !p.mcast && grh[20]>>4 == 4 {
 				// rxe_loopback skips ip_local_out, which is what fills
 				// the IPv4 header checksum; rxe leaves whatever the skb
-				// held, the simulator 0.
+				// held, the simulator 0. (A multicast copy went through
+				// ip_local_out before the IP layer looped it back.)
 				grh[30], grh[31] = 0, 0
 			}
 			if st := q.sendDataIn(grh[:]); st != respNone {
