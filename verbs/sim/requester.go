@@ -76,7 +76,7 @@ func (q *qp) reqRun() bool {
 	for i := 0; i < taskBudget; i++ {
 		var again bool
 		if cont != nil {
-			again, cont = q.reqSend(cont)
+			again, cont = q.reqNext(cont)
 		} else {
 			again, cont = q.requester()
 		}
@@ -172,6 +172,46 @@ func (q *qp) reqSend(w *sendWQE) (bool, *sendWQE) {
 		}
 		payload = mtu
 	}
+	return q.reqPacket(w, op, flags, payload)
+}
+
+// reqNext sends the next packet of w, whose last packet did not end its
+// message (see reqRun). For an RC WRITE or SEND it takes the steps of
+// reqSend that such a packet takes — the window, next_opcode (MIDDLE, or
+// LAST when the rest fits the MTU), the payload — without the general
+// ones; anything else goes through reqSend.
+func (q *qp) reqNext(w *sendWQE) (bool, *sendWQE) {
+	r := &q.req
+	var middle, last wire.Opcode
+	switch {
+	case q.typ != verbs.QPTypeRC || q.fabric.net.general:
+		return q.reqSend(w)
+	case w.wr.Opcode == verbs.WRRDMAWrite && (r.opcode == int(wire.RCRDMAWriteFirst) || r.opcode == int(wire.RCRDMAWriteMiddle)):
+		middle, last = wire.RCRDMAWriteMiddle, wire.RCRDMAWriteLast
+	case w.wr.Opcode == verbs.WRSend && (r.opcode == int(wire.RCSendFirst) || r.opcode == int(wire.RCSendMiddle)):
+		middle, last = wire.RCSendMiddle, wire.RCSendLast
+	default:
+		return q.reqSend(w)
+	}
+	if psnCmp(r.psn, q.comp.psn+rxeMaxUnackedPSNs) > 0 {
+		r.waitPSN = true
+		return false, nil
+	}
+	op, payload := middle, w.dma.resid
+	if payload <= q.mtu {
+		op = last
+	} else {
+		payload = q.mtu
+	}
+	return q.reqPacket(w, op, op.Flags(), payload)
+}
+
+// reqPacket is the end of rxe_requester: the packet of w with opcode op
+// (flags) and payload bytes is built and sent, and the requester's state
+// moves on.
+func (q *qp) reqPacket(w *sendWQE, op wire.Opcode, flags wire.Flags, payload uint32) (bool, *sendWQE) {
+	f := q.f()
+	r := &q.req
 	// save_state: a refused transmit rolls the WQE back.
 	saveState, saveFirst, saveLast, saveDMA, savePSN := w.state, w.firstPSN, w.lastPSN, w.dma, r.psn
 	p, st, why := q.buildRequest(w, op, payload)
@@ -424,6 +464,25 @@ func (q *qp) buildRequest(w *sendWQE, op wire.Opcode, payload uint32) (*packet, 
 		}
 		h.BTH.AckReq = ack
 	}
+	if hs != 0 {
+		q.extHeaders(w, h, op, hs)
+	}
+	// finish_packet: the payload.
+	if flags&(wire.FlagSend|wire.FlagWrite) != 0 && payload > 0 {
+		if w.wr.Flags&verbs.SendInline != 0 {
+			f.setPayload(p, w.inline[w.dma.sgeOffset:w.dma.sgeOffset+payload])
+			w.dma.resid -= payload
+			w.dma.sgeOffset += payload
+		} else if st, why := q.copyFromSGL(p, w, payload); st != verbs.WCSuccess {
+			f.net.pool.put(p)
+			return nil, st, why
+		}
+	}
+	return p, verbs.WCSuccess, ""
+}
+
+// extHeaders fills the extension headers hs of a request (init_req_packet).
+func (q *qp) extHeaders(w *sendWQE, h *wire.Packet, op wire.Opcode, hs wire.Headers) {
 	if hs&wire.HasRETH != 0 {
 		h.RETH = wire.RETHFields{VA: w.iova, RKey: w.wr.RKey, DMALen: w.dma.resid}
 	}
@@ -447,18 +506,6 @@ func (q *qp) buildRequest(w *sendWQE, op wire.Opcode, payload uint32) (*packet, 
 			h.DETH.QKey = wire.GSIQKey
 		}
 	}
-	// finish_packet: the payload.
-	if flags&(wire.FlagSend|wire.FlagWrite) != 0 && payload > 0 {
-		if w.wr.Flags&verbs.SendInline != 0 {
-			f.setPayload(p, w.inline[w.dma.sgeOffset:w.dma.sgeOffset+payload])
-			w.dma.resid -= payload
-			w.dma.sgeOffset += payload
-		} else if st, why := q.copyFromSGL(p, w, payload); st != verbs.WCSuccess {
-			f.net.pool.put(p)
-			return nil, st, why
-		}
-	}
-	return p, verbs.WCSuccess, ""
 }
 
 // copyFromSGL is copy_data from the send WQE's SGE list into the packet:
