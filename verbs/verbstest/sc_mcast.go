@@ -111,6 +111,23 @@ func (e *Env) expectGroupCopy(wcs []verbs.WC, wrid uint64, q verbs.QP, l *link, 
 	e.expectBytes(buf.Bytes()[udGRH:udGRH+n], patterned(n, seed), "%s: the datagram after the GRH", who)
 }
 
+// mcastToBoth sends n patterned bytes from one QP to group g (from GID
+// index sgid) and checks that both QPs attached to it, the sender's own
+// included, get exactly one copy; it returns the other QP's buffer, whose
+// first 40 bytes hold the GRH.
+func (e *Env) mcastToBoth(g verbs.GID, sgid, n int, seed byte) verbs.MR {
+	l, abuf, bbuf := e.mcastLink(g, sgid)
+	arecv := e.mcastSend(l, n, seed)
+	if len(arecv) == 0 {
+		arecv = e.PollN(l.acq, 1)
+	}
+	e.expectGroupCopy(arecv, 10, l.a, l, abuf, n, seed, "the sender's own QP")
+	e.expectGroupCopy(e.PollN(l.bcq, 1), 20, l.b, l, bbuf, n, seed, "the other attached QP")
+	e.expectNoWC(l.acq, "the sender's QP after its copy")
+	e.expectNoWC(l.bcq, "the other QP after its copy")
+	return bbuf
+}
+
 func init() {
 	Register(Scenario{
 		Name: "mcast/non-member-group-not-delivered",
@@ -143,17 +160,8 @@ func init() {
 		Run: func(e *Env) {
 			src, idx := e.ipv6GID()
 			g, _ := verbs.ParseGID("ff02::1")
-			l, abuf, bbuf := e.mcastLink(g, idx)
 			const n = 21
-			arecv := e.mcastSend(l, n, 0x29)
-			if len(arecv) == 0 {
-				arecv = e.PollN(l.acq, 1)
-			}
-			e.expectGroupCopy(arecv, 10, l.a, l, abuf, n, 0x29, "the sender's own QP")
-			e.expectGroupCopy(e.PollN(l.bcq, 1), 20, l.b, l, bbuf, n, 0x29, "the other attached QP")
-			e.checkGRH6(bbuf.Bytes()[:udGRH], n, src, g, 1)
-			e.expectNoWC(l.acq, "the sender's QP after its copy")
-			e.expectNoWC(l.bcq, "the other QP after its copy")
+			e.checkGRH6(e.mcastToBoth(g, idx, n, 0x29).Bytes()[:udGRH], n, src, g, 1)
 		},
 	})
 	Register(Scenario{
@@ -163,17 +171,8 @@ func init() {
 		Needs: CapDataPath,
 		Run: func(e *Env) {
 			g, _ := verbs.ParseGID("::ffff:224.0.0.1")
-			l, abuf, bbuf := e.mcastLink(g, e.Opts.GIDIndex)
 			const n = 30
-			arecv := e.mcastSend(l, n, 0x37)
-			if len(arecv) == 0 {
-				arecv = e.PollN(l.acq, 1)
-			}
-			e.expectGroupCopy(arecv, 10, l.a, l, abuf, n, 0x37, "the sender's own QP")
-			e.expectGroupCopy(e.PollN(l.bcq, 1), 20, l.b, l, bbuf, n, 0x37, "the other attached QP")
-			e.checkGRH(bbuf.Bytes()[:udGRH], n, false, e.GID, g, 1, 0, true)
-			e.expectNoWC(l.acq, "the sender's QP after its copy")
-			e.expectNoWC(l.bcq, "the other QP after its copy")
+			e.checkGRH(e.mcastToBoth(g, e.Opts.GIDIndex, n, 0x37).Bytes()[:udGRH], n, false, e.GID, g, 1, 0, true)
 		},
 	})
 	Register(Scenario{
