@@ -82,7 +82,7 @@ var errnoText = map[syscall.Errno]string{
 	verbs.ENOSYS:     "The backend does not implement this verb.",
 	verbs.ETIMEDOUT:  "Timed out: a wait ran out before anything came.",
 	verbs.EIO:        "Input/output error: the device failed.",
-	verbs.EEXIST:     "Already exists: for example a QP attached to the same multicast group twice.",
+	verbs.EEXIST:     "Already exists: for example `rdma link add` of a soft-RoCE device on a netdev that already has one (rxe_newlink); attaching a QP to a multicast group twice is not an error.",
 	verbs.ENOSPC:     "No space left: a table (GIDs, multicast attachments) is full.",
 	verbs.ERANGE:     "Out of range: a value outside what the field can hold.",
 }
