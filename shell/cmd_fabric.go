@@ -54,12 +54,17 @@ func cmdBackend(c *call) error {
 	_, flt := s.prov.(verbs.FaultInjector)
 	_, insp := s.prov.(verbs.Inspector)
 	_, link := s.prov.(verbs.LinkConfigurer)
+	groups := "yes"
+	if _, ok := s.prov.(verbs.HostGroups); !ok {
+		groups = "no: this backend does not let vsh join IP multicast groups"
+	}
 	c.out.add(kvTable([][2]string{
 		{"stepping (fabric, step, run, advance)", yes(step)},
 		{"packet trace (trace)", yes(obs)},
 		{"fault injection (fault)", yes(flt)},
 		{"queue internals (show, live view)", yes(insp)},
 		{"link model (bench rate=, delay=)", yes(link)},
+		{"IP groups (join_group, leave_group)", groups},
 	}))
 	return nil
 }

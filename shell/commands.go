@@ -336,6 +336,7 @@ func commandTable() []*command {
 			Summary: "Leave a multicast group (ibv_detach_mcast)",
 			Args:    []argSpec{argQP, reqKey("gid", vGID, "the multicast GID", "dgid"), key("lid", vNum, "0", "the multicast LID")},
 			run:     cmdDetachMcast},
+		joinGroupCmd(), leaveGroupCmd(), // cmd_hostgroup.go: the host's IP group, which attach_mcast does not join
 
 		// Data path.
 		{Name: "post_recv", Aliases: []string{"recv"}, Group: gData,

@@ -256,3 +256,52 @@ type LinkConfigurer interface {
 	LinkParams(device string) (LinkParams, error)
 	SetLinkParams(device string, p LinkParams) error
 }
+
+// HostGroups is a backend that can make the host of one of its devices a
+// member of an IP multicast group on the device's netdev: what a socket's
+// IP_ADD_MEMBERSHIP (an IPv4-mapped GID, ::ffff:239.1.1.1) or
+// IPV6_JOIN_GROUP (ff0e::1234) on that interface does. On RoCE v2 that is
+// the half of multicast ibv_attach_mcast does not do: attaching tells the
+// device which QPs get a copy of a group's datagrams, and the host's IP
+// stack hands the device a datagram to a group only while the host is a
+// member of it (every interface is in 224.0.0.1, ff01::1 and ff02::1 from
+// the start; rdma_join_multicast joins an IPv4 group for its caller).
+//
+// Joins are counted, as the kernel counts a group's users: each
+// JoinIPGroup needs its LeaveIPGroup, and closing the Provider leaves every
+// group it joined. Errors are *Error values whose Op is the socket call
+// ("setsockopt(IP_ADD_MEMBERSHIP)"), with the errno the kernel gives.
+type HostGroups interface {
+	// JoinIPGroup joins group gid on the named device's netdev.
+	JoinIPGroup(device string, gid GID) error
+	// LeaveIPGroup undoes one JoinIPGroup of gid on the device.
+	LeaveIPGroup(device string, gid GID) error
+	// IPGroups lists the groups JoinIPGroup joined on the device and
+	// LeaveIPGroup has not left, once per join, in increasing order.
+	IPGroups(device string) ([]GID, error)
+}
+
+// GroupSockopt names the socket option that joins (join) or leaves group g:
+// IP_ADD_MEMBERSHIP or IP_DROP_MEMBERSHIP for an IPv4-mapped GID,
+// IPV6_JOIN_GROUP or IPV6_LEAVE_GROUP for an IPv6 one.
+func GroupSockopt(g GID, join bool) string {
+	_, v4 := g.IPv4()
+	switch {
+	case v4 && join:
+		return "IP_ADD_MEMBERSHIP"
+	case v4:
+		return "IP_DROP_MEMBERSHIP"
+	case join:
+		return "IPV6_JOIN_GROUP"
+	}
+	return "IPV6_LEAVE_GROUP"
+}
+
+// GroupAddr prints group g as the IP stack writes it: 239.1.1.1 for an
+// IPv4-mapped GID, ff0e::1234 for an IPv6 one.
+func GroupAddr(g GID) string {
+	if a, ok := g.IPv4(); ok {
+		return a.String()
+	}
+	return g.String()
+}

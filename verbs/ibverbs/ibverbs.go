@@ -30,6 +30,9 @@ type provider struct {
 	list   **C.struct_ibv_device
 	devs   []verbs.Device
 	closed bool
+	// groups are the IP multicast groups joined on the devices' netdevs
+	// (verbs.HostGroups, hostgroups.go); Close leaves them.
+	groups ipJoins
 }
 
 var _ verbs.Provider = (*provider)(nil)
@@ -76,7 +79,8 @@ func (p *provider) Devices() ([]verbs.Device, error) {
 }
 
 // Close implements verbs.Provider (ibv_free_device_list). Contexts opened
-// before stay usable, as in libibverbs.
+// before stay usable, as in libibverbs; the IP groups the provider joined
+// are left (their sockets closed).
 func (p *provider) Close() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -84,6 +88,7 @@ func (p *provider) Close() error {
 		return refuse("ibv_free_device_list", verbs.EINVAL, "close a provider once", "the provider is already closed")
 	}
 	p.closed = true
+	p.groups.close()
 	C.ibv_free_device_list(p.list)
 	p.list = nil
 	return nil
