@@ -14,7 +14,9 @@ import (
 // backend lists the capability as missing.
 func TestHostGroupsUnavailable(t *testing.T) {
 	sh, err := New(Options{
-		Open:  func() (verbs.Provider, error) { return struct{ verbs.Provider }{sim.New(sim.Config{Devices: 1, Seed: 1})}, nil },
+		Open: func() (verbs.Provider, error) {
+			return struct{ verbs.Provider }{sim.New(sim.Config{Devices: 1, Seed: 1})}, nil
+		},
 		Plain: true,
 	})
 	if err != nil {
