@@ -1,7 +1,8 @@
 # layouts taken another way: a CQ too small at first and resized, the
 # chunks posted in chunk order (so B's engine 0 sees 0, 2, 4, 6), a wrong
 # bitmap first, libibverbs names and SGEs, the engines polled in another
-# order, the lost chunks resent last first, the group joined in reverse.
+# order, the lost chunks resent last first, the group joined in reverse, the IP
+# group joined first on the wrong host.
 lesson next
 #! step 2
 # 2 × (8 + 8) is 32, not 16: the device rounds 16 up to 31, still short.
@@ -88,3 +89,22 @@ poll cq0 n=2 wait=1s
 poll cq2 wait=1s
 poll cq3 wait=1s
 #! step 22
+lesson next
+#! step 23
+attach_mcast qp18 dgid=::ffff:239.1.1.1
+send qp16 sge=mr0:0:13 ah=ah2 remote_qpn=0xffffff
+poll cq3 n=1 wait=1s
+poll cq0 wait=1s
+#! step 24
+# the sender's host joins: its IP layer now takes the copy it loops back,
+# but no QP on A is attached to the group, and B's host still drops it
+join_group A gid=::ffff:239.1.1.1
+send qp16 sge=mr0:0:13 ah=ah2 remote_qpn=0xffffff
+poll cq3 n=1 wait=1s
+# B's own GID is no group
+join_group B gid=B
+#! hint
+join_group ctx1 dgid=239.1.1.1
+send qp16 sge=mr0:0:13 ah=ah2 remote_qpn=0xffffff
+poll cq3 n=1 wait=1s
+#! step 25
