@@ -7,8 +7,9 @@ import "time"
 //
 //	if st, ok := provider.(verbs.Stepper); ok { st.SetDeliveryMode(verbs.DeliverStep) }
 //
-// The simulator implements all of them; real hardware implements none (its
-// wire and its queues are not visible), and the shell says so.
+// The simulator implements all of them; the real backend only HostGroups (a
+// host's IP groups are the kernel's; its wire and its queues are not
+// visible), and the shell says so.
 
 // DeliveryMode says when the fabric moves packets.
 type DeliveryMode int
