@@ -85,6 +85,8 @@ var errnoText = map[syscall.Errno]string{
 	verbs.EEXIST:     "Already exists: for example `rdma link add` of a soft-RoCE device on a netdev that already has one (rxe_newlink); attaching a QP to a multicast group twice is not an error.",
 	verbs.ENOSPC:     "No space left: a table (GIDs, multicast attachments) is full.",
 	verbs.ERANGE:     "Out of range: a value outside what the field can hold.",
+	verbs.EADDRNOTAVAIL: "Address not available: leave_group for an IP group this host's socket did not join " +
+		"(ip_mc_leave_group, ipv6_sock_mc_drop); join_group first, or leave the group you joined.",
 }
 
 // fallbackHints adds a hint to a backend error that came without one.

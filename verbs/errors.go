@@ -68,8 +68,8 @@ func ErrnoOf(err error) syscall.Errno {
 var errnoNames = map[syscall.Errno]string{
 	1: "EPERM", 2: "ENOENT", 4: "EINTR", 5: "EIO", 9: "EBADF", 11: "EAGAIN", 12: "ENOMEM",
 	13: "EACCES", 14: "EFAULT", 16: "EBUSY", 17: "EEXIST", 19: "ENODEV", 22: "EINVAL",
-	24: "EMFILE", 28: "ENOSPC", 34: "ERANGE", 38: "ENOSYS", 61: "ENODATA", 95: "EOPNOTSUPP", 101: "ENETUNREACH",
-	110: "ETIMEDOUT",
+	24: "EMFILE", 28: "ENOSPC", 34: "ERANGE", 38: "ENOSYS", 61: "ENODATA", 95: "EOPNOTSUPP",
+	98: "EADDRINUSE", 99: "EADDRNOTAVAIL", 101: "ENETUNREACH", 105: "ENOBUFS", 110: "ETIMEDOUT",
 }
 
 // ErrnoName returns the symbolic name of errno ("EINVAL"), or "errno N".
@@ -110,7 +110,10 @@ const (
 	ERANGE     = syscall.Errno(34)
 	ENOSYS     = syscall.Errno(38)
 	EOPNOTSUPP = syscall.Errno(95)
-	ETIMEDOUT  = syscall.Errno(110)
+	// EADDRNOTAVAIL is a socket's answer to leaving an IP group it did not
+	// join (HostGroups).
+	EADDRNOTAVAIL = syscall.Errno(99)
+	ETIMEDOUT     = syscall.Errno(110)
 )
 
 func errorf(format string, args ...any) error { return fmt.Errorf(format, args...) }
