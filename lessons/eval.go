@@ -282,9 +282,9 @@ func (e *Expect) compareList(x *evalCtx, got, want []value) error {
 			if e.subj.handle != "" {
 				from = e.subj.handle
 			}
-			return e.unmet("no completion was polled from %s in this step; the goal is %s %s", from, e.opWord(), listText(want))
+			return e.unmet("no completion was polled from %s in this step; the goal is %s", from, e.goalText(want))
 		case subjCommands:
-			return e.unmet("no command succeeded in this step yet; the goal is %s %s", e.opWord(), listText(want))
+			return e.unmet("no command succeeded in this step yet; the goal is %s", e.goalText(want))
 		}
 	}
 	switch e.op {
@@ -296,11 +296,13 @@ func (e *Expect) compareList(x *evalCtx, got, want []value) error {
 	return e.unmet("%s is %s; the goal is %s", name, gotText, listText(want))
 }
 
-func (e *Expect) opWord() string {
+// goalText says what a list expectation wants: "one that contains X" or
+// the list itself.
+func (e *Expect) goalText(want []value) string {
 	if e.op == "contains" {
-		return "one that contains"
+		return "one that contains " + listText(want)
 	}
-	return ""
+	return listText(want)
 }
 
 // listText prints a list, runs of one value as VALUE*N.

@@ -159,7 +159,11 @@ func TestCheckExpect(t *testing.T) {
 	}
 	// No completion in an empty step.
 	e, _ := lessons.ParseExpect("cq0 completions == [IBV_WC_SUCCESS]")
-	if err := e.Check(env, nil); err == nil || !strings.Contains(err.Error(), "no completion was polled from cq0 in this step") {
+	if err := e.Check(env, nil); err == nil || !strings.HasSuffix(err.Error(), "no completion was polled from cq0 in this step; the goal is [IBV_WC_SUCCESS]") {
+		t.Errorf("empty step: %v", err)
+	}
+	e, _ = lessons.ParseExpect("completions.opcode contains IBV_WC_RECV")
+	if err := e.Check(env, nil); err == nil || !strings.HasSuffix(err.Error(), "the goal is one that contains [IBV_WC_RECV]") {
 		t.Errorf("empty step: %v", err)
 	}
 	e, _ = lessons.ParseExpect("error == EINVAL")
