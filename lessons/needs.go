@@ -42,6 +42,8 @@ var Capabilities = []Capability{
 		devCap(func(a verbs.DeviceAttr) bool { return a.AtomicCap != 0 }, "offers no atomics (atomic_cap NONE)")},
 	{"multicast", "UD multicast groups",
 		devCap(func(a verbs.DeviceAttr) bool { return a.MaxMcastGrp > 0 }, "offers no multicast (max_mcast_grp 0)")},
+	{"ip-groups", "joining a host's IP multicast group on a device's netdev (join_group, leave_group)",
+		optional[verbs.HostGroups]("cannot join IP multicast groups")},
 }
 
 var capabilityByName = func() map[string]*Capability {
