@@ -104,12 +104,7 @@ func (f *Fabric) runQueued() {
 		again := true
 		switch t.kind {
 		case taskResp:
-			for i := 0; again && i < taskBudget; i++ {
-				again = q.responder()
-				if again && i+1 < taskBudget && !n.general && q.respIdle() {
-					again = false // the next run would find nothing to do
-				}
-			}
+			again = f.respTask(q, q.responder())
 		case taskComp:
 			for i := 0; again && i < taskBudget; i++ {
 				again = q.completer()
@@ -127,6 +122,22 @@ func (f *Fabric) runQueued() {
 		}
 	}
 	n.runq, n.runHead = n.runq[:0], 0
+}
+
+// respTask is the rest of the responder's task after its first run, which
+// reported again: it runs rxe_responder while it makes progress, at most
+// taskBudget times in all, and reports whether it still does.
+func (f *Fabric) respTask(q *qp, again bool) bool {
+	for i := 1; again; i++ {
+		if i == taskBudget {
+			return true
+		}
+		if !f.net.general && q.respIdle() {
+			return false // the next run would find nothing to do
+		}
+		again = q.responder()
+	}
+	return false
 }
 
 // taskBudget is how many times an engine runs before the others get a turn.
@@ -427,7 +438,13 @@ func (f *Fabric) deliverOne(p *packet, ev *verbs.FabricEvent) {
 	if q := p.sender; q != nil && q.leaveFlight() {
 		f.wake(q)
 	}
-	why := f.receive(p)
+	q, why := f.receive(p)
+	if q != nil {
+		if ev == nil && f.respAtDelivery(q, p) {
+			return
+		}
+		q.rcvPkt(p)
+	}
 	kind := verbs.EventPacketDelivered
 	verdict := "delivered"
 	if why != "" {
@@ -447,23 +464,64 @@ func (f *Fabric) deliverOne(p *packet, ev *verbs.FabricEvent) {
 	f.runTasks()
 }
 
+// respAtDelivery runs the responder's task for p, a request q accepted,
+// as deliverOne's runTasks would run it right after rcvPkt, when nothing
+// can tell the difference: no event is recorded and nobody observes the
+// packet (both would look at it before the responder), no engine is
+// waiting to run before q's responder, and q's responder has nothing
+// queued, no READ or atomic reply in progress, and is ready. It queues p,
+// takes it through the same steps (the packet continuing a long message
+// through respMiddle; any other through the state machine from the state
+// respMiddle returned, or the whole task when respMiddle does not take
+// it), runs the engines that scheduled, and reports whether it did all
+// that; it does nothing and reports false otherwise.
+func (f *Fabric) respAtDelivery(q *qp, p *packet) bool {
+	n := &f.net
+	r := &q.resp
+	if n.general || len(n.observers) > 0 || n.runHead < len(n.runq) || q.typ != verbs.QPTypeRC ||
+		!p.hdr.BTH.Opcode.IsRequest() || q.sched[taskResp] || r.pkts.len() != 0 || r.res != nil ||
+		r.state != engReady || r.gotoError {
+		return false
+	}
+	r.pkts.push(p)
+	// The task's first run of rxe_responder: get_req finds p, check_psn
+	// starts with respMiddle (see responder).
+	r.aethSyn = wire.SyndromeACK
+	switch st := q.respMiddle(p); {
+	case st == respNone:
+		f.schedule(q, taskResp) // nothing changed: the task runs as usual
+	case st == respDone && !r.gotoError && q.respIdle():
+		// rxe_responder returns 0 from its done state, and the task's next
+		// run would find nothing to do (respTask).
+	default:
+		if st == respDone {
+			p = nil
+		}
+		if f.respTask(q, q.respSteps(st, p)) {
+			f.schedule(q, taskResp)
+		}
+	}
+	f.runTasks()
+	return true
+}
+
 // receive is rxe_rcv for one packet arriving at p.to: the device checks,
-// then hdr_check (check_type_state, check_addr, check_keys), then the ICRC;
-// a packet that passes is queued for the responder (requests) or the
-// completer (responses). It returns why the packet was dropped, or "".
-// On success the packet belongs to the QP.
-func (f *Fabric) receive(p *packet) string {
+// then hdr_check (check_type_state, check_addr, check_keys), then the ICRC.
+// It returns the QP a packet that passes goes to (the caller queues it
+// for the responder or the completer with rcvPkt, and then it belongs to
+// the QP), or why the packet was dropped.
+func (f *Fabric) receive(p *packet) (*qp, string) {
 	to := p.to
 	if p.from.portState != verbs.PortActive {
-		return p.from.name + "'s port is down"
+		return nil, p.from.name + "'s port is down"
 	}
 	if to.portState != verbs.PortActive {
-		return to.name + "'s port is down"
+		return nil, to.name + "'s port is down"
 	}
 	if !p.loopback {
 		n := p.size()
 		if n > to.link.cfg.MTU {
-			return fmt.Sprintf("%d-byte datagram exceeds %s's MTU %d (the receiving NIC drops it)", n, to.name, to.link.cfg.MTU)
+			return nil, fmt.Sprintf("%d-byte datagram exceeds %s's MTU %d (the receiving NIC drops it)", n, to.name, to.link.cfg.MTU)
 		}
 		to.link.rxPackets++
 		to.link.rxBytes += uint64(n)
@@ -472,57 +530,56 @@ func (f *Fabric) receive(p *packet) string {
 		// The receiver works from the bytes: decode them; the ICRC is
 		// checked after the header checks, as rxe_rcv does.
 		if err := wire.Decode(p.enc, &p.hdr); err != nil {
-			return "malformed packet: " + err.Error()
+			return nil, "malformed packet: " + err.Error()
 		}
 		p.borrowed = false
 	}
 	if p.mcast {
 		if why := mcastInput(p); why != "" {
-			return why // the host's IP input (mcast.go)
+			return nil, why // the host's IP input (mcast.go)
 		}
 	}
 	// rxe_chk_dgid: loopback and multicast are accepted; otherwise the
 	// destination must be one of the device's RoCE v2 GIDs.
 	if !p.loopback && !p.mcast && !to.hasGID(p.dgid) {
-		return to.name + " has no GID " + p.dgid.String()
+		return nil, to.name + " has no GID " + p.dgid.String()
 	}
 	bth := &p.hdr.BTH
 	if bth.TVer != 0 {
-		return "TVer is not 0 (hdr_check)"
+		return nil, "TVer is not 0 (hdr_check)"
 	}
 	qpn := bth.DestQP
 	if qpn == 0 {
-		return "QP 0 (SMI) does not exist on RoCE (hdr_check)"
+		return nil, "QP 0 (SMI) does not exist on RoCE (hdr_check)"
 	}
 	if qpn == wire.MulticastQPN {
 		if p.encoded && !f.icrcOK(p) {
-			return "bad ICRC (rxe_icrc_check)"
+			return nil, "bad ICRC (rxe_icrc_check)"
 		}
-		return f.receiveMcast(p)
+		return nil, f.receiveMcast(p)
 	}
 	q := to.qp(qpn)
 	if q == nil || q.dead != "" {
 		if qpn == 1 {
-			return "QP 1 (GSI): the simulator has no management QP"
+			return nil, "QP 1 (GSI): the simulator has no management QP"
 		}
-		return fmt.Sprintf("%s has no QP %#x (hdr_check)", to.name, qpn)
+		return nil, fmt.Sprintf("%s has no QP %#x (hdr_check)", to.name, qpn)
 	}
 	if f.net.general || !q.hdrOK(p) {
 		if why := q.checkTypeState(p); why != "" {
-			return why
+			return nil, why
 		}
 		if why := q.checkAddr(p); why != "" {
-			return why
+			return nil, why
 		}
 		if why := q.checkKeys(p, qpn); why != "" {
-			return why
+			return nil, why
 		}
 	}
 	if p.encoded && !f.icrcOK(p) {
-		return "bad ICRC (rxe_icrc_check)"
+		return nil, "bad ICRC (rxe_icrc_check)"
 	}
-	q.rcvPkt(p)
-	return ""
+	return q, ""
 }
 
 // hdrOK tells in one test that check_type_state, check_addr and check_keys

@@ -63,7 +63,13 @@ func (q *qp) responder() bool {
 	if r.state == engReset {
 		state = respReset
 	}
-	var p *packet
+	return q.respSteps(state, nil)
+}
+
+// respSteps runs rxe_responder's state machine from state, with p the
+// request in hand (nil before get_req and after cleanup).
+func (q *qp) respSteps(state respState, p *packet) bool {
+	r := &q.resp
 	for guard := 0; guard < 1<<16; guard++ {
 		switch state {
 		case respGetReq:
