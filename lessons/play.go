@@ -156,7 +156,20 @@ func visibleProse(l *Lesson, i int, skips []*SkippedSection) string {
 	if from >= to {
 		return ""
 	}
-	return s.Prose[from:to]
+	return dropHeading(s.Prose[from:to], s.Section)
+}
+
+// dropHeading removes the "## " heading that opens a step's prose when it
+// is the step's own section: the rule above the step already names it
+// ("step 3 of 14 · Connect"). A heading after other prose stays: it marks
+// where the previous section's closing words end.
+func dropHeading(prose, section string) string {
+	rest := strings.TrimLeft(prose, " \t\n")
+	first, after, _ := strings.Cut(rest, "\n")
+	if t := strings.TrimSpace(first); section == "" || !strings.HasPrefix(t, "## ") || strings.TrimSpace(t[3:]) != section {
+		return prose
+	}
+	return after
 }
 
 // skipNote says that a section is skipped, and why.
