@@ -440,7 +440,8 @@ func (f *Fabric) deliverOne(p *packet, ev *verbs.FabricEvent) {
 	}
 	q, why := f.receive(p)
 	if q != nil {
-		if ev == nil && f.respAtDelivery(q, p) {
+		if op := p.hdr.BTH.Opcode; ev == nil && (op == wire.RCRDMAWriteMiddle || op == wire.RCRDMAWriteLast || op == wire.RCSendMiddle) &&
+			f.respAtDelivery(q, p) {
 			return
 		}
 		q.rcvPkt(p)
@@ -464,23 +465,24 @@ func (f *Fabric) deliverOne(p *packet, ev *verbs.FabricEvent) {
 	f.runTasks()
 }
 
-// respAtDelivery runs the responder's task for p, a request q accepted,
+// respAtDelivery runs the responder's task for p, a request q accepted
+// that may continue a long message (a WRITE MIDDLE or LAST, a SEND MIDDLE:
+// the packets respMiddle takes; deliverOne asks only for those),
 // as deliverOne's runTasks would run it right after rcvPkt, when nothing
 // can tell the difference: no event is recorded and nobody observes the
 // packet (both would look at it before the responder), no engine is
 // waiting to run before q's responder, and q's responder has nothing
 // queued, no READ or atomic reply in progress, and is ready. It queues p,
-// takes it through the same steps (the packet continuing a long message
-// through respMiddle; any other through the state machine from the state
-// respMiddle returned, or the whole task when respMiddle does not take
-// it), runs the engines that scheduled, and reports whether it did all
-// that; it does nothing and reports false otherwise.
+// takes it through the same steps (respMiddle, then the state machine
+// from the state respMiddle returned if it did not finish, or the whole
+// task when respMiddle does not take the packet), runs the engines that
+// were scheduled, and reports true; otherwise it does nothing and reports
+// false.
 func (f *Fabric) respAtDelivery(q *qp, p *packet) bool {
 	n := &f.net
 	r := &q.resp
 	if n.general || len(n.observers) > 0 || n.runHead < len(n.runq) || q.typ != verbs.QPTypeRC ||
-		!p.hdr.BTH.Opcode.IsRequest() || q.sched[taskResp] || r.pkts.len() != 0 || r.res != nil ||
-		r.state != engReady || r.gotoError {
+		q.sched[taskResp] || r.pkts.len() != 0 || r.res != nil || r.state != engReady || r.gotoError {
 		return false
 	}
 	r.pkts.push(p)
