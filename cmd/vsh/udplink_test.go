@@ -1,11 +1,9 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/netip"
 	"os"
@@ -14,11 +12,11 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/vsh-rdma/vsh/internal/proctest"
 	"github.com/vsh-rdma/vsh/verbs/sim"
 )
 
@@ -122,17 +120,17 @@ func udpVshClient(t *testing.T, b udpBins, ppAddr, vshAddr string) {
 	defer cancel()
 	port := freeTCPPort(t)
 	t0 := time.Now()
-	srv := startUDPProg(ctx, t, b.pingpong, "rc", "-g", "1", "-n", "1", "-c", "--sim-addr", ppAddr, "-p", strconv.Itoa(port))
-	v := startUDPVsh(ctx, t, b.vsh, vshAddr)
-	v.send(udpSetupLines()...)
-	v.send(patternLines()...)
+	srv := proctest.Start(ctx, t, b.pingpong, "rc", "-g", "1", "-n", "1", "-c", "--sim-addr", ppAddr, "-p", strconv.Itoa(port))
+	v := proctest.StartVsh(ctx, t, b.vsh, "--plain", "--sim-addr", vshAddr)
+	v.Send(udpSetupLines()...)
+	v.Send(patternLines()...)
 	// exchange connect retries while the server is not listening yet.
-	v.send(fmt.Sprintf("exchange connect 127.0.0.1 qp0 port=%d gid_index=1 wait=20s", port))
-	v.send(v.nextCommands(t, "Then the client sends first")...)
-	v.send("post_send qp0 mr=mr0 wr_id=2")
-	v.pollBoth(t)
-	sout, serr := srv.wait() // before vsh goes: its device ACKs the server's answer
-	vout, verr := v.finish()
+	v.Send(fmt.Sprintf("exchange connect 127.0.0.1 qp0 port=%d gid_index=1 wait=20s", port))
+	v.Send(v.NextCommands(t, "Then the client sends first")...)
+	v.Send("post_send qp0 mr=mr0 wr_id=2")
+	udpPollBoth(ctx, t, v)
+	sout, serr := srv.Wait() // before vsh goes: its device ACKs the server's answer
+	vout, verr := v.Finish()
 	t.Logf("%s; vsh:\n%s\npingpong (server):\n%s", time.Since(t0).Round(time.Millisecond), vout, sout)
 	udpCheck(t, vout, verr, sout, serr)
 }
@@ -142,33 +140,33 @@ func udpVshServer(t *testing.T, b udpBins, ppAddr, vshAddr string) {
 	defer cancel()
 	port := freeTCPPort(t)
 	t0 := time.Now()
-	v := startUDPVsh(ctx, t, b.vsh, vshAddr)
-	v.send(udpSetupLines()...)
-	v.send(patternLines()...) // the answer, as the client's -c expects it
-	v.send(fmt.Sprintf("exchange listen qp0 port=%d gid_index=1 wait=20s", port))
+	v := proctest.StartVsh(ctx, t, b.vsh, "--plain", "--sim-addr", vshAddr)
+	v.Send(udpSetupLines()...)
+	v.Send(patternLines()...) // the answer, as the client's -c expects it
+	v.Send(fmt.Sprintf("exchange listen qp0 port=%d gid_index=1 wait=20s", port))
 	args := []string{"rc", "-g", "1", "-n", "1", "-c", "--sim-addr", ppAddr, "-p", strconv.Itoa(port), "127.0.0.1"}
-	var cli *udpProg
+	var cli *proctest.Prog
 	for {
 		// vsh may not listen yet: start the client again while refused.
-		cli = startUDPProg(ctx, t, b.pingpong, args...)
-		if cli.waitUntil(func() bool { return strings.Contains(v.out.String(), "a client connected") }) {
+		cli = proctest.Start(ctx, t, b.pingpong, args...)
+		if cli.WaitUntil(func() bool { return strings.Contains(v.Out.String(), "a client connected") }) {
 			break
 		}
-		if out, _ := cli.wait(); !strings.Contains(out, "connection refused") || ctx.Err() != nil {
-			t.Fatalf("pingpong (client):\n%s\nvsh:\n%s", out, v.out.String())
+		if out, _ := cli.Wait(); !strings.Contains(out, "connection refused") || ctx.Err() != nil {
+			t.Fatalf("pingpong (client):\n%s\nvsh:\n%s", out, v.Out.String())
 		}
 		select {
 		case <-ctx.Done():
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
-	v.send(v.nextCommands(t, "exchange reply")...)
-	v.send("exchange reply wait=20s")
-	v.pollFor(t, "IBV_WC_RECV")
-	v.send("post_send qp0 mr=mr0 wr_id=2")
-	v.pollFor(t, "IBV_WC_SEND")
-	cout, cerr := cli.wait()
-	vout, verr := v.finish()
+	v.Send(v.NextCommands(t, "exchange reply")...)
+	v.Send("exchange reply wait=20s")
+	udpPollFor(ctx, t, v, "IBV_WC_RECV")
+	v.Send("post_send qp0 mr=mr0 wr_id=2")
+	udpPollFor(ctx, t, v, "IBV_WC_SEND")
+	cout, cerr := cli.Wait()
+	vout, verr := v.Finish()
 	t.Logf("%s; vsh:\n%s\npingpong (client):\n%s", time.Since(t0).Round(time.Millisecond), vout, cout)
 	udpCheck(t, vout, verr, cout, cerr)
 }
@@ -191,156 +189,6 @@ func udpCheck(t *testing.T, vout string, verr error, pout string, perr error) {
 	}
 }
 
-// udpBuf is a strings.Builder a process writes while the test reads it.
-type udpBuf struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *udpBuf) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *udpBuf) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
-// udpProg is pingpong running in the background, stdout and stderr
-// collected together.
-type udpProg struct {
-	cmd  *exec.Cmd
-	out  *udpBuf
-	done chan error
-}
-
-func startUDPProg(ctx context.Context, t *testing.T, bin string, args ...string) *udpProg {
-	t.Helper()
-	p := &udpProg{out: &udpBuf{}, done: make(chan error, 1)}
-	p.cmd = exec.CommandContext(ctx, bin, args...)
-	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
-	p.cmd.WaitDelay = time.Second
-	if err := p.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() { p.done <- p.cmd.Wait() }()
-	t.Cleanup(func() { p.cmd.Process.Kill(); <-p.done; p.done <- nil })
-	return p
-}
-
-// wait waits for the program to exit (it is killed at the deadline).
-func (p *udpProg) wait() (string, error) {
-	err := <-p.done
-	p.done <- err
-	return p.out.String(), err
-}
-
-// waitUntil waits until cond holds (true) or the program exited (false);
-// it is checked every 10ms, and at the deadline the program is killed.
-func (p *udpProg) waitUntil(cond func() bool) bool {
-	tick := time.NewTicker(10 * time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		select {
-		case err := <-p.done:
-			p.done <- err
-			return cond()
-		case <-tick.C:
-		}
-	}
-	return true
-}
-
-// udpVsh is vsh reading commands from a pipe, as from a learner.
-type udpVsh struct {
-	ctx   context.Context
-	cmd   *exec.Cmd
-	in    io.WriteCloser
-	lines chan string
-	out   *udpBuf
-	done  chan error
-}
-
-func startUDPVsh(ctx context.Context, t *testing.T, bin, addr string) *udpVsh {
-	t.Helper()
-	v := &udpVsh{ctx: ctx, lines: make(chan string, 4096), out: &udpBuf{}, done: make(chan error, 1)}
-	v.cmd = exec.CommandContext(ctx, bin, "--plain", "--sim-addr", addr)
-	v.cmd.WaitDelay = time.Second
-	var err error
-	if v.in, err = v.cmd.StdinPipe(); err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := v.cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	v.cmd.Stderr = v.out
-	if err := v.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			l := sc.Text()
-			v.out.Write([]byte(l + "\n"))
-			select {
-			case v.lines <- l:
-			default: // nobody reads any more
-			}
-		}
-		close(v.lines)
-		v.done <- v.cmd.Wait()
-	}()
-	t.Cleanup(func() { v.cmd.Process.Kill(); v.finish() })
-	return v
-}
-
-func (v *udpVsh) send(lines ...string) {
-	for _, l := range lines {
-		io.WriteString(v.in, l+"\n")
-	}
-}
-
-// next returns vsh's next line of output; it fails the test when vsh ends
-// or prints nothing more before the deadline.
-func (v *udpVsh) next(t *testing.T, waitingFor string) string {
-	t.Helper()
-	select {
-	case l, ok := <-v.lines:
-		if !ok {
-			t.Fatalf("vsh ended before printing %s:\n%s", waitingFor, v.out.String())
-		}
-		return l
-	case <-v.ctx.Done():
-		t.Fatalf("vsh printed no %s within %s:\n%s", waitingFor, udpDeadline, v.out.String())
-	}
-	return ""
-}
-
-var udpNextRe = regexp.MustCompile(`^\s+(modify_qp qp0 state=rt[rs] .*)$`)
-
-// nextCommands reads vsh's output up to the line containing until and
-// returns the modify_qp commands exchange printed for RTR and RTS.
-func (v *udpVsh) nextCommands(t *testing.T, until string) []string {
-	t.Helper()
-	var cmds []string
-	for {
-		l := v.next(t, strconv.Quote(until))
-		if m := udpNextRe.FindStringSubmatch(l); m != nil {
-			cmds = append(cmds, strings.TrimSpace(m[1]))
-		}
-		if strings.Contains(l, until) {
-			if len(cmds) != 2 {
-				t.Fatalf("exchange printed %d modify_qp lines, want RTR and RTS:\n%s", len(cmds), v.out.String())
-			}
-			return cmds
-		}
-	}
-}
-
 var (
 	udpPollRe = regexp.MustCompile(`^\[\d+\] ibv_poll_cq\(cq0, \d+\) = (\d+)`)
 	udpWCRe   = regexp.MustCompile(`^\s+\d+\s+(IBV_WC_\w+)\s+(IBV_WC_\w+)\s`)
@@ -349,12 +197,12 @@ var (
 // poll runs poll_cq cq0 n=N wait=10s once and returns the completions it
 // printed, as "STATUS OPCODE". On the UDP link wait= waits in real time for
 // the peer's packets (verbs.RealTimeClock), so one poll must see them.
-func (v *udpVsh) poll(t *testing.T, n int) []string {
+func udpPoll(t *testing.T, v *proctest.Vsh, n int) []string {
 	t.Helper()
-	v.send(fmt.Sprintf("poll_cq cq0 n=%d wait=10s", n))
+	v.Send(fmt.Sprintf("poll_cq cq0 n=%d wait=10s", n))
 	var k int
 	for {
-		m := udpPollRe.FindStringSubmatch(v.next(t, "ibv_poll_cq's result"))
+		m := udpPollRe.FindStringSubmatch(v.Next(t, "ibv_poll_cq's result"))
 		if m != nil {
 			k, _ = strconv.Atoi(m[1])
 			break
@@ -362,7 +210,7 @@ func (v *udpVsh) poll(t *testing.T, n int) []string {
 	}
 	var wcs []string
 	for len(wcs) < k {
-		if m := udpWCRe.FindStringSubmatch(v.next(t, "a completion")); m != nil {
+		if m := udpWCRe.FindStringSubmatch(v.Next(t, "a completion")); m != nil {
 			wcs = append(wcs, m[1]+" "+m[2])
 		}
 	}
@@ -371,17 +219,17 @@ func (v *udpVsh) poll(t *testing.T, n int) []string {
 
 // pollBoth polls until both the send and the receive completed; a poll
 // whose wait= runs out with nothing fails the test.
-func (v *udpVsh) pollBoth(t *testing.T) {
+func udpPollBoth(ctx context.Context, t *testing.T, v *proctest.Vsh) {
 	t.Helper()
 	seen := map[string]bool{}
-	for len(seen) < 2 && v.ctx.Err() == nil {
-		wcs := v.poll(t, 2-len(seen))
+	for len(seen) < 2 && ctx.Err() == nil {
+		wcs := udpPoll(t, v, 2-len(seen))
 		if len(wcs) == 0 {
-			t.Fatalf("poll_cq wait=10s came back empty on the UDP link:\n%s", v.out.String())
+			t.Fatalf("poll_cq wait=10s came back empty on the UDP link:\n%s", v.Out.String())
 		}
 		for _, wc := range wcs {
 			if !strings.HasPrefix(wc, "IBV_WC_SUCCESS ") {
-				t.Fatalf("vsh polled %s:\n%s", wc, v.out.String())
+				t.Fatalf("vsh polled %s:\n%s", wc, v.Out.String())
 			}
 			seen[wc] = true
 		}
@@ -390,31 +238,18 @@ func (v *udpVsh) pollBoth(t *testing.T) {
 
 // pollFor polls once for a completion of opcode; poll_cq wait= must wait
 // in real time for the peer's packet.
-func (v *udpVsh) pollFor(t *testing.T, opcode string) {
+func udpPollFor(ctx context.Context, t *testing.T, v *proctest.Vsh, opcode string) {
 	t.Helper()
-	for v.ctx.Err() == nil {
-		wcs := v.poll(t, 1)
+	for ctx.Err() == nil {
+		wcs := udpPoll(t, v, 1)
 		if len(wcs) == 0 {
-			t.Fatalf("poll_cq wait=10s came back empty on the UDP link:\n%s", v.out.String())
+			t.Fatalf("poll_cq wait=10s came back empty on the UDP link:\n%s", v.Out.String())
 		}
 		for _, wc := range wcs {
 			if wc != "IBV_WC_SUCCESS "+opcode {
-				t.Fatalf("vsh polled %s, want IBV_WC_SUCCESS %s:\n%s", wc, opcode, v.out.String())
+				t.Fatalf("vsh polled %s, want IBV_WC_SUCCESS %s:\n%s", wc, opcode, v.Out.String())
 			}
 			return
 		}
 	}
-}
-
-// finish ends vsh's input and waits for it to run the rest and exit (it
-// is killed at the deadline).
-func (v *udpVsh) finish() (string, error) {
-	v.in.Close()
-	go func() {
-		for range v.lines {
-		}
-	}()
-	err := <-v.done
-	v.done <- err
-	return v.out.String(), err
 }
