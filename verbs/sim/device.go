@@ -70,8 +70,8 @@ func (d *device) gid(i int) (verbs.GID, bool) {
 
 // hasGID reports whether g is one of d's RoCE v2 GIDs (rxe_match_dgid).
 func (d *device) hasGID(g verbs.GID) bool {
-	for _, x := range d.gids {
-		if x == g {
+	for i := range d.gids { // by index: ranging over the array would copy it
+		if d.gids[i] == g {
 			return true
 		}
 	}
