@@ -1,7 +1,6 @@
 package pingpong
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"math/rand/v2"
@@ -13,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vsh-rdma/vsh/internal/proctest"
 	"github.com/vsh-rdma/vsh/internal/toolcheck"
 	"github.com/vsh-rdma/vsh/verbs"
 	"github.com/vsh-rdma/vsh/verbs/sim"
@@ -166,24 +166,6 @@ func (r result) String() string {
 	return fmt.Sprintf("exit %d\n--- stdout\n%s--- stderr\n%s", r.code, r.stdout, r.stderr)
 }
 
-// syncBuf is a goroutine-safe output buffer.
-type syncBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuf) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuf) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // runBoth runs a server and a client Program as two goroutines on one
 // provider, with the real TCP exchange over 127.0.0.1 on a free port
 // (appended to both command lines as -p). The client's host is 127.0.0.1.
@@ -201,7 +183,7 @@ func runBoth(t testing.TB, prov verbs.Provider, serverArgs, clientArgs string) (
 	var wg sync.WaitGroup
 	run := func(args string, listen func(int) (net.Listener, error), seed uint64, out *result) {
 		defer wg.Done()
-		var so, se syncBuf
+		var so, se proctest.Buf
 		p := &Program{Stdout: &so, Stderr: &se, Open: open, Listen: listen, Rand: rand.New(rand.NewPCG(seed, 1))}
 		out.code = p.Run(ctx, strings.Fields(args))
 		out.stdout, out.stderr = so.String(), se.String()

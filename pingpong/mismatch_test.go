@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vsh-rdma/vsh/internal/proctest"
 	"github.com/vsh-rdma/vsh/pingpong/exchange"
 	"github.com/vsh-rdma/vsh/verbs"
 )
@@ -136,7 +137,7 @@ func TestStalledPeer(t *testing.T) {
 	port := ln.Addr().(*net.TCPAddr).Port
 	done := make(chan result, 1)
 	go func() {
-		var so, se syncBuf
+		var so, se proctest.Buf
 		p := &Program{Stdout: &so, Stderr: &se, Open: func(string) (verbs.Provider, error) { return f, nil },
 			Listen: func(int) (net.Listener, error) { return ln, nil }}
 		code := p.Run(context.Background(), strings.Fields("rc -g 1 --timeout 500ms -p "+strconv.Itoa(port)))
@@ -174,7 +175,7 @@ func TestStalledExchange(t *testing.T) {
 		}
 		done := make(chan result, 1)
 		go func() {
-			var so, se syncBuf
+			var so, se proctest.Buf
 			p := &Program{Stdout: &so, Stderr: &se, Open: func(string) (verbs.Provider, error) { return f, nil },
 				Listen: func(int) (net.Listener, error) { return ln, nil }}
 			code := p.Run(context.Background(), strings.Fields("srq -g 1 --timeout 300ms"))
@@ -208,7 +209,7 @@ func TestClientWithoutServer(t *testing.T) {
 	}
 	port := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
 	ln.Close()
-	var so, se syncBuf
+	var so, se proctest.Buf
 	code := Run(context.Background(), strings.Fields("rc -g 1 -p "+port+" 127.0.0.1"), &so, &se, f)
 	if code != 1 || !strings.Contains(se.String(), "Couldn't connect to 127.0.0.1:"+port) || !strings.Contains(se.String(), "start the server first") {
 		t.Errorf("exit %d\n%s", code, se.String())
@@ -228,9 +229,9 @@ func TestServerWaitsUntilCancelled(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan int, 1)
-	var se syncBuf
+	var se proctest.Buf
 	go func() {
-		p := &Program{Stdout: &syncBuf{}, Stderr: &se, Open: func(string) (verbs.Provider, error) { return f, nil },
+		p := &Program{Stdout: &proctest.Buf{}, Stderr: &se, Open: func(string) (verbs.Provider, error) { return f, nil },
 			Listen: func(int) (net.Listener, error) { return ln, nil }}
 		done <- p.Run(ctx, strings.Fields("rc -g 1 --timeout 100ms"))
 	}()

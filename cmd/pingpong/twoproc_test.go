@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"fmt"
 	"net"
@@ -16,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/vsh-rdma/vsh/internal/proctest"
 )
 
 // Two real processes — the built pingpong binary, twice — run ping-pong
@@ -103,35 +104,17 @@ func (p proc) String() string {
 // procDeadline bounds every process of these tests.
 const procDeadline = 30 * time.Second
 
-// lockedBuf is a bytes.Buffer a process writes while the test reads it.
-type lockedBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuf) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuf) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // started is a running process.
 type started struct {
 	cmd            *exec.Cmd
-	stdout, stderr *lockedBuf
+	stdout, stderr *proctest.Buf
 	begin          time.Time
 	done           chan proc
 }
 
 func start(t testing.TB, ctx context.Context, args ...string) *started {
 	t.Helper()
-	s := &started{stdout: &lockedBuf{}, stderr: &lockedBuf{}, begin: time.Now(), done: make(chan proc, 1)}
+	s := &started{stdout: &proctest.Buf{}, stderr: &proctest.Buf{}, begin: time.Now(), done: make(chan proc, 1)}
 	s.cmd = exec.CommandContext(ctx, binary(t), args...)
 	s.cmd.Stdout, s.cmd.Stderr = s.stdout, s.stderr
 	s.cmd.WaitDelay = time.Second

@@ -132,7 +132,7 @@ func udpVshClient(t *testing.T, b udpBins, ppAddr, vshAddr string) {
 	sout, serr := srv.Wait() // before vsh goes: its device ACKs the server's answer
 	vout, verr := v.Finish()
 	t.Logf("%s; vsh:\n%s\npingpong (server):\n%s", time.Since(t0).Round(time.Millisecond), vout, sout)
-	udpCheck(t, vout, verr, sout, serr)
+	proctest.CheckOneIteration(t, vout, verr, "pingpong", sout, serr)
 }
 
 func udpVshServer(t *testing.T, b udpBins, ppAddr, vshAddr string) {
@@ -168,25 +168,7 @@ func udpVshServer(t *testing.T, b udpBins, ppAddr, vshAddr string) {
 	cout, cerr := cli.Wait()
 	vout, verr := v.Finish()
 	t.Logf("%s; vsh:\n%s\npingpong (client):\n%s", time.Since(t0).Round(time.Millisecond), vout, cout)
-	udpCheck(t, vout, verr, cout, cerr)
-}
-
-func udpCheck(t *testing.T, vout string, verr error, pout string, perr error) {
-	t.Helper()
-	if verr != nil {
-		t.Errorf("vsh: %v", verr)
-	}
-	if perr != nil {
-		t.Errorf("pingpong: %v", perr)
-	}
-	for _, want := range []string{"IBV_WC_SEND", "IBV_WC_RECV"} {
-		if !regexp.MustCompile(`(?m)^\s+\d+\s+IBV_WC_SUCCESS\s+` + want + `\s`).MatchString(vout) {
-			t.Errorf("vsh polled no successful %s", want)
-		}
-	}
-	if !regexp.MustCompile(`(?m)^1 iters in \d+\.\d\d seconds = \d+\.\d\d usec/iter$`).MatchString(pout) {
-		t.Errorf("pingpong did not finish its iteration")
-	}
+	proctest.CheckOneIteration(t, vout, verr, "pingpong", cout, cerr)
 }
 
 var (

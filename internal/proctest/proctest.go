@@ -193,3 +193,36 @@ func (v *Vsh) Finish() (string, error) {
 	v.done <- err
 	return v.Out.String(), err
 }
+
+var (
+	wcRe    = map[string]*regexp.Regexp{}
+	itersRe = regexp.MustCompile(`(?m)^1 iters in \d+\.\d\d seconds = \d+\.\d\d usec/iter$`)
+)
+
+func init() {
+	for _, op := range []string{"IBV_WC_SEND", "IBV_WC_RECV"} {
+		wcRe[op] = regexp.MustCompile(`(?m)^\s+\d+\s+IBV_WC_SUCCESS\s+` + op + `\s`)
+	}
+}
+
+// CheckOneIteration checks one RC ping-pong iteration of vsh, driven by
+// hand, against a ping-pong program (peer names it): both exited cleanly,
+// vsh polled a successful send and receive, and the peer printed rdma-core's
+// "1 iters in ... usec/iter" line.
+func CheckOneIteration(t testing.TB, vout string, verr error, peer, pout string, perr error) {
+	t.Helper()
+	if verr != nil {
+		t.Errorf("vsh: %v", verr)
+	}
+	if perr != nil {
+		t.Errorf("%s: %v", peer, perr)
+	}
+	for _, op := range []string{"IBV_WC_SEND", "IBV_WC_RECV"} {
+		if !wcRe[op].MatchString(vout) {
+			t.Errorf("vsh polled no successful %s", op)
+		}
+	}
+	if !itersRe.MatchString(pout) {
+		t.Errorf("%s did not finish its iteration", peer)
+	}
+}

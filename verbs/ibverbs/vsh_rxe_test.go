@@ -7,9 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"regexp"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -88,7 +86,7 @@ func vshClient(t *testing.T, bin, cPP string, port int) {
 	vout, verr := v.Finish()
 	sout, serr := srv.Wait()
 	t.Logf("vsh:\n%s\nibv_rc_pingpong (server):\n%s", vout, sout)
-	checkRun(t, vout, verr, sout, serr)
+	proctest.CheckOneIteration(t, vout, verr, "ibv_rc_pingpong", sout, serr)
 }
 
 func vshServer(t *testing.T, bin, cPP string, port int) {
@@ -114,23 +112,5 @@ func vshServer(t *testing.T, bin, cPP string, port int) {
 	vout, verr := v.Finish()
 	cout, cerr := cli.Wait()
 	t.Logf("vsh:\n%s\nibv_rc_pingpong (client):\n%s", vout, cout)
-	checkRun(t, vout, verr, cout, cerr)
-}
-
-func checkRun(t *testing.T, vout string, verr error, pout string, perr error) {
-	t.Helper()
-	if verr != nil {
-		t.Errorf("vsh: %v", verr)
-	}
-	if perr != nil {
-		t.Errorf("ibv_rc_pingpong: %v", perr)
-	}
-	for _, want := range []string{"IBV_WC_SEND", "IBV_WC_RECV"} {
-		if !regexp.MustCompile(`IBV_WC_SUCCESS\s+` + want).MatchString(vout) {
-			t.Errorf("vsh polled no successful %s", want)
-		}
-	}
-	if !strings.Contains(pout, "1 iters in") {
-		t.Errorf("ibv_rc_pingpong did not finish its iteration")
-	}
+	proctest.CheckOneIteration(t, vout, verr, "ibv_rc_pingpong", cout, cerr)
 }
