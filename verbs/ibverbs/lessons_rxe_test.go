@@ -6,7 +6,6 @@ import (
 	"bytes"
 	stdcontext "context"
 	"fmt"
-	"os"
 	"os/exec"
 	"regexp"
 	"strconv"
@@ -27,11 +26,7 @@ import (
 // count the same steps skipped. The lessons come from vsh lesson list, so
 // new ones are covered without touching this test.
 func TestLessonsRXE(t *testing.T) {
-	bin := os.Getenv("VSH_RXE_VSH")
-	if bin == "" {
-		t.Skip("set VSH_RXE_VSH to vsh built with -tags ibverbs (make test-rxe does, inside the lab guest)")
-	}
-	needRXE(t).Close()
+	bin := vshOnRXE(t)
 
 	ids, listSkips, listPartial := listLessons(t, bin)
 	if len(ids) == 0 {

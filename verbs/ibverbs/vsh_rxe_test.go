@@ -21,11 +21,7 @@ import (
 // connect) and as the server (exchange listen, RTR/RTS, exchange reply). The
 // modify_qp lines typed are the ones exchange printed.
 func TestVshExchangeRXE(t *testing.T) {
-	bin := os.Getenv("VSH_RXE_VSH")
-	if bin == "" {
-		t.Skip("set VSH_RXE_VSH to vsh built with -tags ibverbs (make test-rxe does, inside the lab guest)")
-	}
-	needRXE(t).Close()
+	bin := vshOnRXE(t)
 	cPP, err := exec.LookPath("ibv_rc_pingpong")
 	if err != nil {
 		t.Fatalf("ibv_rc_pingpong: %v (package ibverbs-utils)", err)
@@ -113,4 +109,16 @@ func vshServer(t *testing.T, bin, cPP string, port int) {
 	cout, cerr := cli.Wait()
 	t.Logf("vsh:\n%s\nibv_rc_pingpong (client):\n%s", vout, cout)
 	proctest.CheckOneIteration(t, vout, verr, "ibv_rc_pingpong", cout, cerr)
+}
+
+// vshOnRXE returns the vsh built with -tags ibverbs ($VSH_RXE_VSH) once
+// rxe0 is there; without either the test is skipped, saying why.
+func vshOnRXE(t *testing.T) string {
+	t.Helper()
+	bin := os.Getenv("VSH_RXE_VSH")
+	if bin == "" {
+		t.Skip("set VSH_RXE_VSH to vsh built with -tags ibverbs (make test-rxe does, inside the lab guest)")
+	}
+	needRXE(t).Close()
+	return bin
 }
