@@ -63,11 +63,16 @@ const maxSteps = 1 << 22
 // runLocked delivers packets and fires due timers until nothing is
 // pending now.
 func (f *Fabric) runLocked() {
-	// stepLocked's steps, without the events nobody records here.
+	// stepLocked's steps, without the events nobody records here. A
+	// train's packets delivered in place count one step each.
+	n := &f.net
 	for i := 0; i < maxSteps; i++ {
 		switch step, p := f.nextStep(); step {
 		case stepPacket:
+			n.batchLeft, n.batched = maxSteps-i, 0
 			f.deliverOne(p, nil)
+			i += n.batched
+			n.batchLeft = 0
 		case stepTimer:
 			f.fireTimer()
 		default:

@@ -21,21 +21,38 @@ func TestLongMessagesAgree(t *testing.T) {
 	for _, mtu := range []verbs.MTU{verbs.MTU256, verbs.MTU1024, verbs.MTU4096} {
 		for _, tc := range faultCases() {
 			t.Run(fmt.Sprintf("%d/%s", mtu.Bytes(), tc.name), func(t *testing.T) {
-				fast, general := longMessages(t, mtu, tc.rules, false), longMessages(t, mtu, tc.rules, true)
+				var stats trainCounts
+				fast, general := longMessages(t, mtu, tc.rules, false, &stats), longMessages(t, mtu, tc.rules, true, nil)
 				if fast != general {
 					t.Errorf("the shortcuts change the outcome:\n%s", firstDiff(fast, general))
 				}
 				if !strings.Contains(fast, "IBV_WC_RNR_RETRY_EXC_ERR") && !strings.Contains(fast, "IBV_WC_RECV") {
 					t.Errorf("no receive completed:\n%s", fast)
 				}
+				// Without faults, long messages go as trains, split and
+				// delivered in place (train.go).
+				if tc.rules == nil && (stats.made == 0 || stats.split == 0 || stats.inPlace == 0) {
+					t.Errorf("trains: %+v", stats)
+				}
 			})
 		}
 	}
 }
 
-func longMessages(t *testing.T, mtu verbs.MTU, rules []verbs.FaultRule, general bool) string {
+// trainCounts are the fabric's counts of packet trains.
+type trainCounts = struct{ made, packets, split, inPlace uint64 }
+
+// longMessages runs the traffic and returns what it did: completions,
+// QP states and PSNs, memory, the fabric's counts and every packet
+// delivered in order (from the fabric's tap, which turns no shortcut
+// off). It stores the train counts in stats, if not nil.
+func longMessages(t *testing.T, mtu verbs.MTU, rules []verbs.FaultRule, general bool, stats *trainCounts) string {
 	b := newBed(t, Config{Seed: 11, Link: LinkConfig{MTU: 9000}})
 	b.f.net.general = general
+	trace := tapDeliveries(b.f)
+	if stats != nil {
+		defer func() { *stats = b.f.net.trainStats }()
+	}
 	for _, r := range rules {
 		if _, err := b.f.AddFault(r); err != nil {
 			t.Fatal(err)
@@ -110,23 +127,48 @@ func longMessages(t *testing.T, mtu verbs.MTU, rules []verbs.FaultRule, general 
 			}
 		}
 	}
+	return finish(&sb, b, late, append(xs, ys...), mrs) + trace.String()
+}
+
+// tapDeliveries has f tell every packet delivered (net.tap, which turns
+// no shortcut off) and returns where it writes them.
+func tapDeliveries(f *Fabric) *strings.Builder {
+	var trace strings.Builder
+	f.net.tap = func(p *packet, why string) {
+		fmt.Fprintf(&trace, "#%d %v %s→%s %v psn %d len %d ack %v %s\n", p.seq, p.at, p.from.name, p.toName(),
+			p.hdr.BTH.Opcode, p.hdr.BTH.PSN, len(p.hdr.Payload), p.hdr.BTH.AckReq, why)
+	}
+	return &trace
+}
+
+// finish posts the receives held back, completes everything, and returns
+// the completions so far in sb and what the traffic left behind.
+func finish(sb *strings.Builder, b *bed, late []func(), qps []verbs.QP, mrs []verbs.MR) string {
 	for _, post := range late {
 		post()
 	}
 	for d := range b.cq {
-		record(&sb, d, b.drain(b.cq[d], 1<<30))
+		record(sb, d, b.drain(b.cq[d], 1<<30))
 	}
-	for _, q := range append(xs, ys...) {
+	outcome(sb, b, qps, mrs)
+	return sb.String()
+}
+
+// outcome writes what traffic left behind: each QP's state, PSNs and
+// packets in flight, each MR's contents, the clock, the fabric's counts,
+// and each link's counters and reservations.
+func outcome(sb *strings.Builder, b *bed, qps []verbs.QP, mrs []verbs.MR) {
+	for _, q := range qps {
 		a, _, _ := q.Query(verbs.AttrState | verbs.AttrSQPSN | verbs.AttrRQPSN)
-		fmt.Fprintf(&sb, "qp %#x %v sq %#x rq %#x\n", q.Num(), a.State, a.SQPSN, a.RQPSN)
+		fmt.Fprintf(sb, "qp %#x %v sq %#x rq %#x in flight %d\n", q.Num(), a.State, a.SQPSN, a.RQPSN, q.(*qp).inflight)
 	}
 	for _, m := range mrs {
-		fmt.Fprintf(&sb, "mr %#x crc %08x\n", m.LKey(), crc32.ChecksumIEEE(m.Bytes()))
+		fmt.Fprintf(sb, "mr %#x crc %08x\n", m.LKey(), crc32.ChecksumIEEE(m.Bytes()))
 	}
-	fmt.Fprintf(&sb, "time %v seq %d ord %d timers %d\n", b.f.Now(), b.f.net.seq, b.f.net.pktOrd, b.f.net.timerOrd)
+	fmt.Fprintf(sb, "time %v seq %d ord %d timers %d\n", b.f.Now(), b.f.net.seq, b.f.net.pktOrd, b.f.net.timerOrd)
 	for i := range b.f.devs {
 		s, _ := b.f.LinkStats(i)
-		fmt.Fprintf(&sb, "link %d %+v\n", i, s)
+		l := &b.f.devs[i].link
+		fmt.Fprintf(sb, "link %d %+v busy %v %v %v\n", i, s, l.upBusy, l.downBusy, l.loopBusy)
 	}
-	return sb.String()
 }

@@ -54,6 +54,20 @@ type network struct {
 	// without the shortcuts for the usual case (tests: both must give the
 	// same results).
 	general bool
+	// Packet trains (train.go): how many are in flight, spare ones, the
+	// packet put last by the fast path (for the requester to extend),
+	// and how many more packets runLocked may deliver in this step
+	// (batchLeft) and did beyond the first (batched).
+	trains     int
+	freeTrains []*train
+	lastPut    *packet
+	batchLeft  int
+	batched    int
+	trainStats struct{ made, packets, split, inPlace uint64 } // (tests)
+	// tap, when set, is told of every packet delivered, with why it was
+	// dropped ("" when it was not), without turning any shortcut off
+	// (tests: an observer would).
+	tap func(p *packet, why string)
 	// record collects fabric events for Step, Run and Advance.
 	record *[]verbs.FabricEvent
 	// scratch for Describe.
@@ -69,6 +83,7 @@ func (n *network) init(f *Fabric) {
 func (n *network) reset() {
 	n.runq, n.runHead = nil, 0
 	n.pkts, n.timers, n.held, n.borrowed = flight{}, nil, nil, nil
+	n.trains, n.freeTrains, n.lastPut = 0, nil, nil
 }
 
 // schedule marks a task of q to run (rxe_sched_task / rxe_run_task): the
@@ -273,6 +288,7 @@ func (f *Fabric) put(p *packet, size int) {
 		n.pktOrd++
 		p.ord = n.pktOrd
 		n.pkts.push(p)
+		n.lastPut = p
 		return
 	}
 	drop, dup := "", false
@@ -417,6 +433,9 @@ func (f *Fabric) deviceByGID(g verbs.GID) *device {
 // queued at a QP) into the packets, before a verb returns to the program.
 func (f *Fabric) settle() {
 	n := &f.net
+	if n.trains > 0 {
+		f.splitTrains()
+	}
 	for i, p := range n.borrowed {
 		if p.borrowed {
 			p.materialize()
@@ -429,9 +448,15 @@ func (f *Fabric) settle() {
 // deliverOne takes the next packet off the network, p (as pkts.peek
 // returned it), and hands it to its destination. While events are
 // recorded, it describes what happened in *ev (ev is nil when nobody wants
-// to know).
+// to know). When p carries a train (train.go), the train's next packet
+// becomes a packet of its own, or, when the responder takes p at delivery,
+// the train's packets that the fabric would deliver next are taken in
+// place (trainAtDelivery).
 func (f *Fabric) deliverOne(p *packet, ev *verbs.FabricEvent) {
 	f.net.pkts.take(p)
+	if p.tr != nil && ev != nil {
+		f.trainSplit(p) // each packet is an event of its own
+	}
 	if p.at > f.now {
 		f.now = p.at
 	}
@@ -439,12 +464,28 @@ func (f *Fabric) deliverOne(p *packet, ev *verbs.FabricEvent) {
 		f.wake(q)
 	}
 	q, why := f.receive(p)
+	if f.net.tap != nil {
+		f.net.tap(p, why)
+	}
 	if q != nil {
-		if op := p.hdr.BTH.Opcode; ev == nil && (op == wire.RCRDMAWriteMiddle || op == wire.RCRDMAWriteLast || op == wire.RCSendMiddle) &&
-			f.respAtDelivery(q, p) {
-			return
+		if op := p.hdr.BTH.Opcode; ev == nil && (op == wire.RCRDMAWriteMiddle || op == wire.RCRDMAWriteLast || op == wire.RCSendMiddle) {
+			if p.tr != nil && op == wire.RCRDMAWriteMiddle && f.trainAtDelivery(q, p) {
+				f.runTasks()
+				return
+			}
+			if p.tr != nil {
+				f.trainSplit(p)
+			}
+			if f.respAtDelivery(q, p) {
+				return
+			}
+		}
+		if p.tr != nil {
+			f.trainSplit(p)
 		}
 		q.rcvPkt(p)
+	} else if p.tr != nil {
+		f.trainSplit(p)
 	}
 	kind := verbs.EventPacketDelivered
 	verdict := "delivered"

@@ -68,6 +68,8 @@ type packetState struct {
 	corrupt  bool // a fault flipped a bit of enc
 	held     bool // held back by a reorder fault
 	dup      bool // a copy made by a duplicate fault
+
+	tr *train // the packets that follow this one as a train (train.go)
 }
 
 // packetPool keeps freed packets and their buffers for reuse, so that the

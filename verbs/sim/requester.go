@@ -73,10 +73,18 @@ func (q *qp) setTimeout(t uint8) {
 // fence); it goes straight to the steps that send the WQE's next packet.
 func (q *qp) reqRun() bool {
 	var cont *sendWQE
+	n := &q.f().net
 	for i := 0; i < taskBudget; i++ {
 		var again bool
 		if cont != nil {
+			n.lastPut = nil
 			again, cont = q.reqNext(cont)
+			if p := n.lastPut; cont != nil && p != nil {
+				// The packets the next turns would send alike go as a
+				// train on this one (train.go).
+				n.lastPut = nil
+				i += q.extendTrain(p, cont, taskBudget-1-i)
+			}
 		} else {
 			again, cont = q.requester()
 		}

@@ -1,0 +1,309 @@
+package sim
+
+import (
+	"time"
+
+	"github.com/vsh-rdma/vsh/verbs"
+	"github.com/vsh-rdma/vsh/verbs/wire"
+)
+
+// Packet trains: the usual case of a long RC message, batched.
+//
+// Most packets of a long RC WRITE or SEND are MIDDLE packets that differ
+// from each other only in their PSN, their payload (the next MTU of the
+// same SGE), their number, and their arrival time; the requester sends
+// them one after another in one run of its task, and the responder takes
+// them one after another at delivery. Where nothing can tell the
+// difference, the requester sends such a run as one train: the first
+// packet is built and sent as every packet is, and the ones after it are
+// accounted for in one step — the PSNs, the ACK count, the SGE offset, the
+// link's reservations and counters, the packet numbers and the in-flight
+// count all move as they would packet by packet — and travel as a count
+// on that first packet (its tr). When the first packet is delivered, the
+// next one is made from it: as a packet of its own (trainSplit) on the
+// general path, or, when the responder takes it at delivery (a WRITE
+// MIDDLE, see respAtDelivery), in place, packet after packet, for as long
+// as the fabric's next step would be the train's next packet
+// (trainAtDelivery). Every packet keeps its own arrival time, number and
+// place among the other packets and timers.
+//
+// A train is made only when nobody looks at packets one by one: in
+// automatic delivery, with no observer, no fault rule, no event recorded,
+// no held packet, not on the general steps (net.general), between two
+// devices of this process. None survives a verb: settle splits what is
+// left before the verb returns (a packet in flight then must be one).
+
+// A train is the packets that follow the packet that carries it.
+type train struct {
+	left int    // packets after the one that carries the train
+	rest []byte // their payloads, one MTU each, in order (borrowed)
+	mtu  uint32
+	// The link model's recurrence (see arrival): when the carrying packet
+	// reached the switch and finished crossing the destination's link,
+	// and the serialization times and latency of the packets after it.
+	atSwitch, downBusy      time.Duration
+	serUp, serDown, latency time.Duration
+}
+
+// next turns p, which carries tr, into the packet after it.
+func (tr *train) next(p *packet) {
+	tr.atSwitch += tr.serUp
+	tr.downBusy = max(tr.atSwitch, tr.downBusy) + tr.serDown
+	p.at = tr.downBusy + tr.latency
+	p.seq++
+	p.ord++
+	p.hdr.BTH.PSN = (p.hdr.BTH.PSN + 1) & psnMask
+	p.hdr.Payload = tr.rest[:tr.mtu:tr.mtu]
+	tr.rest = tr.rest[tr.mtu:]
+	tr.left--
+}
+
+// trainsAllowed reports whether packets may travel as trains now.
+func (n *network) trainsAllowed() bool {
+	f := n.f
+	return !n.general && f.mode == verbs.DeliverAuto && n.record == nil && len(n.observers) == 0 &&
+		len(n.faults) == 0 && len(n.held) == 0 && !n.alwaysEncode
+}
+
+func (n *network) newTrain() *train {
+	if k := len(n.freeTrains); k > 0 {
+		tr := n.freeTrains[k-1]
+		n.freeTrains = n.freeTrains[:k-1]
+		return tr
+	}
+	return &train{}
+}
+
+func (n *network) freeTrain(tr *train) {
+	*tr = train{}
+	n.freeTrains = append(n.freeTrains, tr)
+	n.trains--
+}
+
+// extendTrain is called by the requester's task right after it sent p, a
+// MIDDLE packet of w that did not ask for an ACK, through the usual
+// steps. It sends as many of w's next packets as the task would send in
+// its next turns, up to room more, as a train on p — each a MIDDLE of a
+// full MTU without AckReq, inside the 128-PSN window, from the same SGE —
+// and returns how many. The requester's state, the link, the packet
+// numbers and the QP's in-flight count end as the packets sent one by one
+// would leave them.
+func (q *qp) extendTrain(p *packet, w *sendWQE, room int) int {
+	f := q.f()
+	n := &f.net
+	r := &q.req
+	to, from := p.to, p.from
+	if p.tr != nil || p.sender != q || to == nil || to == from || to.peer || p.mcast || p.loopback || p.encoded ||
+		p.hdr.BTH.AckReq || (p.hdr.BTH.Opcode != wire.RCRDMAWriteMiddle && p.hdr.BTH.Opcode != wire.RCSendMiddle) ||
+		w.wr.Flags&verbs.SendInline != 0 || r.state != engReady || !n.trainsAllowed() {
+		return 0
+	}
+	mtu := q.mtu
+	sgl := w.sge
+	d := &w.dma
+	if d.curSGE >= len(sgl) || d.resid <= mtu || uint32(len(p.hdr.Payload)) != mtu {
+		return 0
+	}
+	// How many packets the next turns would send as such MIDDLEs: while
+	// what is left is more than one MTU (next_opcode), the PSN is inside
+	// the window (rxe_requester), no ACK is due (init_req_packet), and
+	// the payload lies in the current SGE (copy_data's usual case).
+	k := int((d.resid - 1) / mtu) // packets before the LAST
+	if w := int(psnCmp(q.comp.psn+rxeMaxUnackedPSNs, r.psn)>>8) + 1; w < k {
+		k = w
+	}
+	if a := rxeMaxPktPerAck - r.noackPkts + 1; a < k {
+		k = a
+	}
+	s := &sgl[d.curSGE]
+	if d.sgeOffset > s.Length {
+		return 0
+	}
+	if c := int((s.Length - d.sgeOffset) / mtu); c < k {
+		k = c
+	}
+	k = min(k, room)
+	if k <= 0 {
+		return 0
+	}
+	m := q.lookupLocal(s.LKey, 0)
+	va := s.Addr + uint64(d.sgeOffset)
+	total := uint64(k) * uint64(mtu)
+	if m == nil || !m.contains(va, total) {
+		return 0
+	}
+	// The requester's state after k more packets (build_request,
+	// update_wqe_psn, update_state).
+	r.psn = (r.psn + uint32(k)) & psnMask
+	r.noackPkts += k
+	d.sgeOffset += uint32(total)
+	d.resid -= uint32(total)
+	// The link: each packet serialized after the one before it, as
+	// arrival and uplink reserve it.
+	size := p.size()
+	up, down := &from.link, &to.link
+	tr := n.newTrain()
+	n.trains++
+	*tr = train{left: k, rest: m.buf[va-m.addr : va-m.addr+total], mtu: mtu,
+		atSwitch: up.upBusy + up.cfg.Latency, downBusy: down.downBusy,
+		serUp: up.serialize(size), serDown: down.serialize(size), latency: down.cfg.Latency}
+	sw, busy := tr.atSwitch, tr.downBusy
+	for i := 0; i < k; i++ {
+		sw += tr.serUp
+		busy = max(sw, busy) + tr.serDown
+	}
+	up.upBusy += time.Duration(k) * tr.serUp
+	up.txPackets += uint64(k)
+	up.txBytes += uint64(k) * uint64(size)
+	down.downBusy = busy
+	n.seq += uint64(k)
+	n.pktOrd += uint64(k)
+	q.inflight += k
+	p.tr = tr
+	n.trainStats.made++
+	n.trainStats.packets += uint64(k)
+	return k
+}
+
+// trainSplit makes the packet after p, which carries a train, a packet of
+// its own, carrying the rest of the train, and queues it. It returns it.
+func (f *Fabric) trainSplit(p *packet) *packet {
+	n := &f.net
+	tr := p.tr
+	p.tr = nil
+	c := n.pool.get()
+	c.packetState = p.packetState
+	c.hix = -1
+	c.netwSet = false
+	tr.next(c)
+	if tr.left == 0 {
+		n.freeTrain(tr)
+	} else {
+		c.tr = tr
+	}
+	c.borrowed = true
+	n.borrowed = append(n.borrowed, c)
+	n.pkts.push(c)
+	n.trainStats.split++
+	return c
+}
+
+// splitTrains makes every packet of every train in flight a packet of its
+// own (settle: no train outlives the verb that sent it).
+func (f *Fabric) splitTrains() {
+	n := &f.net
+	var heads []*packet
+	for _, p := range n.pkts.fifo[n.pkts.head:] {
+		if p.tr != nil {
+			heads = append(heads, p)
+		}
+	}
+	for _, p := range n.pkts.heap {
+		if p.tr != nil {
+			heads = append(heads, p)
+		}
+	}
+	for _, p := range heads {
+		for p.tr != nil {
+			p = f.trainSplit(p)
+		}
+	}
+}
+
+// trainAtDelivery takes p, a WRITE MIDDLE that carries a train and that q
+// accepted (deliverOne has done everything up to the responder for it),
+// through the responder at delivery, as respAtDelivery would, and then
+// the train's next packets in place, one by one, for as long as the
+// fabric's next step would deliver the next one and the responder take
+// it the same way: nothing else is in flight before it, no timer is due
+// before it, no engine is waiting to run, its sender will not be woken by
+// room in flight, and it continues the WRITE in sequence. It reports
+// false, having split the train and changed nothing, when p itself cannot
+// be taken so (the caller goes on with p the usual way).
+func (f *Fabric) trainAtDelivery(q *qp, p *packet) bool {
+	n := &f.net
+	r := &q.resp
+	mtu := q.mtu
+	if n.general || len(n.observers) > 0 || n.runHead < len(n.runq) || q.typ != verbs.QPTypeRC ||
+		q.sched[taskResp] || r.pkts.len() != 0 || r.res != nil || r.state != engReady || r.gotoError ||
+		(r.opcode != int(wire.RCRDMAWriteFirst) && r.opcode != int(wire.RCRDMAWriteMiddle)) ||
+		q.attr.AccessFlags&verbs.AccessRemoteWrite == 0 || n.batchLeft <= 0 {
+		f.trainSplit(p)
+		return false
+	}
+	// check_rkey's MR and range: the same for every packet of the train,
+	// whose range only shrinks from its start.
+	m := q.lookupRemote(r.rkey, verbs.AccessRemoteWrite)
+	if m == nil || !m.contains(r.va+r.offset, uint64(r.resid)) {
+		f.trainSplit(p)
+		return false
+	}
+	tr := p.tr
+	to := p.to
+	size := uint64(p.size())
+	// respMiddle's checks, for a WRITE MIDDLE in sequence that fits.
+	fits := func(p *packet) bool {
+		return uint32(p.hdr.BTH.PSN) == r.psn && uint32(len(p.hdr.Payload)) == mtu && r.resid > mtu &&
+			p.hdr.PadCount() == 0 && m.contains(r.va+r.offset, uint64(mtu))
+	}
+	if !fits(p) {
+		f.trainSplit(p)
+		return false
+	}
+	for {
+		// respAtDelivery and respMiddle's effects; cleanup, and nothing
+		// is scheduled.
+		va := r.va + r.offset
+		r.aethSyn = wire.SyndromeACK
+		r.sentPSNNak = false
+		copy(m.buf[va-m.addr:], p.hdr.Payload)
+		r.va += uint64(mtu)
+		r.resid -= mtu
+		r.psn = (r.psn + 1) & psnMask
+		r.ackPSN = r.psn
+		r.opcode = int(wire.RCRDMAWriteMiddle)
+		r.status = verbs.WCSuccess
+		r.mr = nil
+		if tr == nil {
+			n.pool.put(p)
+			return true
+		}
+		// The train's next packet: if the fabric's next step would
+		// deliver it and the responder take it the same way, it is
+		// delivered here; otherwise it goes in flight.
+		tr.next(p)
+		if tr.left == 0 {
+			p.tr = nil
+			n.freeTrain(tr)
+			tr = nil
+		}
+		s := p.sender
+		if x := n.pkts.peek(); (x != nil && !pktLess(p, x)) || n.batchLeft <= 1 ||
+			(s != nil && s.needSkb && s.inflight-1 < inflightLow) || !fits(p) {
+			n.pkts.push(p)
+			return true
+		}
+		if t, ok := f.nextTimer(); ok && p.at > t.at {
+			n.pkts.push(p)
+			return true
+		}
+		// deliverOne's steps before the responder: the clock, the sender's
+		// count in flight, and receive, whose checks pass as for the
+		// packet before (nothing has run since but the responder's steps
+		// above); only its link counters move.
+		n.batchLeft--
+		n.batched++
+		n.trainStats.inPlace++
+		if p.at > f.now {
+			f.now = p.at
+		}
+		if s != nil {
+			s.inflight--
+		}
+		to.link.rxPackets++
+		to.link.rxBytes += size
+		if n.tap != nil {
+			n.tap(p, "")
+		}
+	}
+}
