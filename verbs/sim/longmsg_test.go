@@ -131,12 +131,21 @@ func longMessages(t *testing.T, mtu verbs.MTU, rules []verbs.FaultRule, general 
 }
 
 // tapDeliveries has f tell every packet delivered (net.tap, which turns
-// no shortcut off) and returns where it writes them.
+// no shortcut off) and returns where it writes them, each with the state
+// its QP's responder and completer are in when it arrives.
 func tapDeliveries(f *Fabric) *strings.Builder {
 	var trace strings.Builder
 	f.net.tap = func(p *packet, why string) {
-		fmt.Fprintf(&trace, "#%d %v %s→%s %v psn %d len %d ack %v %s\n", p.seq, p.at, p.from.name, p.toName(),
+		fmt.Fprintf(&trace, "#%d %v %s→%s %v psn %d len %d ack %v %s", p.seq, p.at, p.from.name, p.toName(),
 			p.hdr.BTH.Opcode, p.hdr.BTH.PSN, len(p.hdr.Payload), p.hdr.BTH.AckReq, why)
+		if p.to != nil {
+			if q := p.to.qp(p.hdr.BTH.DestQP); q != nil {
+				r := &q.resp
+				fmt.Fprintf(&trace, " | resp %d psn %d ack %d msn %d op %d va %#x resid %d | comp psn %d req psn %d",
+					r.state, r.psn, r.ackPSN, r.msn, r.opcode, r.va, r.resid, q.comp.psn, q.req.psn)
+			}
+		}
+		trace.WriteByte('\n')
 	}
 	return &trace
 }

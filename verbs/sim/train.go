@@ -9,7 +9,8 @@ import (
 
 // Packet trains: the usual case of a long RC message, batched.
 //
-// Most packets of a long RC WRITE or SEND are MIDDLE packets that differ
+// Most packets of a long RC WRITE or SEND (with or without immediate data
+// or invalidate: their MIDDLEs are the same) are MIDDLE packets that differ
 // from each other only in their PSN, their payload (the next MTU of the
 // same SGE), their number, and their arrival time; the requester sends
 // them one after another in one run of its task, and the responder takes
@@ -30,8 +31,11 @@ import (
 // A train is made only when nobody looks at packets one by one: in
 // automatic delivery, with no observer, no fault rule, no event recorded,
 // no held packet, not on the general steps (net.general), between two
-// devices of this process. None survives a verb: settle splits what is
-// left before the verb returns (a packet in flight then must be one).
+// devices of this process, and only on a carrier whose payload is borrowed
+// (so that settle finds it: the packets made from it in place borrow from
+// the same memory). None survives a verb: settle splits what is left
+// before the verb returns (a packet in flight then must be one of its
+// own), and then copies every borrowed payload still in flight.
 
 // A train is the packets that follow the packet that carries it.
 type train struct {
@@ -84,8 +88,8 @@ func (n *network) freeTrain(tr *train) {
 // MIDDLE packet of w that did not ask for an ACK, through the usual
 // steps. It sends as many of w's next packets as the task would send in
 // its next turns, up to room more, as a train on p — each a MIDDLE of a
-// full MTU without AckReq, inside the 128-PSN window, from the same SGE —
-// and returns how many. The requester's state, the link, the packet
+// full MTU without AckReq, inside the 128-PSN window, from the SGE p's
+// payload was borrowed from — and returns how many. The requester's state, the link, the packet
 // numbers and the QP's in-flight count end as the packets sent one by one
 // would leave them.
 func (q *qp) extendTrain(p *packet, w *sendWQE, room int) int {
@@ -93,7 +97,10 @@ func (q *qp) extendTrain(p *packet, w *sendWQE, room int) int {
 	n := &f.net
 	r := &q.req
 	to, from := p.to, p.from
-	if p.tr != nil || p.sender != q || to == nil || to == from || to.peer || p.mcast || p.loopback || p.encoded ||
+	// The carrier's payload must be borrowed (and so tracked for settle):
+	// one gathered across two SGEs is its own, and the packets after it,
+	// made from it in place (trainAtDelivery), would not be.
+	if p.tr != nil || p.sender != q || !p.borrowed || to == nil || to == from || to.peer || p.mcast || p.loopback || p.encoded ||
 		p.hdr.BTH.AckReq || (p.hdr.BTH.Opcode != wire.RCRDMAWriteMiddle && p.hdr.BTH.Opcode != wire.RCSendMiddle) ||
 		w.wr.Flags&verbs.SendInline != 0 || r.state != engReady || !n.trainsAllowed() {
 		return 0
@@ -227,7 +234,7 @@ func (f *Fabric) trainAtDelivery(q *qp, p *packet) bool {
 	if n.general || len(n.observers) > 0 || n.runHead < len(n.runq) || q.typ != verbs.QPTypeRC ||
 		q.sched[taskResp] || r.pkts.len() != 0 || r.res != nil || r.state != engReady || r.gotoError ||
 		(r.opcode != int(wire.RCRDMAWriteFirst) && r.opcode != int(wire.RCRDMAWriteMiddle)) ||
-		q.attr.AccessFlags&verbs.AccessRemoteWrite == 0 || n.batchLeft <= 0 {
+		q.attr.AccessFlags&verbs.AccessRemoteWrite == 0 {
 		f.trainSplit(p)
 		return false
 	}
