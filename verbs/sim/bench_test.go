@@ -71,24 +71,45 @@ func BenchmarkRCSendPingPong64(b *testing.B) {
 // buffer of its own: Go's memmove of 1 MiB streams with non-temporal
 // hints, and run on the WRITE's own source it would push that out of the
 // caches before every WRITE.
-func writeBench(b *testing.B, size int, mtu verbs.MTU) {
+func writeBench(b *testing.B, size int, mtu verbs.MTU) { moveBench(b, verbs.WRRDMAWrite, size, mtu) }
+
+// moveBench is writeBench for op, an RDMA WRITE or a SEND (which finds a
+// receive posted before it, outside the time measured).
+func moveBench(b *testing.B, op verbs.WROpcode, size int, mtu verbs.MTU) {
 	t := newBed(b, Config{Link: LinkConfig{MTU: 9000}})
-	x, _ := t.pair(0, 1, qpOpts{mtu: mtu, access: verbs.AccessRemote, retry: 7})
+	x, y := t.pair(0, 1, qpOpts{mtu: mtu, access: verbs.AccessRemote | verbs.AccessLocalWrite, retry: 7})
 	src, dst := mrOf(t, 0, size), mrOf(t, 1, size)
 	fill(src.Bytes(), 7)
-	wr := []verbs.SendWR{{WRID: 1, Opcode: verbs.WRRDMAWrite, Flags: verbs.SendSignaled, SGList: sg(src, 0, size),
-		RemoteAddr: dst.Addr(), RKey: dst.RKey()}}
+	wr := []verbs.SendWR{{WRID: 1, Opcode: op, Flags: verbs.SendSignaled, SGList: sg(src, 0, size)}}
+	if op == verbs.WRRDMAWrite {
+		wr[0].RemoteAddr, wr[0].RKey = dst.Addr(), dst.RKey()
+	}
+	recv := []verbs.RecvWR{{WRID: 2, SGList: sg(dst, 0, size)}}
 	wc := make([]verbs.WC, 1)
 	write := func() {
 		if _, err := x.PostSend(wr); err != nil {
 			b.Fatal(err)
 		}
 		if n, _ := t.cq[0].Poll(wc); n != 1 || wc[0].Status != verbs.WCSuccess {
-			b.Fatalf("write: %d %+v", n, wc[0])
+			b.Fatalf("%v: %d %+v", op, n, wc[0])
+		}
+		if op == verbs.WRSend {
+			if n, _ := t.cq[1].Poll(wc); n != 1 || wc[0].Status != verbs.WCSuccess {
+				b.Fatalf("receive: %d %+v", n, wc[0])
+			}
 		}
 	}
+	refill := func() { // the next SEND's receive, outside the time measured
+		if op == verbs.WRSend {
+			if _, err := y.PostRecv(recv); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	refill()
 	a, c := append([]byte(nil), src.Bytes()...), make([]byte, size)
 	write()
+	refill()
 	copy(c, a)
 	var writes, memmoves time.Duration
 	b.ReportAllocs()
@@ -100,6 +121,7 @@ func writeBench(b *testing.B, size int, mtu verbs.MTU) {
 		copy(c, a)
 		writes += t1.Sub(t0)
 		memmoves += time.Since(t1)
+		refill()
 	}
 	b.StopTimer()
 	per := float64(writes) / float64(b.N)
@@ -115,6 +137,10 @@ func writeBench(b *testing.B, size int, mtu verbs.MTU) {
 // BenchmarkWrite1MiB is a 1 MiB RDMA WRITE at path MTU 4096 against a
 // memmove of 1 MiB.
 func BenchmarkWrite1MiB(b *testing.B) { writeBench(b, 1<<20, verbs.MTU4096) }
+
+// BenchmarkSend1MiB is a 1 MiB SEND at path MTU 4096 into a posted
+// receive, against a memmove of 1 MiB.
+func BenchmarkSend1MiB(b *testing.B) { moveBench(b, verbs.WRSend, 1<<20, verbs.MTU4096) }
 
 // BenchmarkWrite1MiBMTU1024 gives the per-packet cost at MTU 1024.
 func BenchmarkWrite1MiBMTU1024(b *testing.B) { writeBench(b, 1<<20, verbs.MTU1024) }

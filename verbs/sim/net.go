@@ -469,7 +469,7 @@ func (f *Fabric) deliverOne(p *packet, ev *verbs.FabricEvent) {
 	}
 	if q != nil {
 		if op := p.hdr.BTH.Opcode; ev == nil && (op == wire.RCRDMAWriteMiddle || op == wire.RCRDMAWriteLast || op == wire.RCSendMiddle) {
-			if p.tr != nil && op == wire.RCRDMAWriteMiddle && f.trainAtDelivery(q, p) {
+			if p.tr != nil && f.trainAtDelivery(q, p) {
 				f.runTasks()
 				return
 			}

@@ -22,10 +22,10 @@ import (
 // count all move as they would packet by packet — and travel as a count
 // on that first packet (its tr). When the first packet is delivered, the
 // next one is made from it: as a packet of its own (trainSplit) on the
-// general path, or, when the responder takes it at delivery (a WRITE
-// MIDDLE, see respAtDelivery), in place, packet after packet, for as long
-// as the fabric's next step would be the train's next packet
-// (trainAtDelivery). Every packet keeps its own arrival time, number and
+// general path, or, when the responder takes it at delivery (see
+// respAtDelivery), in place, packet after packet, for as long as the
+// fabric's next step would be the train's next packet and the responder
+// would take it in one go (trainAtDelivery). Every packet keeps its own arrival time, number and
 // place among the other packets and timers.
 //
 // A train is made only when nobody looks at packets one by one: in
@@ -217,58 +217,92 @@ func (f *Fabric) splitTrains() {
 	}
 }
 
-// trainAtDelivery takes p, a WRITE MIDDLE that carries a train and that q
-// accepted (deliverOne has done everything up to the responder for it),
-// through the responder at delivery, as respAtDelivery would, and then
-// the train's next packets in place, one by one, for as long as the
-// fabric's next step would deliver the next one and the responder take
+// trainAtDelivery takes p, a WRITE or SEND MIDDLE that carries a train
+// and that q accepted (deliverOne has done everything up to the responder
+// for it), through the responder at delivery, as respAtDelivery would,
+// and then the train's next packets in place, one by one, for as long as
+// the fabric's next step would deliver the next one and the responder take
 // it the same way: nothing else is in flight before it, no timer is due
 // before it, no engine is waiting to run, its sender will not be woken by
-// room in flight, and it continues the WRITE in sequence. It reports
+// room in flight, and it continues the message in sequence, into the same
+// MR (a WRITE) or the current SGE of the receive WQE (a SEND). It reports
 // false, having split the train and changed nothing, when p itself cannot
 // be taken so (the caller goes on with p the usual way).
 func (f *Fabric) trainAtDelivery(q *qp, p *packet) bool {
 	n := &f.net
 	r := &q.resp
 	mtu := q.mtu
+	send := p.hdr.BTH.Opcode == wire.RCSendMiddle
 	if n.general || len(n.observers) > 0 || n.runHead < len(n.runq) || q.typ != verbs.QPTypeRC ||
-		q.sched[taskResp] || r.pkts.len() != 0 || r.res != nil || r.state != engReady || r.gotoError ||
-		(r.opcode != int(wire.RCRDMAWriteFirst) && r.opcode != int(wire.RCRDMAWriteMiddle)) ||
-		q.attr.AccessFlags&verbs.AccessRemoteWrite == 0 {
+		q.sched[taskResp] || r.pkts.len() != 0 || r.res != nil || r.state != engReady || r.gotoError {
 		f.trainSplit(p)
 		return false
 	}
-	// check_rkey's MR and range: the same for every packet of the train,
-	// whose range only shrinks from its start.
-	m := q.lookupRemote(r.rkey, verbs.AccessRemoteWrite)
-	if m == nil || !m.contains(r.va+r.offset, uint64(r.resid)) {
-		f.trainSplit(p)
-		return false
+	var m *mr // a WRITE's target
+	if send {
+		if (r.opcode != int(wire.RCSendFirst) && r.opcode != int(wire.RCSendMiddle)) || r.wqe == nil {
+			f.trainSplit(p)
+			return false
+		}
+	} else {
+		// check_rkey's MR and range: the same for every packet of the
+		// train, whose range only shrinks from its start.
+		if m = q.lookupRemote(r.rkey, verbs.AccessRemoteWrite); (r.opcode != int(wire.RCRDMAWriteFirst) && r.opcode != int(wire.RCRDMAWriteMiddle)) ||
+			q.attr.AccessFlags&verbs.AccessRemoteWrite == 0 || m == nil || !m.contains(r.va+r.offset, uint64(r.resid)) {
+			f.trainSplit(p)
+			return false
+		}
 	}
 	tr := p.tr
 	to := p.to
 	size := uint64(p.size())
-	// respMiddle's checks, for a WRITE MIDDLE in sequence that fits.
-	fits := func(p *packet) bool {
-		return uint32(p.hdr.BTH.PSN) == r.psn && uint32(len(p.hdr.Payload)) == mtu && r.resid > mtu &&
-			p.hdr.PadCount() == 0 && m.contains(r.va+r.offset, uint64(mtu))
+	// dest is where respMiddle puts p's payload when p is in sequence and
+	// every check passes — write_data_in's range of the MR, or the part of
+	// the receive WQE's current SGE that send_data_in's copy_data fills in
+	// its usual case — or nil.
+	dest := func(p *packet) []byte {
+		k := uint32(len(p.hdr.Payload))
+		if uint32(p.hdr.BTH.PSN) != r.psn || k == 0 {
+			return nil
+		}
+		if !send {
+			va := r.va + r.offset
+			if k != mtu || r.resid <= mtu || p.hdr.PadCount() != 0 || !m.contains(va, uint64(k)) {
+				return nil
+			}
+			return m.buf[va-m.addr : va-m.addr+uint64(k)]
+		}
+		d, sgl := &r.wqe.dma, r.wqe.sge
+		if c := d.curSGE; k <= d.resid && c < len(sgl) && d.sgeOffset < sgl[c].Length && k <= sgl[c].Length-d.sgeOffset {
+			va := sgl[c].Addr + uint64(d.sgeOffset)
+			if lm := q.lookupLocal(sgl[c].LKey, verbs.AccessLocalWrite); lm != nil && lm.contains(va, uint64(k)) {
+				return lm.buf[va-lm.addr : va-lm.addr+uint64(k)]
+			}
+		}
+		return nil
 	}
-	if !fits(p) {
+	dst := dest(p)
+	if dst == nil {
 		f.trainSplit(p)
 		return false
 	}
 	for {
 		// respAtDelivery and respMiddle's effects; cleanup, and nothing
 		// is scheduled.
-		va := r.va + r.offset
+		k := uint32(len(p.hdr.Payload))
 		r.aethSyn = wire.SyndromeACK
 		r.sentPSNNak = false
-		copy(m.buf[va-m.addr:], p.hdr.Payload)
-		r.va += uint64(mtu)
-		r.resid -= mtu
+		copy(dst, p.hdr.Payload)
+		if send {
+			r.wqe.dma.sgeOffset += k
+			r.wqe.dma.resid -= k
+		} else {
+			r.va += uint64(k)
+			r.resid -= k
+		}
 		r.psn = (r.psn + 1) & psnMask
 		r.ackPSN = r.psn
-		r.opcode = int(wire.RCRDMAWriteMiddle)
+		r.opcode = int(p.hdr.BTH.Opcode)
 		r.status = verbs.WCSuccess
 		r.mr = nil
 		if tr == nil {
@@ -286,11 +320,15 @@ func (f *Fabric) trainAtDelivery(q *qp, p *packet) bool {
 		}
 		s := p.sender
 		if x := n.pkts.peek(); (x != nil && !pktLess(p, x)) || n.batchLeft <= 1 ||
-			(s != nil && s.needSkb && s.inflight-1 < inflightLow) || !fits(p) {
+			(s != nil && s.needSkb && s.inflight-1 < inflightLow) {
 			n.pkts.push(p)
 			return true
 		}
 		if t, ok := f.nextTimer(); ok && p.at > t.at {
+			n.pkts.push(p)
+			return true
+		}
+		if dst = dest(p); dst == nil {
 			n.pkts.push(p)
 			return true
 		}
