@@ -25,8 +25,8 @@ import (
 // general path, or, when the responder takes it at delivery (see
 // respAtDelivery), in place, packet after packet, for as long as the
 // fabric's next step would be the train's next packet and the responder
-// would take it in one go (trainAtDelivery). Every packet keeps its own arrival time, number and
-// place among the other packets and timers.
+// would take it in one go (trainAtDelivery). Every packet keeps its own
+// arrival time, number and place among the other packets and timers.
 //
 // A train is made only when nobody looks at packets one by one: in
 // automatic delivery, with no observer, no fault rule, no event recorded,
