@@ -489,7 +489,8 @@ func (q *qp) copyToSGL(sgl []verbs.SGE, dma *dmaInfo, src []byte) (verbs.WCStatu
 	}
 	if c := dma.curSGE; c < len(sgl) && !q.fabric.net.general {
 		// The usual case: the bytes fit in the current SGE (the loop
-		// below does the same in more steps).
+		// below does the same in more steps; inCurSGE's test, written
+		// out: on every packet, the call costs about 35 instructions).
 		s := &sgl[c]
 		if dma.sgeOffset < s.Length && n <= s.Length-dma.sgeOffset {
 			m := q.lookupLocal(s.LKey, verbs.AccessLocalWrite)

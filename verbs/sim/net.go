@@ -55,12 +55,13 @@ type network struct {
 	// same results).
 	general bool
 	// Packet trains (train.go): how many are in flight, spare ones, the
-	// packet put last by the fast path (for the requester to extend),
-	// and how many more packets runLocked may deliver in this step
-	// (batchLeft) and did beyond the first (batched).
+	// requester's turns left in its task for a train (trainRoom) and how
+	// many one took (trainSent), and how many more packets runLocked may
+	// deliver in this step (batchLeft) and did beyond the first (batched).
 	trains     int
 	freeTrains []*train
-	lastPut    *packet
+	trainRoom  int
+	trainSent  int
 	batchLeft  int
 	batched    int
 	trainStats struct{ made, packets, split, inPlace uint64 } // (tests)
@@ -83,7 +84,7 @@ func (n *network) init(f *Fabric) {
 func (n *network) reset() {
 	n.runq, n.runHead = nil, 0
 	n.pkts, n.timers, n.held, n.borrowed = flight{}, nil, nil, nil
-	n.trains, n.freeTrains, n.lastPut = 0, nil, nil
+	n.trains, n.freeTrains = 0, nil
 }
 
 // schedule marks a task of q to run (rxe_sched_task / rxe_run_task): the
@@ -288,7 +289,6 @@ func (f *Fabric) put(p *packet, size int) {
 		n.pktOrd++
 		p.ord = n.pktOrd
 		n.pkts.push(p)
-		n.lastPut = p
 		return
 	}
 	drop, dup := "", false

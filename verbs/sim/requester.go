@@ -76,22 +76,20 @@ func (q *qp) reqRun() bool {
 	n := &q.f().net
 	for i := 0; i < taskBudget; i++ {
 		var again bool
+		// The turns left after this one, for a train (reqPacket).
+		n.trainRoom, n.trainSent = taskBudget-1-i, 0
 		if cont != nil {
-			n.lastPut = nil
 			again, cont = q.reqNext(cont)
-			if p := n.lastPut; cont != nil && p != nil {
-				// The packets the next turns would send alike go as a
-				// train on this one (train.go).
-				n.lastPut = nil
-				i += q.extendTrain(p, cont, taskBudget-1-i)
-			}
 		} else {
 			again, cont = q.requester()
 		}
 		if !again {
+			n.trainRoom = 0
 			return false
 		}
+		i += n.trainSent // turns a train took (train.go)
 	}
+	n.trainRoom = 0
 	return true
 }
 
@@ -233,6 +231,8 @@ func (q *qp) reqPacket(w *sendWQE, op wire.Opcode, flags wire.Flags, payload uin
 	// xmit drops the packet unless the requester is ready; a UC or UD
 	// WQE is done only if its packet went out.
 	ready := r.state == engReady
+	to := p.to
+	local := to != nil && to != q.pd.ctx.dev && !to.peer && !p.mcast // may carry a train
 	err := f.xmit(q, p, true)
 	sent := ready && err == nil
 	if err != nil {
@@ -256,6 +256,11 @@ func (q *qp) reqPacket(w *sendWQE, op wire.Opcode, flags wire.Flags, payload uin
 		f.modTimer(&q.timers[timerRetrans], tj)
 	}
 	if flags&wire.FlagEnd == 0 && r.state == engReady && !f.net.general {
+		if sent && local && f.net.trainRoom > 0 {
+			// The packets the next turns would send alike go as a train
+			// on this one (train.go).
+			f.net.trainSent = q.extendTrain(p, w, f.net.trainRoom)
+		}
 		return true, w
 	}
 	return true, nil
@@ -529,7 +534,8 @@ func (q *qp) copyFromSGL(p *packet, w *sendWQE, n uint32) (verbs.WCStatus, strin
 	if c := dma.curSGE; c < len(sgl) && n > 0 && !q.fabric.net.general {
 		// The usual case: the packet's bytes lie in the current SGE, and
 		// the payload is borrowed from it (the loop below does the same
-		// in more steps).
+		// in more steps). inCurSGE's test, written out: on every packet,
+		// the call costs about 35 instructions.
 		s := &sgl[c]
 		if dma.sgeOffset < s.Length && n <= s.Length-dma.sgeOffset {
 			m := q.lookupLocal(s.LKey, 0)
@@ -601,6 +607,30 @@ func (q *qp) copyFromSGL(p *packet, w *sendWQE, n uint32) (verbs.WCStatus, strin
 		left -= b
 	}
 	return verbs.WCSuccess, ""
+}
+
+// inCurSGE is copy_data's usual case: n bytes (n > 0) at dma in sgl lie in
+// the current SGE. When they do (fits), m is lookup_mr's answer for the
+// SGE's lkey with access (nil: no such MR), and b the bytes in m (nil:
+// the range reaches outside m, mr_check_range). copyFromSGL and copyToSGL
+// write the same test out, as they run for every packet.
+func (q *qp) inCurSGE(sgl []verbs.SGE, dma *dmaInfo, n uint32, access verbs.Access) (fits bool, m *mr, b []byte) {
+	c := dma.curSGE
+	if c >= len(sgl) || n == 0 {
+		return false, nil, nil
+	}
+	s := &sgl[c]
+	if dma.sgeOffset >= s.Length || n > s.Length-dma.sgeOffset {
+		return false, nil, nil
+	}
+	if m = q.lookupLocal(s.LKey, access); m == nil {
+		return true, nil, nil
+	}
+	va := s.Addr + uint64(dma.sgeOffset)
+	if !m.contains(va, uint64(n)) {
+		return true, m, nil
+	}
+	return true, m, m.buf[va-m.addr : va-m.addr+uint64(n)]
 }
 
 // sgeKeyErr says why copy_data failed on a send WQE's SGE i: its lkey

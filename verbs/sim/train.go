@@ -84,14 +84,15 @@ func (n *network) freeTrain(tr *train) {
 	n.trains--
 }
 
-// extendTrain is called by the requester's task right after it sent p, a
-// MIDDLE packet of w that did not ask for an ACK, through the usual
-// steps. It sends as many of w's next packets as the task would send in
-// its next turns, up to room more, as a train on p — each a MIDDLE of a
-// full MTU without AckReq, inside the 128-PSN window, from the SGE p's
-// payload was borrowed from — and returns how many. The requester's state, the link, the packet
-// numbers and the QP's in-flight count end as the packets sent one by one
-// would leave them.
+// extendTrain is called by reqPacket right after it sent p, a MIDDLE
+// packet of w that did not ask for an ACK, through the usual steps, with
+// room turns left in the requester's task. It sends as many of w's next
+// packets as the task would send in its next turns, up to room, as a
+// train on p — each a MIDDLE of a full MTU without AckReq, inside the
+// 128-PSN window, from the SGE p's payload was borrowed from — and
+// returns how many. The requester's state, the link, the packet numbers
+// and the QP's in-flight count end as the packets sent one by one would
+// leave them.
 func (q *qp) extendTrain(p *packet, w *sendWQE, room int) int {
 	f := q.f()
 	n := &f.net
@@ -122,21 +123,18 @@ func (q *qp) extendTrain(p *packet, w *sendWQE, room int) int {
 	if a := rxeMaxPktPerAck - r.noackPkts + 1; a < k {
 		k = a
 	}
-	s := &sgl[d.curSGE]
-	if d.sgeOffset > s.Length {
+	if s := &sgl[d.curSGE]; d.sgeOffset > s.Length {
 		return 0
-	}
-	if c := int((s.Length - d.sgeOffset) / mtu); c < k {
+	} else if c := int((s.Length - d.sgeOffset) / mtu); c < k {
 		k = c
 	}
 	k = min(k, room)
 	if k <= 0 {
 		return 0
 	}
-	m := q.lookupLocal(s.LKey, 0)
-	va := s.Addr + uint64(d.sgeOffset)
 	total := uint64(k) * uint64(mtu)
-	if m == nil || !m.contains(va, total) {
+	rest := []byte(nil)
+	if _, _, rest = q.inCurSGE(sgl, d, uint32(total), 0); rest == nil {
 		return 0
 	}
 	// The requester's state after k more packets (build_request,
@@ -151,7 +149,7 @@ func (q *qp) extendTrain(p *packet, w *sendWQE, room int) int {
 	up, down := &from.link, &to.link
 	tr := n.newTrain()
 	n.trains++
-	*tr = train{left: k, rest: m.buf[va-m.addr : va-m.addr+total], mtu: mtu,
+	*tr = train{left: k, rest: rest, mtu: mtu,
 		atSwitch: up.upBusy + up.cfg.Latency, downBusy: down.downBusy,
 		serUp: up.serialize(size), serDown: down.serialize(size), latency: down.cfg.Latency}
 	sw, busy := tr.atSwitch, tr.downBusy
@@ -272,12 +270,9 @@ func (f *Fabric) trainAtDelivery(q *qp, p *packet) bool {
 			}
 			return m.buf[va-m.addr : va-m.addr+uint64(k)]
 		}
-		d, sgl := &r.wqe.dma, r.wqe.sge
-		if c := d.curSGE; k <= d.resid && c < len(sgl) && d.sgeOffset < sgl[c].Length && k <= sgl[c].Length-d.sgeOffset {
-			va := sgl[c].Addr + uint64(d.sgeOffset)
-			if lm := q.lookupLocal(sgl[c].LKey, verbs.AccessLocalWrite); lm != nil && lm.contains(va, uint64(k)) {
-				return lm.buf[va-lm.addr : va-lm.addr+uint64(k)]
-			}
+		if d := &r.wqe.dma; k <= d.resid {
+			_, _, b := q.inCurSGE(r.wqe.sge, d, k, verbs.AccessLocalWrite)
+			return b
 		}
 		return nil
 	}
