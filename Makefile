@@ -23,9 +23,11 @@ vet:
 lint: vet
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt -l:"; echo "$$out"; exit 1; fi
 
+# Under -race the long workloads skip themselves; they run again without it.
 test: vet
 	$(GO) test $(RACE) $(GOFLAGS_TAGS) ./...
 	$(if $(RACE),$(GO) test -count=1 -run Reliability ./verbs/sim/)
+	$(if $(RACE),$(GO) test -count=1 -run 'TestMutants$$' ./lessons/)
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...

@@ -1,6 +1,7 @@
 package lessons
 
 import (
+	"bufio"
 	"embed"
 	"fmt"
 	"io"
@@ -150,7 +151,7 @@ func editDistance(a, b string) int {
 // WriteCatalog writes docs/lessons.md, the catalog of the lessons that
 // ship with vsh, from their front matter. go generate ./lessons runs it;
 // a test fails when the file is stale.
-func WriteCatalog(w io.Writer) error {
+func WriteCatalog(w io.Writer, mutants map[string]string) error {
 	all, err := All()
 	if err != nil {
 		return err
@@ -167,7 +168,10 @@ func WriteCatalog(w io.Writer) error {
 	b.WriteString("    vsh lesson check FILE            validate your own lesson and play it on the simulator\n\n")
 	b.WriteString("Inside vsh: `lesson ID` starts one, and `lesson next`, `back`, `hint`, `skip`, `reset`, `goal`, `quit` steer it. " +
 		"Writing your own: [writing-lessons.md](writing-lessons.md). The ideas they rest on: [concepts/](concepts/).\n\n")
-	b.WriteString("| lesson | level | minutes | steps | needs | follows |\n|---|---|---|---|---|---|\n")
+	b.WriteString("The tutor judges each step by comparing the learner's session with what the lesson's own commands build " +
+		"([how](writing-lessons.md#how-the-tutor-judges-a-step)). *Wrong paths* is how many wrong variants of the lesson's cells the " +
+		"mutation test plays through it (`go test ./lessons -run Mutants`), and how many it refuses: every one.\n\n")
+	b.WriteString("| lesson | level | minutes | steps | needs | wrong paths | follows |\n|---|---|---|---|---|---|---|\n")
 	for _, l := range all {
 		needs := strings.Join(l.Needs, ", ")
 		for _, sn := range SectionNeeds(l) {
@@ -183,8 +187,15 @@ func WriteCatalog(w io.Writer) error {
 		if mirrors == "" {
 			mirrors = "-"
 		}
-		fmt.Fprintf(&b, "| [`%s`](#%s) | %s | %d | %d | %s | %s |\n", l.ID, l.ID, l.Level, l.Minutes, len(l.Steps),
-			mdEscape(needs), mdEscape(mirrors))
+		refused := "-"
+		if f, ok := mutants[l.ID]; ok {
+			var n, k int
+			if _, err := fmt.Sscanf(f, "%d wrong paths tried, %d refused", &n, &k); err == nil {
+				refused = fmt.Sprintf("%d of %d refused", k, n)
+			}
+		}
+		fmt.Fprintf(&b, "| [`%s`](#%s) | %s | %d | %d | %s | %s | %s |\n", l.ID, l.ID, l.Level, l.Minutes, len(l.Steps),
+			mdEscape(needs), refused, mdEscape(mirrors))
 	}
 	b.WriteString("\n")
 	for _, l := range all {
@@ -211,6 +222,9 @@ func WriteCatalog(w io.Writer) error {
 		if len(sections) > 0 {
 			b.WriteString("Sections: " + strings.Join(sections, " · ") + ".\n\n")
 		}
+		if f, ok := mutants[l.ID]; ok {
+			b.WriteString("Mutants: " + f + ".\n\n")
+		}
 		fmt.Fprintf(&b, "    vsh lesson %s\n\n", l.ID)
 	}
 	_, err = io.WriteString(w, b.String())
@@ -218,3 +232,23 @@ func WriteCatalog(w io.Writer) error {
 }
 
 func mdEscape(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
+
+// ReadMutants reads the mutation test's figures, lessons/testdata/mutants/figures.txt:
+// for each lesson, a block "mutants ID", "----" and the figures line.
+func ReadMutants(r io.Reader) (map[string]string, error) {
+	out := map[string]string{}
+	sc := bufio.NewScanner(r)
+	id, state := "", 0
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		switch {
+		case strings.HasPrefix(line, "mutants "):
+			id, state = strings.TrimSpace(strings.TrimPrefix(line, "mutants ")), 1
+		case state == 1 && line == "----":
+			state = 2
+		case state == 2 && line != "":
+			out[id], state = line, 0
+		}
+	}
+	return out, sc.Err()
+}

@@ -8,7 +8,7 @@ import (
 )
 
 // Check validates a lesson file — its front matter, its cells, every
-// expectation's grammar, an expectation on every step the learner performs
+// expectation's grammar, a goal: line on every step the learner performs
 // — and then plays it in the session open returns (vsh lesson check plays
 // it on the simulator). Every problem carries its line: validation
 // problems come back together as Errors; a failure while playing as a

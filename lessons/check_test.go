@@ -35,8 +35,18 @@ var checkTests = []struct {
 	{"duplicate key", "---\nid: t\nid: u\ntitle: T\nlevel: beginner\nminutes: 1\n---\nprose\n", []string{
 		"x.md:3: front matter: id is given twice (first at line 2)"}},
 	{"no steps", goodHead, []string{"x.md:6: no steps"}},
-	{"cell without expect", goodHead + "Do it.\n\n```vsh\nopen_device A\n```\n\nMore.\n", []string{
-		"x.md:9: the learner's cell has no expect: line"}},
+	{"cell without goal", goodHead + "Do it.\n\n```vsh\nopen_device A\n```\n\nMore.\n", []string{
+		"x.md:9: the learner's cell has no goal: line"}},
+	{"goal on an auto cell", goodHead + "```vsh auto\nopen_device A\n```\ngoal: Open A.\n", []string{
+		"x.md:10: goal: belongs to a cell the learner performs"}},
+	{"unknown hint kind", goodHead + "```vsh\nopen_device A\n```\ngoal: Open A.\nhint(typ): rc\n", []string{
+		"x.md:11: hint(typ): unknown kind of difference (did you mean type?)"}},
+	{"unknown judge", goodHead + "```vsh\nopen_device A\n```\ngoal: Open A.\njudge: loose\n", []string{
+		`x.md:11: judge: "loose": judge: expect judges the step by its expect: lines alone`}},
+	{"judge by no expect", goodHead + "```vsh\nopen_device A\n```\ngoal: Open A.\njudge: expect\n", []string{
+		"x.md:7: judge: expect judges the step by its expect: lines alone, and the cell has none"}},
+	{"packets without trace", goodHead + "```vsh\nopen_device A\n```\nexpect: packets.count == 0\n", []string{
+		"x.md:10: expect: packets.count == 0 counts packets, which only a backend with a trace shows"}},
 	{"unclosed cell", goodHead + "```vsh\nopen_device A\n", []string{"x.md:7: the ```vsh cell opened here is never closed"}},
 	{"empty cell", goodHead + "```vsh\n```\nexpect: handles == []\n", []string{"x.md:7: the ```vsh cell is empty"}},
 	{"unknown cell option", goodHead + "```vsh later\nopen_device A\n```\n", []string{`x.md:7: ` + "```vsh later: unknown cell option \"later\""}},
@@ -185,8 +195,17 @@ func TestCatalogUpToDate(t *testing.T) {
 	if err != nil {
 		t.Fatalf("reading docs/lessons.md: %v; run go generate ./lessons", err)
 	}
+	f, err := os.Open(filepath.Join("testdata", "mutants", "figures.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	mutants, err := lessons.ReadMutants(f)
+	if err != nil {
+		t.Fatal(err)
+	}
 	var got bytes.Buffer
-	if err := lessons.WriteCatalog(&got); err != nil {
+	if err := lessons.WriteCatalog(&got, mutants); err != nil {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(got.Bytes(), want) {

@@ -2,6 +2,7 @@ package lessons
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"strings"
@@ -27,6 +28,9 @@ type evalCtx struct {
 	env  Env
 	recs []Record
 	devs []string
+	// packets is set when the records hold the packets of the step: the
+	// backend shows its trace, and the session recorded it.
+	packets bool
 }
 
 func newEvalCtx(env Env, recs []Record) *evalCtx {
@@ -34,6 +38,7 @@ func newEvalCtx(env Env, recs []Record) *evalCtx {
 	for _, r := range recs {
 		if r.Cmd != "lesson" {
 			x.recs = append(x.recs, r)
+			x.packets = x.packets || r.Packets != nil
 		}
 	}
 	return x
@@ -104,24 +109,43 @@ func (e *Expect) check(x *evalCtx) error {
 		}
 		return e.checkField(x, s.handle, want)
 	case subjBytes:
-		o, ok := x.env.Object(s.handle)
-		if !ok {
-			return e.unmet("there is no %s (yet)", s.handle)
-		}
-		mr, ok := o.(verbs.MR)
-		if !ok {
-			return e.unmet("%s is not a memory region", s.handle)
+		mr, err := e.mr(x)
+		if err != nil {
+			return err
 		}
 		b := mr.Bytes()
 		if s.hi > len(b) {
 			return e.unmet("%s is %d bytes long; it has no bytes %d to %d", s.handle, len(b), s.lo, s.hi)
 		}
 		got := value{t: tBytes, b: append([]byte(nil), b[s.lo:s.hi]...)}
-		err := e.compare(e.subjText(), got, want[0])
+		err = e.compare(e.subjText(), got, want[0])
 		if u, ok := err.(*Unmet); ok {
 			u.Handle = s.handle
 		}
 		return err
+	case subjView:
+		return e.checkView(x, want[0])
+	case subjPackets:
+		var got []value
+		n := uint64(0)
+		for _, r := range x.recs {
+			for _, p := range r.Packets {
+				switch {
+				case e.subj.field == "retransmissions" && p.Retransmitted:
+					n++
+				case e.subj.field == "drops" && p.Dropped:
+					n++
+				}
+				got = append(got, value{t: tWireOp, s: p.Opcode})
+			}
+		}
+		if !x.packets {
+			return e.unmet("the packets of this step are not known: the backend shows no trace (the lesson needs: trace)")
+		}
+		if e.subj.field == "retransmissions" || e.subj.field == "drops" {
+			return e.compare(e.subjText(), value{t: tNum, n: n}, want[0])
+		}
+		return e.compareList(x, got, want)
 	case subjError:
 		return e.compare("error", x.lastError(), want[0])
 	case subjCompletions:
@@ -171,6 +195,13 @@ func (e *Expect) checkField1(x *evalCtx, h string, want []value) error {
 	}
 	name := h + "." + s.field
 	var got value
+	if s.prefix == "cq" && s.field == "unpolled" {
+		wcs, ok := x.env.Unpolled(h, 0, 0)
+		if !ok {
+			return e.unmet("%s's completions cannot be seen without polling them on this backend", h)
+		}
+		return e.compare(name, value{t: tNum, n: uint64(len(wcs))}, want[0])
+	}
 	if s.field == "gid[N]" {
 		name = fmt.Sprintf("%s.gid[%d]", h, s.gidIdx)
 		c, ok := o.(verbs.Context)
@@ -191,6 +222,75 @@ func (e *Expect) checkField1(x *evalCtx, h string, want []value) error {
 		got = v
 	}
 	return e.compare(name, got, want[0])
+}
+
+// checkView reads a typed view of an MR's bytes: a number (u32[2]) or the
+// text at an offset (str[16]).
+func (e *Expect) checkView(x *evalCtx, want value) error {
+	s := e.subj
+	mr, err := e.mr(x)
+	if err != nil {
+		return err
+	}
+	b := mr.Bytes()
+	name := e.subjText()
+	var got value
+	if s.view == "str" {
+		if s.lo >= len(b) {
+			return e.unmet("%s is %d bytes long; it has no byte %d", s.handle, len(b), s.lo)
+		}
+		end := s.lo
+		for end < len(b) && end-s.lo < 4096 && b[end] != 0 {
+			end++
+		}
+		got = value{t: tBytes, b: append([]byte(nil), b[s.lo:end]...)}
+	} else {
+		w := viewSize(s.view)
+		at := s.lo * w
+		if at+w > len(b) {
+			return e.unmet("%s is %d bytes long; %s would read bytes %d to %d", s.handle, len(b), name, at, at+w)
+		}
+		var buf [8]byte
+		if strings.HasPrefix(s.view, "be") {
+			copy(buf[8-w:], b[at:at+w])
+			got = value{t: tNum, n: binary.BigEndian.Uint64(buf[:])}
+		} else {
+			copy(buf[:w], b[at:at+w])
+			got = value{t: tNum, n: binary.LittleEndian.Uint64(buf[:])}
+		}
+	}
+	err = e.compare(name, got, want)
+	if u, ok := err.(*Unmet); ok {
+		u.Handle = s.handle
+	}
+	return err
+}
+
+// mr is the memory region the subject names.
+func (e *Expect) mr(x *evalCtx) (verbs.MR, error) {
+	o, ok := x.env.Object(e.subj.handle)
+	if !ok {
+		return nil, e.unmet("there is no %s (yet)", e.subj.handle)
+	}
+	mr, ok := o.(verbs.MR)
+	if !ok {
+		return nil, e.unmet("%s is not a memory region", e.subj.handle)
+	}
+	return mr, nil
+}
+
+// handleOf names a verbs object by its handle in the session, "none" for
+// nil, "an object of no handle" for one the session did not make.
+func (x *evalCtx) handleOf(o any) string {
+	if o == nil {
+		return "none"
+	}
+	for _, h := range x.env.Handles() {
+		if obj, ok := x.env.Object(h); ok && obj == o {
+			return h
+		}
+	}
+	return "an object of no handle"
 }
 
 // compare checks one value.

@@ -37,6 +37,8 @@ const (
 	subjError                       // error
 	subjCommands                    // commands
 	subjHandles                     // handles
+	subjView                        // mr0.u64[0], mr1.str[16]: typed views of an MR's bytes
+	subjPackets                     // packets[.opcode|.count|.retransmissions|.drops]
 )
 
 type subject struct {
@@ -47,6 +49,7 @@ type subject struct {
 	gidIdx int    // for gid[N]
 	lo, hi int    // bytes [lo:hi]
 	count  bool   // .count of a list
+	view   string // subjView: u8 ... u64, be16 ... be64, str
 }
 
 // vtype is the type of a value, which says how a literal is read and how
@@ -70,7 +73,9 @@ const (
 	tDevice // a device name, or A or B
 	tBytes
 	tErrno
-	tName // a command or a handle
+	tName   // a command or a handle
+	tHandle // a handle the object uses: qp0.send_cq == cq0
+	tWireOp // a wire opcode name: RC SEND_ONLY (a part of it matches)
 )
 
 var typeNames = map[vtype]string{
@@ -80,6 +85,7 @@ var typeNames = map[vtype]string{
 	tPortState: "a port state (ACTIVE)", tLinkLayer: "a link layer (Ethernet)", tBool: "true or false",
 	tGID: "a GID (::ffff:10.0.0.2)", tDevice: "a device (A, B or sim0)", tBytes: "\"text\" or 0x hex bytes",
 	tErrno: "an errno (EINVAL), none or any", tName: "a name",
+	tHandle: "a handle (cq0) or none", tWireOp: "a wire opcode (SEND_ONLY, RC ACKNOWLEDGE)",
 }
 
 // value is one value of some vtype.
@@ -151,7 +157,9 @@ func (v value) equal(w value) bool {
 	switch v.t {
 	case tBytes:
 		return bytes.Equal(v.b, w.b)
-	case tGID, tName:
+	case tWireOp:
+		return strings.Contains(strings.ToUpper(v.s), strings.ToUpper(w.s))
+	case tGID, tName, tHandle:
 		return v.s == w.s
 	case tDevice:
 		return strings.EqualFold(v.s, w.s)
@@ -220,6 +228,10 @@ var fieldTables = map[string]map[string]fieldSpec{
 		"hop_limit":          qpField(tNum, func(a verbs.QPAttr, _ verbs.QPInitAttr, _ verbs.QP) uint64 { return uint64(a.AH.GRH.HopLimit) }),
 		"sq_sig_all":         qpField(tBool, func(_ verbs.QPAttr, i verbs.QPInitAttr, _ verbs.QP) uint64 { return b2n(i.SQSigAll) }),
 		"has_srq":            qpField(tBool, func(_ verbs.QPAttr, i verbs.QPInitAttr, _ verbs.QP) uint64 { return b2n(i.SRQ != nil) }),
+		"send_cq":            qpHandle(func(i verbs.QPInitAttr, _ verbs.QP) any { return i.SendCQ }),
+		"recv_cq":            qpHandle(func(i verbs.QPInitAttr, _ verbs.QP) any { return i.RecvCQ }),
+		"srq":                qpHandle(func(i verbs.QPInitAttr, _ verbs.QP) any { return i.SRQ }),
+		"pd":                 qpHandle(func(_ verbs.QPInitAttr, q verbs.QP) any { return q.PD() }),
 		"dgid": {t: tGID, get: func(x *evalCtx, o any) (value, error) {
 			q, ok := o.(verbs.QP)
 			if !ok {
@@ -238,6 +250,7 @@ var fieldTables = map[string]map[string]fieldSpec{
 		"lkey":   mrField(tHex, func(m verbs.MR) uint64 { return uint64(m.LKey()) }),
 		"rkey":   mrField(tHex, func(m verbs.MR) uint64 { return uint64(m.RKey()) }),
 		"access": mrField(tAccess, func(m verbs.MR) uint64 { return uint64(m.Access()) }),
+		"pd":     handleField(func(o any) (any, bool) { m, ok := o.(verbs.MR); return pdOf(m, ok) }),
 	},
 	"cq": {
 		"cqe": {t: tNum, get: func(x *evalCtx, o any) (value, error) {
@@ -247,11 +260,23 @@ var fieldTables = map[string]map[string]fieldSpec{
 			}
 			return value{t: tNum, n: uint64(c.CQE())}, nil
 		}},
+		"channel": handleField(func(o any) (any, bool) {
+			c, ok := o.(verbs.CQ)
+			if !ok {
+				return nil, false
+			}
+			if ch := c.Channel(); ch != nil {
+				return ch, true
+			}
+			return nil, true
+		}),
+		"unpolled": {t: tNum}, // read by checkField1: the session's Unpolled
 	},
 	"srq": {
 		"max_wr":    srqField(func(a verbs.SRQAttr) int { return a.MaxWR }),
 		"max_sge":   srqField(func(a verbs.SRQAttr) int { return a.MaxSGE }),
 		"srq_limit": srqField(func(a verbs.SRQAttr) int { return a.SRQLimit }),
+		"pd":        handleField(func(o any) (any, bool) { s, ok := o.(verbs.SRQ); return pdOf(s, ok) }),
 	},
 	"ah": {
 		"dgid":       {t: tGID, get: func(x *evalCtx, o any) (value, error) { return ahGet(o, tGID) }},
@@ -259,6 +284,7 @@ var fieldTables = map[string]map[string]fieldSpec{
 		"hop_limit":  {t: tNum, get: func(x *evalCtx, o any) (value, error) { return ahGet(o, tNum, "hop_limit") }},
 		"port":       {t: tNum, get: func(x *evalCtx, o any) (value, error) { return ahGet(o, tNum, "port") }},
 		"is_global":  {t: tBool, get: func(x *evalCtx, o any) (value, error) { return ahGet(o, tBool) }},
+		"pd":         handleField(func(o any) (any, bool) { a, ok := o.(verbs.AH); return pdOf(a, ok) }),
 	},
 	"ctx": {
 		"device": {t: tDevice, get: func(x *evalCtx, o any) (value, error) {
@@ -292,6 +318,39 @@ var fieldTables = map[string]map[string]fieldSpec{
 	},
 	"pd": {},
 	"ch": {},
+}
+
+// handleField reads a field that is another object, as its handle.
+func handleField(f func(o any) (any, bool)) fieldSpec {
+	return fieldSpec{t: tHandle, get: func(x *evalCtx, o any) (value, error) {
+		ref, ok := f(o)
+		if !ok {
+			return value{}, fmt.Errorf("not the right kind of object")
+		}
+		return value{t: tHandle, s: x.handleOf(ref)}, nil
+	}}
+}
+
+// pdOf is the PD of an object that has one.
+func pdOf[T interface{ PD() verbs.PD }](o T, ok bool) (any, bool) {
+	if !ok {
+		return nil, false
+	}
+	return o.PD(), true
+}
+
+func qpHandle(f func(i verbs.QPInitAttr, q verbs.QP) any) fieldSpec {
+	return fieldSpec{t: tHandle, get: func(x *evalCtx, o any) (value, error) {
+		q, ok := o.(verbs.QP)
+		if !ok {
+			return value{}, fmt.Errorf("not a QP")
+		}
+		_, i, err := q.Query(verbs.AttrAll)
+		if err != nil {
+			return value{}, fmt.Errorf("ibv_query_qp: %v", err)
+		}
+		return value{t: tHandle, s: x.handleOf(f(i, q))}, nil
+	}}
 }
 
 func b2n(b bool) uint64 {
@@ -477,6 +536,19 @@ func parseSubject(s string) (subject, error) {
 	case s == "handles" || s == "handles.count":
 		sub.kind, sub.count = subjHandles, s == "handles.count"
 		return sub, nil
+	case s == "packets" || strings.HasPrefix(s, "packets."):
+		sub.kind = subjPackets
+		switch f := strings.TrimPrefix(strings.TrimPrefix(s, "packets"), "."); f {
+		case "", "opcode":
+			sub.field = "opcode"
+		case "count":
+			sub.count = true
+		case "retransmissions", "drops":
+			sub.field = f
+		default:
+			return sub, fmt.Errorf("%q: the packets of the step are packets (their opcodes), packets.count, packets.retransmissions or packets.drops", s)
+		}
+		return sub, nil
 	case strings.HasPrefix(words[len(words)-1], "completions") && len(words) <= 2:
 		sub.kind = subjCompletions
 		if len(words) == 2 {
@@ -530,6 +602,16 @@ func parseSubject(s string) (subject, error) {
 		return sub, nil
 	}
 	h, field, ok := strings.Cut(s, ".")
+	if mv := viewPattern.FindStringSubmatch(field); ok && mv != nil && strings.HasPrefix(h, "mr") {
+		if m := handlePattern.FindStringSubmatch(h); m != nil && m[2] != "*" {
+			n, err := strconv.Atoi(mv[2])
+			if err != nil || n > 1<<30 {
+				return sub, fmt.Errorf("%q: the index is too large", s)
+			}
+			sub.kind, sub.handle, sub.prefix, sub.view, sub.lo = subjView, h, "mr", mv[1], n
+			return sub, nil
+		}
+	}
 	m := handlePattern.FindStringSubmatch(h)
 	if m == nil {
 		return sub, fmt.Errorf("%q: the subject starts with a handle (qp0, mr1, cq0, ctx0, or qp* for every QP), or is completions, error, commands or handles", s)
@@ -555,6 +637,26 @@ func parseSubject(s string) (subject, error) {
 		return sub, fmt.Errorf("a %s has no field %q%s; its fields are %s", kindNouns[m[1]], field, didYouMean(field, names), strings.Join(names, ", "))
 	}
 	return sub, nil
+}
+
+// viewPattern reads a typed view of an MR's bytes: u32[2] is the third
+// 4-byte little-endian number (bytes 8 to 12), be16[0] the first 2-byte
+// big-endian one, str[16] the NUL-terminated text at byte 16.
+var viewPattern = regexp.MustCompile(`^(u8|u16|u32|u64|be16|be32|be64|str)\[([0-9]+)\]$`)
+
+// viewSize is the width of a typed view, 0 for str.
+func viewSize(v string) int {
+	switch v {
+	case "u8":
+		return 1
+	case "u16", "be16":
+		return 2
+	case "u32", "be32":
+		return 4
+	case "u64", "be64":
+		return 8
+	}
+	return 0
 }
 
 func firstField(prefix string) string {
@@ -602,6 +704,16 @@ func (e *Expect) elemType() vtype {
 			return tNum
 		}
 		return wcFields[s.field]
+	case subjView:
+		if s.view == "str" {
+			return tBytes
+		}
+		return tNum
+	case subjPackets:
+		if s.count || s.field != "opcode" {
+			return tNum
+		}
+		return tWireOp
 	}
 	return fieldTables[s.prefix][s.field].t
 }
@@ -609,7 +721,8 @@ func (e *Expect) elemType() vtype {
 // isList reports whether the subject is a list.
 func (e *Expect) isList() bool {
 	s := e.subj
-	return !s.count && (s.kind == subjCompletions || s.kind == subjCommands || s.kind == subjHandles)
+	return !s.count && (s.kind == subjCompletions || s.kind == subjCommands || s.kind == subjHandles ||
+		s.kind == subjPackets && s.field == "opcode")
 }
 
 func (e *Expect) checkOp() error {
@@ -689,6 +802,9 @@ func (e *Expect) want(x *evalCtx) ([]value, error) {
 	}
 	if !e.list && e.isList() && e.op != "contains" && len(out) == 1 && out[0].t != tNum {
 		return nil, fmt.Errorf("%s is a list: write [%s] (or use contains)", e.subjText(), e.rhs)
+	}
+	if e.subj.kind == subjView && e.subj.view != "str" && len(out) == 1 && viewSize(e.subj.view) < 8 && out[0].n>>(8*uint(viewSize(e.subj.view))) != 0 {
+		return nil, fmt.Errorf("%s is %d bytes wide; %s does not fit", e.subjText(), viewSize(e.subj.view), e.rhs)
 	}
 	if e.subj.kind == subjBytes && len(out) == 1 && len(out[0].b) != e.subj.hi-e.subj.lo && e.op != "contains" {
 		return nil, fmt.Errorf("%s is %d bytes but %s is %d", e.subjText(), e.subj.hi-e.subj.lo, e.rhs, len(out[0].b))
@@ -862,6 +978,19 @@ func parseValue(x *evalCtx, t vtype, lit string) (value, error) {
 			return bad(nil)
 		}
 		v.s = strings.ToLower(lit)
+	case tHandle:
+		l := strings.ToLower(lit)
+		if l != "none" {
+			if m := handlePattern.FindStringSubmatch(l); m == nil || m[2] == "*" {
+				return bad(nil)
+			}
+		}
+		v.s = l
+	case tWireOp:
+		if lit == "" || strings.ContainsAny(lit, "\"'") {
+			return bad(nil)
+		}
+		v.s = strings.ToUpper(lit)
 	}
 	return v, nil
 }

@@ -40,6 +40,18 @@ func TestParseExpect(t *testing.T) {
 		{"handles.count == 0", ""},
 		{"srq0.max_wr >= 32", ""},
 		{"ah0.hop_limit == 64", ""},
+		{"qp2.send_cq == cq1", ""},
+		{"qp0.srq == none", ""},
+		{"mr0.pd == pd1", ""},
+		{"mr0.u64[0] == 41", ""},
+		{"mr1.be32[2] == 0x1000", ""},
+		{"mr1.str[16] == \"hello\"", ""},
+		{"cq0.unpolled == 0", ""},
+		{"packets.count == 4", ""},
+		{"packets.opcode == [SEND_ONLY, ACKNOWLEDGE]", ""},
+		{"packets.opcode contains RC SEND_ONLY", ""},
+		{"packets.retransmissions == 1", ""},
+		{"packets.drops >= 1", ""},
 
 		{"", "empty"},
 		{"qp0.state", "no operator"},
@@ -64,6 +76,11 @@ func TestParseExpect(t *testing.T) {
 		{"pd0.length == 4", "has no fields to check"},
 		{"qp0.dest_qpn == mr1", "is not a QP number or a QP handle"},
 		{"handles == [qp0", "a list ends with ]"},
+		{"qp0.send_cq == 3", "is not a handle (cq0) or none"},
+		{"mr0.u8[0] == 256", "is 1 bytes wide"},
+		{"mr0.u65[0] == 1", "has no field"},
+		{"packets.bytes == 4", "packets.count, packets.retransmissions or packets.drops"},
+		{"packets == SEND_ONLY", "is a list"},
 	}
 	for _, tc := range tests {
 		_, err := lessons.ParseExpect(tc.in)
@@ -89,6 +106,7 @@ func TestCheckExpect(t *testing.T) {
 		"create_cq ctx0", "create_cq ctx1",
 		"create_qp pd0 type=rc send_cq=cq0 recv_cq=cq0", "create_qp pd1 type=rc send_cq=cq1 recv_cq=cq1",
 		"connect qp0 qp1 access=remote_write",
+		"store mr0 offset=32 u64=41 be32=0x1000", "fill mr1 \"sixteen-bytes-..hello\\0x\"",
 	} {
 		if _, err := sh.Exec(c); err != nil {
 			t.Fatalf("%s: %v", c, err)
@@ -140,6 +158,21 @@ func TestCheckExpect(t *testing.T) {
 		{"commands contains modify_qp", "without [modify_qp]"},
 		{"handles contains [qp0, qp1]", ""},
 		{"handles.count == 10", ""},
+		{"qp1.send_cq == cq1", ""},
+		{"qp1.recv_cq == cq0", "qp1.recv_cq is cq1; the goal is cq0"},
+		{"qp1.srq == none", ""},
+		{"qp0.pd == pd0", ""},
+		{"mr1.pd == pd1", ""},
+		{"cq0.channel == none", ""},
+		{"mr0.u64[4] == 41", ""},
+		{"mr0.be32[10] == 0x1000", ""},
+		{"mr0.u32[10] == 0x1000", "mr0.u32[10] is 1048576; the goal is 4096"},
+		{"mr0.u64[8] == 1", "mr0 is 64 bytes long; mr0.u64[8] would read bytes 64 to 72"},
+		{"mr1.str[16] == \"hello\"", ""},
+		{"mr1.str[22] == \"x\"", ""},
+		{"mr1.str[0] == \"hello\"", `mr1.str[0] is "helloen-bytes-..hello"; the goal is "hello"`},
+		{"cq0.unpolled == 0", ""},
+		{"packets.count == 2", "the packets of this step are not known"},
 	}
 	for _, tc := range tests {
 		e, err := lessons.ParseExpect(tc.expect)

@@ -127,3 +127,36 @@ func TestEveryLessonPlaysOnOneDevice(t *testing.T) {
 		})
 	}
 }
+
+// TestPlayJudged plays every lesson on a simulator seeded differently from
+// the judge's reference session, and judges every cell as the tutor
+// judges a learner: QP numbers, PSNs, keys and addresses all differ, and
+// nothing random by nature may count as a difference.
+func TestPlayJudged(t *testing.T) {
+	all, err := lessons.All()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, devices := range []int{2, 1} {
+		for _, l := range all {
+			t.Run(fmt.Sprintf("%s/%d", l.ID, devices), func(t *testing.T) {
+				sh, err := shell.New(shell.Options{Plain: true, Backend: "sim (seed 7)",
+					Open:   func() (verbs.Provider, error) { return sim.New(sim.Config{Devices: devices, Seed: 7}), nil },
+					Shadow: func(n int) (verbs.Provider, error) { return sim.New(sim.Config{Devices: n, Seed: 1}), nil }})
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer sh.Close()
+				var b bytes.Buffer
+				err = lessons.Play(sh.LessonEnv(), l, &b, lessons.PlayOptions{Judge: true})
+				var skip *lessons.SkipError
+				if errors.As(err, &skip) {
+					t.Skip(skip)
+				}
+				if err != nil {
+					t.Fatalf("%v\n%s", err, tail(b.String(), 30))
+				}
+			})
+		}
+	}
+}

@@ -15,13 +15,20 @@ import (
 
 // TestInteractive takes every lesson as a learner would, with commands of
 // its own: testdata/learner/ID.vsh holds what the learner types, one line
-// each, and differs from the lesson's own commands (aliases, other values,
-// other orders, by hand where the lesson loops, a loop where it goes by
-// hand). Each step's goal must be reached by the learner, none skipped. In
-// those files:
+// each, and differs from the lesson's own commands: other forms of the same
+// work (aliases, libibverbs names, sge= for mr=, remote_addr= for remote=,
+// other orders of independent commands, by hand where the lesson loops, a
+// loop where it goes by hand), capacities above the lesson's, extra
+// objects, objects made again. Each step's goal must be reached by the
+// learner, none skipped. In those files:
 //
 //	# text          a comment
-//	#! hint         the command before got the tutor's hint for its step
+//	#! hint         the command before got "not yet" and a hint of its step
+//	#! refused      the command before did not reach the step's goal (the
+//	                judge's verdict is not met)
+//	#! lost         the tutor said the step's goal is out of reach (lesson reset)
+//	#! quiet        the tutor said nothing after the command before (it is
+//	                on the way to the goal)
 //	#! step N       the tutor is now at step N (1-based)
 //
 // Every learner file has at least one wrong command that gets the hint.
@@ -60,17 +67,33 @@ func TestInteractive(t *testing.T) {
 				switch {
 				case line == "#! hint":
 					step, _ := sh.Tutor().Step()
-					want := firstHintLine(l, step)
-					if !strings.Contains(last, "» not yet:") || !strings.Contains(last, want) {
-						t.Errorf("%s:%d: %q did not get the hint of step %d (%q); its output:\n%s", path, n, lastLine, step+1, want, last)
+					if !strings.Contains(last, "» not yet:") || !hasStepHint(l, step, last) {
+						t.Errorf("%s:%d: %q did not get a hint of step %d (%q); its output:\n%s", path, n, lastLine, step+1, firstHintLine(l, step), last)
 					}
 					hints++
+					continue
+				case line == "#! refused":
+					step, _ := sh.Tutor().Step()
+					if v := sh.Tutor().Judge().Verdict(); v.Met || strings.Contains(last, "✓ goal reached") {
+						t.Errorf("%s:%d: %q reached the goal of step %d; it should not have", path, n, lastLine, step+1)
+					}
+					continue
+				case line == "#! lost":
+					if !strings.Contains(last, "» this step's goal is out of reach") {
+						t.Errorf("%s:%d: the tutor did not say the goal is out of reach after %q; it said:\n%s", path, n, lastLine, last)
+					}
+					continue
+				case line == "#! quiet":
+					if strings.Contains(last, "»") || strings.Contains(last, "hint:") {
+						t.Errorf("%s:%d: the tutor spoke after %q, which is on the way to the goal:\n%s", path, n, lastLine, last)
+					}
 					continue
 				case strings.HasPrefix(line, "#! step "):
 					var want int
 					fmt.Sscanf(strings.TrimPrefix(line, "#! step "), "%d", &want)
 					if step, _ := sh.Tutor().Step(); step+1 != want {
-						t.Fatalf("%s:%d: the tutor is at step %d, not %d\n%s", path, n, step+1, want, tail(transcript.String(), 60))
+						detail, _ := sh.Tutor().Do("goal --detail")
+						t.Fatalf("%s:%d: the tutor is at step %d, not %d\n%s\nlesson goal --detail:\n%s", path, n, step+1, want, tail(transcript.String(), 60), detail)
 					}
 					continue
 				case line == "" || strings.HasPrefix(line, "#"):
@@ -110,6 +133,24 @@ func TestInteractive(t *testing.T) {
 			}
 		})
 	}
+}
+
+// hasStepHint reports whether out shows the first line of one of the
+// step's hints: its own, or one of a kind of mistake.
+func hasStepHint(l *lessons.Lesson, step int, out string) bool {
+	c := l.Steps[step].Cell
+	if c == nil {
+		return strings.Contains(out, "hint:")
+	}
+	if strings.Contains(out, firstHintLine(l, step)) {
+		return true
+	}
+	for _, h := range c.Hints {
+		if strings.Contains(out, "hint: "+strings.SplitN(h, "\n", 2)[0]) {
+			return true
+		}
+	}
+	return false
 }
 
 func firstHintLine(l *lessons.Lesson, step int) string {
@@ -232,7 +273,7 @@ func TestWrongTurn(t *testing.T) {
 	run("alloc_pd ctx0")
 	run("alloc_pd ctx1")
 	out := run("reg_mr pd0 length=64 access=local_write")
-	if !strings.Contains(out, "» not yet: mr0.length is 64; the goal is 4096") || !strings.Contains(out, "hint: reg_mr pd0 length=4096") {
+	if !strings.Contains(out, "» not yet: mr0 is 64 bytes long; this step's MR is 4096 bytes long") || !strings.Contains(out, "hint: reg_mr pd0 length=4096") {
 		t.Errorf("an MR of the wrong size got no hint:\n%s", out)
 	}
 }

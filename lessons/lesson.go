@@ -69,6 +69,17 @@ type Cell struct {
 	Expects  []*Expect
 	Hint     string
 	HintLine int
+	// Hints are hints for one kind of difference from the lesson's
+	// reference (hint(type): ...): the tutor shows the one for the
+	// mistake made, and Hint otherwise.
+	Hints map[DiffKind]string
+	// Goal is what the learner reads as the step's goal (goal: ...), in
+	// prose; the expectations are shown only when asked for.
+	Goal     string
+	GoalLine int
+	// ByExpect is set by judge: expect — the step is judged by its
+	// expect: lines alone, not by comparing with the reference.
+	ByExpect bool
 
 	badExpect bool // an expect: line did not parse (reported already)
 }

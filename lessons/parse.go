@@ -254,6 +254,10 @@ func (p *parser) body(lines []string, from int) {
 			continue
 		}
 		if key, rest, ok := expectLine(t); ok {
+			var kind DiffKind
+			if k, ok := strings.CutPrefix(key, "hint("); ok {
+				key, kind = "hint", DiffKind(strings.TrimSuffix(k, ")"))
+			}
 			underHeading = false
 			if last == nil {
 				where := "no ```vsh cell comes before it"
@@ -273,17 +277,52 @@ func (p *parser) body(lines []string, from int) {
 				}
 				e.Line = ln
 				last.Expects = append(last.Expects, e)
+			case "judge":
+				switch rest {
+				case "expect":
+					last.ByExpect = true
+				case "state":
+					last.ByExpect = false
+				default:
+					p.errorf(ln, "judge: %q: judge: expect judges the step by its expect: lines alone; judge: state (the default) compares with the lesson's reference", rest)
+				}
+				if last.Auto {
+					p.errorf(ln, "judge: belongs to a cell the learner performs; the tutor runs a ```vsh auto cell itself")
+				}
+			case "goal":
+				if rest == "" {
+					p.errorf(ln, "goal: is empty")
+					continue
+				}
+				if last.Auto {
+					p.errorf(ln, "goal: belongs to a cell the learner performs; the tutor runs a ```vsh auto cell itself")
+					continue
+				}
+				addLine(&last.Goal, &last.GoalLine, ln, rest, " ")
 			case "hint":
 				if rest == "" {
 					p.errorf(ln, "hint: is empty")
 					continue
 				}
-				if last.Hint == "" {
-					last.HintLine = ln
-					last.Hint = rest
-				} else {
-					last.Hint += "\n" + rest
+				if kind != "" {
+					if !knownDiffKind(kind) {
+						var names []string
+						for _, k := range DiffKinds {
+							names = append(names, string(k))
+						}
+						p.errorf(ln, "hint(%s): unknown kind of difference%s; the kinds are %s", kind, didYouMean(string(kind), names), strings.Join(names, ", "))
+						continue
+					}
+					if last.Hints == nil {
+						last.Hints = map[DiffKind]string{}
+					}
+					if last.Hints[kind] != "" {
+						last.Hints[kind] += "\n"
+					}
+					last.Hints[kind] += rest
+					continue
 				}
+				addLine(&last.Hint, &last.HintLine, ln, rest, "\n")
 			}
 			continue
 		}
@@ -337,14 +376,39 @@ func (p *parser) endSection(sec *section) {
 	}
 }
 
-// expectLine recognizes "expect: ..." and "hint: ...".
+// expectLine recognizes "expect: ...", "goal: ...", "hint: ..." and
+// "hint(KIND): ...".
 func expectLine(t string) (string, string, bool) {
-	for _, k := range []string{"expect", "hint"} {
+	for _, k := range []string{"expect", "hint", "goal", "judge"} {
 		if strings.HasPrefix(t, k+":") {
 			return k, strings.TrimSpace(t[len(k)+1:]), true
 		}
 	}
+	if strings.HasPrefix(t, "hint(") {
+		if i := strings.Index(t, "):"); i > 0 && !strings.ContainsAny(t[5:i], " ()") {
+			return t[:i+1], strings.TrimSpace(t[i+2:]), true
+		}
+	}
 	return "", "", false
+}
+
+// addLine adds a line to a text of several (a goal, a hint), noting the
+// line the text starts at.
+func addLine(text *string, at *int, ln int, line, sep string) {
+	if *text == "" {
+		*at, *text = ln, line
+		return
+	}
+	*text += sep + line
+}
+
+func knownDiffKind(k DiffKind) bool {
+	for _, x := range DiffKinds {
+		if x == k {
+			return true
+		}
+	}
+	return false
 }
 
 // cell reads a ```vsh block opening at lines[i]; it returns the cell and
@@ -433,11 +497,17 @@ func (p *parser) checkCells() {
 		if real == 0 {
 			p.errorf(c.Line, "the ```vsh cell holds only comments; put at least one command in it")
 		}
-		if !c.Auto && len(c.Expects) == 0 && !c.badExpect {
-			p.errorf(c.Line, "the learner's cell has no expect: line, so the tutor could not tell when its goal is reached; "+
-				"add one after the closing fence (expect: qp0.state == RTS), or make it ```vsh auto")
+		if c.ByExpect && len(c.Expects) == 0 && !c.badExpect {
+			p.errorf(c.Line, "judge: expect judges the step by its expect: lines alone, and the cell has none; add one, or drop judge: expect")
+		}
+		if !c.Auto && len(c.Expects) == 0 && c.Goal == "" && !c.badExpect {
+			p.errorf(c.Line, "the learner's cell has no goal: line, so the learner is not told what to do; "+
+				"add one after the closing fence (goal: Move qp0 to RTS), or make it ```vsh auto")
 		}
 		for _, e := range c.Expects {
+			if e.subj.kind == subjPackets && !contains(p.l.Needs, "trace") && !contains(s.Needs, "trace") {
+				p.errorf(e.Line, "expect: %s counts packets, which only a backend with a trace shows; add trace to the lesson's needs: (or the section's)", e.Text)
+			}
 			if e.subj.kind == subjError && marked == 0 && !e.noFailure() {
 				p.errorf(e.Line, "expect: %s, but no command of the cell is marked \"! \" (expected to fail); mark the one that fails", e.Text)
 			}

@@ -18,6 +18,12 @@ type PlayOptions struct {
 	// whatever it offers: the sections that need one are skipped. Lesson
 	// check uses it to play a lesson as a backend without them would.
 	Lacking []string
+	// Judge also compares the session after every cell with the lesson's
+	// reference session on the simulator, as the tutor judges a learner:
+	// on a real device that proves the lesson teaches what the device
+	// does; on the simulator with another seed, that nothing random by
+	// nature is compared.
+	Judge bool
 }
 
 // PlayError is a lesson that did not play to its end: a command that
@@ -108,6 +114,11 @@ func Play(env Env, l *Lesson, w io.Writer, o PlayOptions) error {
 			sleep(o.Pace)
 		}
 	}
+	var j *Judge
+	if o.Judge {
+		j = NewJudge(env, l, skips)
+		defer j.Close()
+	}
 	io.WriteString(w, Header(l))
 	for i, s := range l.Steps {
 		if skips[i] != nil && i > 0 && skips[i-1] == skips[i] {
@@ -128,8 +139,22 @@ func Play(env Env, l *Lesson, w io.Writer, o PlayOptions) error {
 			continue
 		}
 		io.WriteString(w, "\n")
+		if s.Cell.Goal != "" {
+			io.WriteString(w, wrapPrefixed("» goal: ", s.Cell.Goal))
+		}
+		if j != nil {
+			if err := j.Begin(i); err != nil {
+				return &PlayError{Name: l.Name, Line: s.Cell.Line, Msg: err.Error()}
+			}
+		}
 		if err := playCell(env, l, s.Cell, w, pause); err != nil {
 			return err
+		}
+		if j != nil {
+			if v := j.Verdict(); !v.Met {
+				fmt.Fprintf(w, "✗ the session differs from the lesson's reference: %s\n", v.Diffs[0].Text)
+				return &PlayError{Name: l.Name, Line: s.Cell.Line, Msg: "the session differs from the lesson's reference on the simulator: " + v.Diffs[0].Text}
+			}
 		}
 	}
 	steps := fmt.Sprintf("%d step%s", len(l.Steps), plural(len(l.Steps)))
@@ -198,6 +223,10 @@ func skippedSteps(secs []*SkippedSection) int {
 
 // playCell runs a cell's commands and checks its expectations.
 func playCell(env Env, l *Lesson, c *Cell, w io.Writer, pause func()) error {
+	if wantsPackets(c) {
+		env.RecordPackets(true)
+		defer env.RecordPackets(false)
+	}
 	start := env.RecordCount()
 	for _, cmd := range c.Commands {
 		if isComment(cmd.Text) {

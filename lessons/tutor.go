@@ -6,16 +6,17 @@ import (
 	"strings"
 )
 
-// Tutor runs a lesson interactively in a session: it shows a step's prose,
-// lets the learner type whatever commands they like, and after each one
-// checks the step's goal — the expectations of its cell — against the
-// session's state and log, never against what the commands typed or
-// printed. Any commands that reach the goal will do. The shell's lesson
-// command drives it (lesson next, back, hint, skip, reset, goal, quit)
-// and calls Observe after every other command.
+// Tutor runs a lesson interactively in a session: it shows a step's prose
+// and goal, lets the learner type whatever commands they like, and after
+// each one asks its Judge whether the learner's session now matches what
+// the step's own cell produces in the lesson's reference session — what
+// the learner built, never what they typed. Any commands that get there
+// will do. The shell's lesson command drives it (lesson next, back, hint,
+// skip, reset, goal, quit) and calls Observe after every other command.
 type Tutor struct {
 	env  Env
 	l    *Lesson
+	j    *Judge
 	step int // the current step
 	// start is the record count when the current step began: the step's
 	// goal is judged on the commands typed since.
@@ -28,6 +29,7 @@ type Tutor struct {
 	absent []*SkippedSection
 	done   bool // past the last step
 	quit   bool
+	said   map[string]bool // the differences pointed out in this step
 }
 
 // Tutor commands, as the shell's lesson command takes them.
@@ -35,9 +37,9 @@ var TutorCommands = []struct{ Name, Doc string }{
 	{"next", "go on to the next step (once its goal is reached)"},
 	{"back", "go back one step: the session is rebuilt as it was at that step's start"},
 	{"hint", "a hint for this step; twice: the lesson's own commands"},
-	{"skip", "let the tutor run this step's commands, and go on"},
+	{"skip", "let the tutor do this step, and go on"},
 	{"reset", "rebuild the session as it was at this step's start (replays the earlier steps on a fresh backend)"},
-	{"goal", "what this step's goal is, and how far you are"},
+	{"goal", "this step's goal and what is still missing; goal --detail: everything the tutor compares"},
 	{"quit", "leave the lesson; the session stays as it is"},
 }
 
@@ -53,16 +55,24 @@ func NewTutor(env Env, l *Lesson) (*Tutor, string, error) {
 	}
 	t := &Tutor{env: env, l: l, solved: make([]bool, len(l.Steps)), skip: make([]bool, len(l.Steps)),
 		absent: stepSkips(l, skippedSections(l, caps))}
+	t.j = NewJudge(env, l, t.absent)
 	var b strings.Builder
 	b.WriteString(Header(l))
-	b.WriteString(wrap(fmt.Sprintf("%d step%s. Type the commands yourself: any that reach a step's goal will do. "+
-		"lesson hint helps, lesson skip does a step for you, lesson reset starts a step over.", len(l.Steps), plural(len(l.Steps))), Width) + "\n")
+	b.WriteString(wrap(fmt.Sprintf("%d step%s. Type the commands yourself: the tutor compares what you build with what the lesson builds, "+
+		"so any commands that get there will do. lesson hint helps, lesson skip does a step for you, lesson reset starts a step over.",
+		len(l.Steps), plural(len(l.Steps))), Width) + "\n")
 	t.enter(0, &b)
 	return t, b.String(), nil
 }
 
 // Lesson returns the lesson being taught.
 func (t *Tutor) Lesson() *Lesson { return t.l }
+
+// Judge returns the tutor's judge.
+func (t *Tutor) Judge() *Judge { return t.j }
+
+// Close ends the tutor's reference session.
+func (t *Tutor) Close() error { return t.j.Close() }
 
 // Step returns the index of the current step, and whether the lesson is
 // over (every step done, or quit).
@@ -97,7 +107,7 @@ func (t *Tutor) enter(i int, b *strings.Builder) {
 		return
 	}
 	for i < len(t.l.Steps) {
-		t.step, t.hints = i, 0
+		t.step, t.hints, t.said = i, 0, map[string]bool{}
 		t.start = t.env.RecordCount()
 		s := t.l.Steps[i]
 		b.WriteString("\n" + stepHeader(t.l, i))
@@ -126,7 +136,7 @@ func (t *Tutor) enter(i int, b *strings.Builder) {
 			return
 		case s.Cell.Auto:
 			b.WriteString("» the tutor runs this for you:\n")
-			if err := t.runCell(s.Cell, b); err != nil {
+			if err := t.doCell(b); err != nil {
 				fmt.Fprintf(b, "» %v\n» lesson reset tries again; lesson skip goes on\n", err)
 				return
 			}
@@ -138,6 +148,9 @@ func (t *Tutor) enter(i int, b *strings.Builder) {
 			b.WriteString("» lesson next to go on\n")
 			return
 		default:
+			if err := t.j.Begin(i); err != nil {
+				fmt.Fprintf(b, "» the tutor could not build this step's reference (%v); it checks the lesson's expect: lines alone\n", err)
+			}
 			b.WriteString(t.goalLine())
 			return
 		}
@@ -145,12 +158,29 @@ func (t *Tutor) enter(i int, b *strings.Builder) {
 }
 
 func (t *Tutor) goalLine() string {
-	s := t.l.Steps[t.step]
-	var goals []string
-	for _, e := range s.Cell.Expects {
-		goals = append(goals, e.Text)
+	c := t.l.Steps[t.step].Cell
+	if c.Goal != "" {
+		return wrapPrefixed("» your turn: ", c.Goal)
 	}
-	return "» your turn. goal: " + strings.Join(goals, "; ") + "\n"
+	return "» your turn: do what the text above says (lesson goal shows what is still missing)\n"
+}
+
+// wrapPrefixed wraps text after a prefix, continuing lines under it (two
+// columns in, after a long prefix).
+func wrapPrefixed(prefix, text string) string {
+	lead := prefix[:len(prefix)-len(strings.TrimLeft(prefix, " "))]
+	indent := runeLen(prefix)
+	if indent > 12 {
+		indent = len(lead) + 2
+	}
+	first := lead + wrap(prefix[len(lead):]+text, Width-len(lead))
+	head, rest, _ := strings.Cut(first, "\n")
+	if rest == "" {
+		return head + "\n"
+	}
+	rest = wrap(strings.Join(strings.Fields(rest), " "), Width-indent)
+	pad := strings.Repeat(" ", indent)
+	return head + "\n" + pad + strings.ReplaceAll(rest, "\n", "\n"+pad) + "\n"
 }
 
 func (t *Tutor) finish(b *strings.Builder) {
@@ -175,43 +205,82 @@ func (t *Tutor) absentCount() int {
 	return n
 }
 
-// runCell runs a cell's commands for the learner, showing the transcript,
-// and checks its expectations.
-func (t *Tutor) runCell(c *Cell, b *strings.Builder) error {
-	start := t.env.RecordCount()
+// doCell does the current step's cell for the learner: the lesson's
+// commands, each handle the learner's object paired with the lesson's, the
+// transcript shown. When they cannot be replayed as they are, or do not
+// get there (the session drifted from the lesson's), the session is
+// rebuilt to the end of the step from the lesson's own commands.
+func (t *Tutor) doCell(b *strings.Builder) error {
+	i := t.step
+	c := t.l.Steps[i].Cell
+	if err := t.j.Begin(i); err != nil {
+		return fmt.Errorf("the lesson's own cell failed: %v", err)
+	}
+	if !t.changedSinceStart() {
+		var transcript strings.Builder
+		if err := t.replayCell(c, &transcript); err == nil {
+			if v := t.j.Verdict(); v.Met {
+				b.WriteString(transcript.String())
+				return nil
+			}
+		}
+		b.WriteString(transcript.String())
+	}
+	why := ""
+	if v := t.j.Verdict(); len(v.Diffs) > 0 {
+		why = " (" + v.Diffs[0].Text + ")"
+	}
+	n, err := t.rebuildSession(i + 1)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(b, "» your session had drifted from the lesson's%s; the tutor rebuilt it: a fresh backend, then the lesson's %d command%s up to the end of step %d\n",
+		why, n, plural(n), i+1)
+	return nil
+}
+
+// changedSinceStart reports whether the learner changed anything in this
+// step: a command that succeeded and is more than a look.
+func (t *Tutor) changedSinceStart() bool {
+	for _, r := range t.learnerRecords() {
+		calls := r.Calls
+		if r.Err != nil && len(calls) > 0 {
+			calls = calls[:len(calls)-1]
+		}
+		for _, c := range calls {
+			if !c.Look {
+				return true
+			}
+		}
+		if len(r.Calls) == 0 && r.Err == nil {
+			return true
+		}
+	}
+	return false
+}
+
+// replayCell runs the cell's commands in the learner's session, through
+// the judge's pairing of handles.
+func (t *Tutor) replayCell(c *Cell, w *strings.Builder) error {
+	k := 0
 	for _, cmd := range c.Commands {
 		if isComment(cmd.Text) {
 			continue
 		}
-		if err := runCommand(t.env, b, cmd); err != nil {
-			return fmt.Errorf("line %d: %v", cmd.Line, err)
+		n := t.env.RecordCount()
+		for _, line := range t.j.TranslateLines(cmd.Text) {
+			if err := runCommand(t.env, w, Command{Line: cmd.Line, Text: line}); err != nil {
+				return err
+			}
 		}
-	}
-	recs := t.env.Records(start)
-	for _, e := range c.Expects {
-		if err := e.Check(t.env, recs); err != nil {
-			return fmt.Errorf("line %d: expect: %s: %v", e.Line, e.Text, err)
+		var made []string
+		for _, r := range t.env.Records(n) {
+			made = append(made, r.Created...)
 		}
+		t.j.Built(k, made)
+		k++
 	}
 	return nil
-}
-
-// unmet checks the current step's goal against the commands since the
-// step began; it returns the expectations that do not hold.
-func (t *Tutor) unmet() []error {
-	s := t.l.Steps[t.step]
-	if s.Cell == nil {
-		return nil
-	}
-	recs := t.env.Records(t.start)
-	x := newEvalCtx(t.env, recs)
-	var out []error
-	for _, e := range s.Cell.Expects {
-		if err := e.check(x); err != nil {
-			out = append(out, err)
-		}
-	}
-	return out
 }
 
 // learnerRecords are the records of the step that the learner typed (not
@@ -228,8 +297,11 @@ func (t *Tutor) learnerRecords() []Record {
 
 // Observe is called after each command the learner typed (not the lesson
 // command, nor the commands the tutor itself runs). When the step's goal
-// is reached it says so and shows the next step; when the command failed
-// it offers the step's hint; otherwise it says nothing.
+// is reached it says so and shows the next step. Otherwise it speaks only
+// when something went wrong: a command failed, the session can no longer
+// reach the goal (lesson reset), or a command led away from it — naming
+// the first difference, with the hint for that kind of mistake. A command
+// on the way to the goal gets no comment.
 func (t *Tutor) Observe() string {
 	if t.done || t.quit || !t.l.Steps[t.step].Interactive() || t.solved[t.step] {
 		return ""
@@ -238,60 +310,63 @@ func (t *Tutor) Observe() string {
 	if len(recs) == 0 {
 		return ""
 	}
-	unmet := t.unmet()
+	v := t.j.Verdict()
 	var b strings.Builder
-	if len(unmet) == 0 {
+	if v.Met {
 		t.solved[t.step] = true
 		b.WriteString("✓ goal reached\n")
 		t.enter(t.step+1, &b)
 		return b.String()
 	}
 	last := recs[len(recs)-1]
-	switch {
-	case last.Err != nil && !last.ExpectFail:
-		// A mistake: say what is missing, and give the hint.
-		b.WriteString("» not yet: " + unmet[0].Error() + "\n")
-		b.WriteString(t.hintText(false))
-	case last.Err == nil:
-		// A command that worked but left the object it made or acted on
-		// short of the goal (an MR without the access the step asks for):
-		// a wrong turn, though no error says so.
-		if u := wrongTurn(last, unmet); u != nil {
-			b.WriteString("» not yet: " + u.Error() + "\n")
-			b.WriteString(t.hintText(false))
+	switch d := v.Lost(); {
+	case d != nil:
+		if !t.said[d.Text] {
+			t.said[d.Text] = true
+			b.WriteString(wrapPrefixed("» this step's goal is out of reach from here: ", d.Text))
+			b.WriteString("» lesson reset rebuilds the session as it was at this step's start; lesson skip does the step for you\n")
+		}
+	case last.Err != nil && !last.ExpectFail && !t.expectedFailure(last):
+		d := v.Wrong()
+		if d == nil {
+			d = &v.Diffs[0]
+		}
+		t.said[d.Text] = true
+		b.WriteString(wrapPrefixed("» not yet: ", d.Text))
+		b.WriteString(t.hintText(false, d.Kind))
+	default:
+		// A wrong turn the tutor has not pointed out yet: this command's.
+		for _, d := range v.Diffs {
+			if !d.Pending && !t.said[d.Text] {
+				t.said[d.Text] = true
+				b.WriteString(wrapPrefixed("» not yet: ", d.Text))
+				b.WriteString(t.hintText(false, d.Kind))
+				break
+			}
 		}
 	}
 	return b.String()
 }
 
-// wrongTurn returns the unmet expectation about an object the command made
-// or acted on (its first word after the command name), if any.
-func wrongTurn(r Record, unmet []error) *Unmet {
-	touched := map[string]bool{}
-	for _, h := range r.Created {
-		touched[h] = true
-	}
-	if f := strings.Fields(r.Line); len(f) > 1 && handlePattern.MatchString(strings.ToLower(f[1])) {
-		touched[strings.ToLower(f[1])] = true
-	}
-	for _, err := range unmet {
-		if u, ok := err.(*Unmet); ok && u.Handle != "" && touched[u.Handle] {
-			return u
-		}
-	}
-	return nil
-}
+// expectedFailure reports whether a learner's failed command is one the
+// step's cell makes fail ("! " lines): part of the step, not a mistake.
+func (t *Tutor) expectedFailure(r Record) bool { return t.j.expectedFailure(r) }
 
-// hintText is the step's hint; with solution, the lesson's own commands.
-func (t *Tutor) hintText(solution bool) string {
+// hintText is the step's hint, the one for a kind of difference where the
+// lesson has one; with solution, the lesson's own commands.
+func (t *Tutor) hintText(solution bool, kind DiffKind) string {
 	c := t.l.Steps[t.step].Cell
 	if c == nil {
 		return "» this step has nothing to do: lesson next\n"
 	}
 	var b strings.Builder
 	if !solution {
-		if c.Hint != "" {
-			for _, l := range strings.Split(c.Hint, "\n") {
+		hint := c.Hint
+		if h := c.Hints[kind]; h != "" {
+			hint = h
+		}
+		if hint != "" {
+			for _, l := range strings.Split(hint, "\n") {
 				b.WriteString("hint: " + l + "\n")
 			}
 		} else {
@@ -302,7 +377,7 @@ func (t *Tutor) hintText(solution bool) string {
 	}
 	b.WriteString("» the lesson's commands for this step:\n")
 	for _, cmd := range c.Commands {
-		b.WriteString("    " + cmd.Bare() + "\n")
+		b.WriteString("    " + t.j.Translate(cmd.Bare()) + "\n")
 	}
 	return b.String()
 }
@@ -311,11 +386,16 @@ func (t *Tutor) hintText(solution bool) string {
 // lesson is over.
 var ErrNoStep = errors.New("the lesson is over; lesson back returns to its last step, lesson quit leaves it")
 
-// Do runs a tutor command: next, back, hint, skip, reset, goal, quit, or
-// "" to show the current step again.
+// Do runs a tutor command: next, back, hint, skip, reset, goal (with
+// "goal --detail"), quit, or "" to show the current step again.
 func (t *Tutor) Do(cmd string) (string, error) {
 	var b strings.Builder
-	switch cmd {
+	word, arg, _ := strings.Cut(strings.TrimSpace(cmd), " ")
+	arg = strings.TrimSpace(arg)
+	if arg != "" && !(word == "goal" && (arg == "--detail" || arg == "detail" || arg == "-d")) {
+		return "", fmt.Errorf("lesson %s takes nothing more, not %q (lesson goal --detail is the one that takes a word)", word, arg)
+	}
+	switch word {
 	case "", "show":
 		if t.done {
 			t.finish(&b)
@@ -332,11 +412,11 @@ func (t *Tutor) Do(cmd string) (string, error) {
 		}
 		s := t.l.Steps[t.step]
 		if s.Interactive() && !t.solved[t.step] {
-			unmet := t.unmet()
-			if len(unmet) > 0 || len(t.learnerRecords()) == 0 {
+			v := t.j.Verdict()
+			if !v.Met || len(t.learnerRecords()) == 0 {
 				why := "you have not run a command in this step yet"
-				if len(unmet) > 0 {
-					why = unmet[0].Error()
+				if len(v.Diffs) > 0 {
+					why = v.Diffs[0].Text
 				}
 				return "", fmt.Errorf("the goal of step %d is not reached yet: %s; lesson hint helps, lesson skip has the tutor do it", t.step+1, why)
 			}
@@ -374,29 +454,21 @@ func (t *Tutor) Do(cmd string) (string, error) {
 			return "", ErrNoStep
 		}
 		t.hints++
-		b.WriteString(t.hintText(t.hints > 1))
+		kind := DiffKind("")
+		if t.l.Steps[t.step].Interactive() {
+			if v := t.j.Verdict(); len(v.Diffs) > 0 {
+				kind = v.Diffs[0].Kind
+				if d := v.Wrong(); d != nil {
+					kind = d.Kind
+				}
+			}
+		}
+		b.WriteString(t.hintText(t.hints > 1, kind))
 	case "goal":
 		if t.done {
 			return "", ErrNoStep
 		}
-		s := t.l.Steps[t.step]
-		fmt.Fprintf(&b, "» step %d of %d", t.step+1, len(t.l.Steps))
-		if s.Section != "" {
-			b.WriteString(" · " + s.Section)
-		}
-		b.WriteString("\n")
-		if !s.Interactive() {
-			b.WriteString("» nothing to do here: lesson next goes on\n")
-			break
-		}
-		x := newEvalCtx(t.env, t.env.Records(t.start))
-		for _, e := range s.Cell.Expects {
-			if err := e.check(x); err != nil {
-				fmt.Fprintf(&b, "✗ %s: %v\n", e.Text, err)
-			} else {
-				fmt.Fprintf(&b, "✓ %s\n", e.Text)
-			}
-		}
+		t.goal(&b, arg != "")
 	case "skip":
 		if t.done {
 			return "", ErrNoStep
@@ -404,7 +476,7 @@ func (t *Tutor) Do(cmd string) (string, error) {
 		s := t.l.Steps[t.step]
 		if s.Interactive() && !t.solved[t.step] {
 			b.WriteString("» the tutor does this step for you:\n")
-			if err := t.runCell(s.Cell, &b); err != nil {
+			if err := t.doCell(&b); err != nil {
 				return b.String(), fmt.Errorf("%v; lesson reset rebuilds the step and tries again", err)
 			}
 			t.solved[t.step], t.skip[t.step] = true, true
@@ -415,38 +487,100 @@ func (t *Tutor) Do(cmd string) (string, error) {
 		mine, skipped := t.Solved()
 		fmt.Fprintf(&b, "» you left lesson %s at step %d of %d (%d solved by you, %d done by the tutor); the session stays as it is.\n",
 			t.l.ID, t.step+1, len(t.l.Steps), mine, skipped)
+		t.j.Close()
 	default:
 		var names []string
 		for _, c := range TutorCommands {
 			names = append(names, c.Name)
 		}
-		return "", fmt.Errorf("unknown lesson command %q; one of: %s", cmd, strings.Join(names, ", "))
+		return "", fmt.Errorf("unknown lesson command %q; one of: %s", word, strings.Join(names, ", "))
 	}
 	return b.String(), nil
+}
+
+// goal writes lesson goal: the step's goal and how far the learner is;
+// with detail, every expect: line and every difference the judge found.
+func (t *Tutor) goal(b *strings.Builder, detail bool) {
+	s := t.l.Steps[t.step]
+	fmt.Fprintf(b, "» step %d of %d", t.step+1, len(t.l.Steps))
+	if s.Section != "" {
+		b.WriteString(" · " + s.Section)
+	}
+	b.WriteString("\n")
+	if !s.Interactive() {
+		b.WriteString("» nothing to do here: lesson next goes on\n")
+		return
+	}
+	if s.Cell.Goal != "" {
+		b.WriteString(wrapPrefixed("goal: ", s.Cell.Goal))
+	}
+	if t.solved[t.step] {
+		b.WriteString("✓ reached\n")
+		return
+	}
+	v := t.j.Verdict()
+	switch {
+	case v.Met:
+		b.WriteString("✓ reached: lesson next goes on\n")
+	case !detail:
+		d := v.Diffs[0]
+		if w := v.Lost(); w != nil {
+			d = *w
+		}
+		b.WriteString(wrapPrefixed("✗ not yet: ", d.Text))
+		if n := len(v.Diffs) - 1; n > 0 {
+			fmt.Fprintf(b, "  (and %d more; lesson goal --detail lists them)\n", n)
+		}
+	}
+	if !detail {
+		return
+	}
+	if len(s.Cell.Expects) > 0 {
+		b.WriteString("the lesson's expectations:\n")
+		x := newEvalCtx(mappedEnv{Env: t.env, m: t.j.lastMapping(), ref: t.j.refAfter()}, translateRecords(t.j.learnerRecords(), t.j.lastMapping()))
+		if !t.j.ready {
+			x = newEvalCtx(t.env, t.j.learnerRecords())
+		}
+		for _, e := range s.Cell.Expects {
+			if err := e.check(x); err != nil {
+				fmt.Fprintf(b, "  ✗ %s: %v\n", e.Text, err)
+			} else {
+				fmt.Fprintf(b, "  ✓ %s\n", e.Text)
+			}
+		}
+	}
+	if !t.j.ready {
+		return
+	}
+	var other []Diff
+	for _, d := range v.Diffs {
+		if d.Kind != DiffExpect {
+			other = append(other, d)
+		}
+	}
+	if len(other) == 0 {
+		b.WriteString("your session matches what the lesson's commands build in this step\n")
+		return
+	}
+	b.WriteString("where your session differs from what the lesson's commands build:\n")
+	for _, d := range other {
+		mark := "to do"
+		switch {
+		case d.Lost:
+			mark = "lost"
+		case !d.Pending:
+			mark = "wrong"
+		}
+		b.WriteString(wrapPrefixed(fmt.Sprintf("  [%s] %s: ", mark, d.Kind), d.Text))
+	}
 }
 
 // rebuild resets the session and replays the lesson's commands of the
 // steps before step to, silently, then shows step to.
 func (t *Tutor) rebuild(to int, b *strings.Builder) error {
-	if _, err := t.env.Exec("reset"); err != nil {
-		return fmt.Errorf("reset: %s", firstLine(err.Error()))
-	}
-	n := 0
-	for i := 0; i < to; i++ {
-		c := t.l.Steps[i].Cell
-		if c == nil || t.absent[i] != nil {
-			continue
-		}
-		for _, cmd := range c.Commands {
-			if isComment(cmd.Text) {
-				continue
-			}
-			var sink strings.Builder
-			if err := runCommand(t.env, &sink, cmd); err != nil {
-				return fmt.Errorf("replaying line %d of %s: %v", cmd.Line, t.l.Name, err)
-			}
-			n++
-		}
+	n, err := t.rebuildSession(to)
+	if err != nil {
+		return err
 	}
 	t.done = false
 	for i := to; i < len(t.l.Steps); i++ {
@@ -455,4 +589,39 @@ func (t *Tutor) rebuild(to int, b *strings.Builder) error {
 	fmt.Fprintf(b, "» the session is rebuilt: a fresh backend, then the lesson's %d command%s before step %d\n", n, plural(n), to+1)
 	t.enter(to, b)
 	return nil
+}
+
+// rebuildSession resets the session and replays, silently, the lesson's
+// cells of the steps before step to; it returns how many commands ran.
+func (t *Tutor) rebuildSession(to int) (int, error) {
+	n, err := Rebuild(t.env, t.l, t.absent, to)
+	t.j.forget()
+	return n, err
+}
+
+// Rebuild resets the session env and replays, silently, the cells of the
+// steps of l before step to, but those absent marks; it returns how many
+// commands ran. The session is then as at the start of step to.
+func Rebuild(env Env, l *Lesson, absent []*SkippedSection, to int) (int, error) {
+	if _, err := env.Exec("reset"); err != nil {
+		return 0, fmt.Errorf("reset: %s", firstLine(err.Error()))
+	}
+	n := 0
+	for i := 0; i < to && i < len(l.Steps); i++ {
+		c := l.Steps[i].Cell
+		if c == nil || i < len(absent) && absent[i] != nil {
+			continue
+		}
+		for _, cmd := range c.Commands {
+			if isComment(cmd.Text) {
+				continue
+			}
+			var sink strings.Builder
+			if err := runCommand(env, &sink, cmd); err != nil {
+				return n, fmt.Errorf("replaying line %d of %s: %v", cmd.Line, l.Name, err)
+			}
+			n++
+		}
+	}
+	return n, nil
 }

@@ -236,6 +236,9 @@ type argSpec struct {
 	req     bool
 	def     string // default, shown in help ("" for none)
 	help    string
+	// canon writes a value the one way a lesson's judge compares it
+	// (op=all and op=send,write,read are one); nil: as typed, lower case.
+	canon func(string) string
 }
 
 func pos(name string, v valueKind, req bool, help string) argSpec {

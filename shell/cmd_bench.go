@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -18,6 +20,25 @@ import (
 
 // bench: perftest's ib_{send,write,read}_{bw,lat} over a range of message
 // sizes between two local devices, as a table and a chart (package sweep).
+
+// benchOps writes bench's op= list in one way: sorted, all spelled out.
+func benchOps(v string) string {
+	var ops []string
+	for _, o := range strings.Split(strings.ToLower(v), ",") {
+		if o = strings.TrimSpace(o); o == "all" {
+			ops = append(ops, "read", "send", "write")
+		} else if o != "" {
+			ops = append(ops, o)
+		}
+	}
+	sort.Strings(ops)
+	return strings.Join(slices.Compact(ops), ",")
+}
+
+func withCanon(sp argSpec, f func(string) string) argSpec {
+	sp.canon = f
+	return sp
+}
 
 func benchCmd() *command {
 	return &command{Name: "bench", Group: gData,
@@ -44,7 +65,7 @@ func benchCmd() *command {
 		Args: []argSpec{
 			pos("A", vDevice, false, "A's device (the side that posts first and measures): A, a device name; default A"),
 			pos("B", vDevice, false, "B's device; default B (A again where there is one device)"),
-			reqKey("op", vText, "send, write, read, all, or a comma-separated list: which of perftest's programs"),
+			withCanon(reqKey("op", vText, "send, write, read, all, or a comma-separated list: which of perftest's programs"), benchOps),
 			key("mode", vText, "both", "bw, lat or both", "test"),
 			key("min", vSize, "64", "the smallest message size", "min_size"),
 			key("max", vSize, "1M", "the largest message size (at most 8M)", "max_size"),

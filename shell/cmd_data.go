@@ -61,6 +61,7 @@ func cmdPostRecv(c *call) error {
 	n, err := o.qp.PostRecv(wrs)
 	postResult(c, "ibv_post_recv", o, wrs, n, err, lines)
 	o.recvs += min(n, len(wrs))
+	c.recordRecvs(o, wrs[:min(n, len(wrs))])
 	return err
 }
 
@@ -76,6 +77,7 @@ func cmdPostSRQRecv(c *call) error {
 	n, err := o.srq.PostRecv(wrs)
 	postResult(c, "ibv_post_srq_recv", o, wrs, n, err, lines)
 	o.recvs += min(n, len(wrs))
+	c.recordRecvs(o, wrs[:min(n, len(wrs))])
 	return err
 }
 
@@ -232,6 +234,7 @@ func cmdPostSend(c *call) error {
 	for _, w := range wrs[:min(posted, len(wrs))] {
 		o.sent = append(o.sent, w.WRID)
 	}
+	c.recordSends(o, wrs[:min(posted, len(wrs))])
 	for _, note := range notes {
 		c.line("note: %s", note)
 	}

@@ -65,6 +65,7 @@ func cmdDo(c *call) error {
 			c.line("; %s", sb.text)
 		}
 		sc := &call{s: c.s, cmd: sb.cmd, a: sb.a, out: c.out, cell: c.cell, src: sb.text}
+		c.s.recordCall(c.cell, sb.cmd, sb.a)
 		if err := sb.cmd.run(sc); err != nil {
 			return err
 		}

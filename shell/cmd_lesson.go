@@ -12,7 +12,7 @@ import (
 // the shell's own reset.
 func lessonCmd() *command {
 	return &command{Name: "lesson", Group: gSession,
-		Usage:   "lesson [list | ID | FILE | next | back | hint | skip | reset | goal | quit]",
+		Usage:   "lesson [list | ID | FILE | next | back | hint | skip | reset | goal [--detail] | quit]",
 		Summary: "Take a lesson: the tutor shows each step and checks its goal after every command you type",
 		Help: "lesson ID starts a lesson that ships with vsh (lesson list shows them), lesson FILE an instructor's own. " +
 			"The session is reset, then each step's prose is shown with its goal; type any commands you like, and the tutor " +
@@ -23,7 +23,7 @@ func lessonCmd() *command {
 			"\tlesson hint    a hint; twice: the lesson's own commands\n" +
 			"\tlesson skip    the tutor does the step for you\n" +
 			"\tlesson reset   rebuild the session as it was at the step's start (the shell's reset still resets everything)\n" +
-			"\tlesson goal    what is still missing\n" +
+			"\tlesson goal    the step's goal, and what is still missing (--detail: all the tutor compares)\n" +
 			"\tlesson quit    leave the lesson\n\n" +
 			"From the command line: vsh lesson ID, vsh lesson play ID [--pace 1s], vsh lesson list, vsh lesson check FILE.",
 		rawArgs: true, meta: true, skipNotebook: true, run: cmdLesson, complete: completeLesson}
@@ -40,16 +40,19 @@ func cmdLesson(c *call) error {
 		c.out.addRaw(out)
 		return err
 	}
-	if len(words) > 1 {
-		return usagef(c.cmd.usageHint(), "lesson takes one word, not %d", len(words))
-	}
 	w := words[0].text
+	detail := ""
+	if len(words) == 2 && strings.EqualFold(w, "goal") && (words[1].text == "--detail" || words[1].text == "detail" || words[1].text == "-d") {
+		detail = " --detail"
+	} else if len(words) > 1 {
+		return usagef(c.cmd.usageHint(), "lesson takes one word, not %d (lesson goal --detail is the one that takes two)", len(words))
+	}
 	for _, tc := range lessons.TutorCommands {
 		if strings.EqualFold(w, tc.Name) {
 			if st.tutor == nil || st.tutor.Quit() {
 				return usagef("lesson list shows the lessons; lesson ID starts one", "no lesson is running")
 			}
-			out, err := st.tutor.Do(tc.Name)
+			out, err := st.tutor.Do(tc.Name + detail)
 			c.out.addRaw(out)
 			if tc.Name == "quit" {
 				st.tutor = nil
@@ -73,6 +76,9 @@ func cmdLesson(c *call) error {
 		if _, over := st.tutor.Step(); !over {
 			c.out.addRaw(fmt.Sprintf("» you leave lesson %s for %s", st.tutor.Lesson().ID, l.ID))
 		}
+	}
+	if st.tutor != nil {
+		st.tutor.Close()
 	}
 	st.tutor = nil
 	if len(c.s.h.all()) > 0 {

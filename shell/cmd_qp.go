@@ -691,6 +691,7 @@ func mcast(c *call, attach bool) error {
 		return err
 	}
 	c.verb(pathControl, "%s(%s, %s, %d) = 0", name, c.s.hn(o), g, lid)
+	o.trackGroup(g, attach)
 	return nil
 }
 

@@ -64,6 +64,7 @@ func cmdRepeat(c *call) error {
 			c.line("#%d %s", i, line)
 		}
 		sub := &call{s: c.s, cmd: cmd, a: a, out: c.out, cell: c.cell, src: line}
+		c.s.recordCall(c.cell, cmd, a)
 		if err := cmd.run(sub); err != nil {
 			if n > 1 {
 				return fmt.Errorf("repetition #%d: %w", i, err)

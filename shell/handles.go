@@ -66,10 +66,30 @@ type object struct {
 	// What the application has posted and not yet seen complete, as vsh
 	// counts it from posts and polled completions: the queue occupancy
 	// shown where the backend cannot be inspected.
-	sent    []uint64 // QP: wr_ids of posted sends, oldest first
-	recvs   int      // QP or SRQ: posted receives not yet completed
-	sqDepth int      // QP: the send queue's depth (cap.max_send_wr)
-	rqDepth int      // QP: receive queue depth; SRQ: max_wr
+	sent    []uint64    // QP: wr_ids of posted sends, oldest first
+	recvs   int         // QP or SRQ: posted receives not yet completed
+	sqDepth int         // QP: the send queue's depth (cap.max_send_wr)
+	rqDepth int         // QP: receive queue depth; SRQ: max_wr
+	groups  []verbs.GID // QP: the multicast groups it is attached to, in order
+	// stash holds completions a lesson's judge took off a CQ to look at
+	// them where the backend cannot show a CQ's contents; poll_cq returns
+	// them first.
+	stash []verbs.WC
+}
+
+// trackGroup notes an attach (or detach) of the multicast group g.
+func (o *object) trackGroup(g verbs.GID, attach bool) {
+	for i, x := range o.groups {
+		if x == g {
+			if !attach {
+				o.groups = append(o.groups[:i:i], o.groups[i+1:]...)
+			}
+			return
+		}
+	}
+	if attach {
+		o.groups = append(o.groups, g)
+	}
 }
 
 // handles is the session's table of objects.

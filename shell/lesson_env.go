@@ -2,6 +2,8 @@ package shell
 
 import (
 	"errors"
+	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -51,7 +53,8 @@ func (e lessonEnv) Records(from int) []lessons.Record {
 // cellRecord turns a cell of the log into a lessons.Record.
 func (s *Shell) cellRecord(c Cell) lessons.Record {
 	r := lessons.Record{N: c.N, Line: c.Line, Cmd: c.cmd, Err: c.Err, ExpectFail: c.ExpectFail,
-		Created: append([]string(nil), c.Created...), Inner: s.innerCommands(c)}
+		Created: append([]string(nil), c.Created...), Inner: s.innerCommands(c),
+		Calls: c.calls, Posts: c.posts, Packets: c.packets}
 	for i, wc := range c.Completions {
 		cq := ""
 		if i < len(c.CompletionCQs) {
@@ -181,4 +184,184 @@ func (s *Shell) Tutor() *lessons.Tutor {
 		return nil
 	}
 	return s.lesson.tutor
+}
+
+func (e lessonEnv) RecordPackets(on bool) bool { return e.s.recordPackets(on) }
+
+func (e lessonEnv) Expand(line string) []string {
+	body, bang := splitBang(line)
+	toks, err := tokenize(body)
+	if err != nil || len(toks) < 3 || !strings.EqualFold(toks[0].text, "repeat") || !strings.Contains(body, "{i") {
+		return []string{line}
+	}
+	n, err := strconv.Atoi(toks[1].text)
+	if err != nil || n < 0 || n > maxRepeat {
+		return []string{line}
+	}
+	out := make([]string, 0, n)
+	for i := 0; i < n; i++ {
+		l := substituteIndex(body[toks[2].start:], i)
+		if bang {
+			l = "! " + l
+		}
+		out = append(out, l)
+	}
+	return out
+}
+
+func (e lessonEnv) Info(handle string) (lessons.ObjectInfo, bool) {
+	o, ok := e.s.h.byName[strings.ToLower(handle)]
+	if !ok {
+		return lessons.ObjectInfo{}, false
+	}
+	in := lessons.ObjectInfo{Device: -1, Sends: len(o.sent), Recvs: o.recvs, Groups: append([]verbs.GID(nil), o.groups...)}
+	for i, d := range e.s.devs {
+		if d.Name() == o.dev {
+			in.Device = i
+			break
+		}
+	}
+	return in, true
+}
+
+// Unpolled shows a CQ's completions through the simulator's inspector.
+// Elsewhere it takes them off the device into the CQ's stash, from which
+// the learner's next poll_cq returns them first, waiting up to wait for
+// want of them.
+func (e lessonEnv) Unpolled(cq string, want int, wait time.Duration) ([]verbs.WC, bool) {
+	o, ok := e.s.h.byName[strings.ToLower(cq)]
+	if !ok || o.kind != kCQ {
+		return nil, false
+	}
+	if insp, ok := e.s.prov.(verbs.Inspector); ok {
+		in, err := insp.InspectCQ(o.cq)
+		if err != nil {
+			return nil, false
+		}
+		return in.Entries, true
+	}
+	deadline := time.Now().Add(wait)
+	buf := make([]verbs.WC, 64)
+	for {
+		n, err := o.cq.Poll(buf)
+		if err != nil {
+			return nil, false
+		}
+		o.stash = append(o.stash, buf[:n]...)
+		if n == len(buf) && len(o.stash) < 1<<16 {
+			continue
+		}
+		if len(o.stash) >= want || !time.Now().Before(deadline) || e.s.intr.Load() {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	return append([]verbs.WC(nil), o.stash...), true
+}
+
+func (e lessonEnv) Settings() []string {
+	s := e.s
+	var out []string
+	devName := func(name string) string {
+		for i, d := range s.devs {
+			if d.Name() == name {
+				return devIndexName(i)
+			}
+		}
+		return name
+	}
+	trace := "off"
+	if s.tr != nil {
+		trace = "on"
+	}
+	out = append(out, "trace="+trace)
+	if st, ok := s.prov.(verbs.Stepper); ok {
+		out = append(out, "fabric="+st.DeliveryMode().String())
+		if st.DeliveryMode() == verbs.DeliverStep {
+			p, t := st.Pending()
+			out = append(out, fmt.Sprintf("pending=%d packets, %d timers", p, t))
+		}
+	}
+	if fi, ok := s.prov.(verbs.FaultInjector); ok {
+		for _, r := range fi.Faults() {
+			rule := r.Action.String()
+			if r.Opcode != "" {
+				rule += " opcode=" + strings.ToLower(r.Opcode)
+			}
+			if r.From != "" {
+				rule += " from=" + devName(r.From)
+			}
+			if r.To != "" {
+				rule += " to=" + devName(r.To)
+			}
+			if r.HasPSN {
+				rule += " psn"
+			}
+			if r.Nth > 0 {
+				rule += fmt.Sprintf(" nth=%d", r.Nth)
+			}
+			if r.Count > 0 {
+				rule += fmt.Sprintf(" count=%d left=%d", r.Count, r.Count-r.Hits)
+			}
+			if r.Probability > 0 {
+				rule += fmt.Sprintf(" prob=%g", r.Probability)
+			}
+			if r.Delay > 0 {
+				rule += " delay=" + r.Delay.String()
+			}
+			out = append(out, "fault="+rule)
+		}
+	}
+	if lc, ok := s.prov.(verbs.LinkConfigurer); ok {
+		for i, d := range s.devs {
+			if p, err := lc.LinkParams(d.Name()); err == nil {
+				out = append(out, fmt.Sprintf("link.%s=mtu %d", devIndexName(i), p.MTU))
+			}
+		}
+	}
+	if hg, ok := s.prov.(verbs.HostGroups); ok {
+		for i, d := range s.devs {
+			if i > 0 && len(s.devs) > 1 && d == s.devs[0] {
+				continue
+			}
+			if gs, err := hg.IPGroups(d.Name()); err == nil {
+				for _, g := range gs {
+					out = append(out, fmt.Sprintf("group.%s=%s", devIndexName(i), g))
+				}
+			}
+		}
+	}
+	if st := s.lesson; st != nil && st.ppStarted {
+		out = append(out, "pp_stats=started")
+	}
+	return out
+}
+
+func (e lessonEnv) Explain(topic string) string {
+	t := strings.TrimSpace(topic)
+	if st, err := verbs.ParseWCStatus(t); err == nil && !isWCOpcodeName(strings.ToUpper(t)) {
+		return firstSentence(wcStatusText[st])
+	}
+	if n, err := verbs.ParseErrno(t); err == nil {
+		return firstSentence(errnoText[n])
+	}
+	if st, err := verbs.ParseQPState(t); err == nil {
+		return firstSentence(stateText[st])
+	}
+	return ""
+}
+
+func (e lessonEnv) Shadow() (lessons.Env, func() error, error) {
+	s := e.s
+	n := max(1, len(s.devs))
+	open := s.opts.Open
+	if s.opts.Shadow != nil {
+		open = func() (verbs.Provider, error) { return s.opts.Shadow(n) }
+	}
+	sh, err := New(Options{Open: open, Plain: true, Backend: "sim (the lesson's reference)", Version: s.opts.Version})
+	if err != nil {
+		return nil, nil, err
+	}
+	sh.noRecover = s.noRecover
+	return sh.LessonEnv(), sh.Close, nil
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync/atomic"
 
+	"github.com/vsh-rdma/vsh/lessons"
 	"github.com/vsh-rdma/vsh/verbs"
 )
 
@@ -28,6 +29,10 @@ type Options struct {
 	Backend string
 	// Version is printed by the banner.
 	Version string
+	// Shadow opens the simulator a lesson's judge replays the lesson's
+	// own cells on, with the given number of devices (Env.Shadow); nil
+	// uses Open, which must then be the simulator.
+	Shadow func(devices int) (verbs.Provider, error)
 }
 
 // Cell is one command of the session, numbered as the prompt showed it.
@@ -51,6 +56,9 @@ type Cell struct {
 
 	cmd        string    // canonical command name, "" when unknown
 	unexpected *CmdError // a "! " command that succeeded
+	calls      []lessons.Call
+	posts      []lessons.Post
+	packets    []lessons.Packet
 }
 
 // Failed reports whether the command itself failed.
@@ -81,6 +89,7 @@ type Shell struct {
 	noRecover bool // tests: let panics through
 	intr      atomic.Bool
 	lesson    *lessonState // lesson_env.go: the tutor, when a lesson runs
+	pkts      *packetLog   // packets.go: the packets of each cell, while recorded
 }
 
 // Interrupt asks the command that is waiting (poll_cq wait=) to stop
@@ -119,6 +128,11 @@ func (s *Shell) open() error {
 		return fmt.Errorf("listing devices: %w", err)
 	}
 	s.prov, s.devs = p, devs
+	if s.pkts != nil { // recording the packets goes on, on the new backend
+		s.pkts.cancel()
+		s.pkts = nil
+		s.recordPackets(true)
+	}
 	s.h = newHandles()
 	s.snap = newSnapshot()
 	s.watched = nil
@@ -130,6 +144,11 @@ func (s *Shell) open() error {
 // of creation, and closes the backend.
 func (s *Shell) Close() error {
 	var errs []error
+	if s.lesson != nil && s.lesson.tutor != nil {
+		if err := s.lesson.tutor.Close(); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	if s.tr != nil {
 		if err := s.tr.stop(); err != nil {
 			errs = append(errs, err)
@@ -288,6 +307,7 @@ func (s *Shell) runCell(c *Cell, src string, toks []token, terr error) (string, 
 		return "", &CmdError{Cell: c.N, Cmd: cmd.Name, Err: err}
 	}
 	cl := &call{s: s, cmd: cmd, a: a, out: &output{}, cell: c, src: src}
+	s.recordCall(c, cmd, a)
 	err = s.protect(cmd.Name, func() error { return cmd.run(cl) })
 	if err != nil && !errors.Is(err, ErrExit) {
 		err = &CmdError{Cell: c.N, Cmd: cmd.Name, Err: err}
@@ -296,6 +316,9 @@ func (s *Shell) runCell(c *Cell, src string, toks []token, terr error) (string, 
 		if perr := s.protect(cmd.Name, func() error { s.liveView(cl); return nil }); perr != nil && err == nil {
 			err = &CmdError{Cell: c.N, Cmd: cmd.Name, Err: perr}
 		}
+	}
+	if s.pkts != nil {
+		c.packets = s.pkts.drain()
 	}
 	return cl.out.render(s.st, c.N), err
 }

@@ -211,6 +211,15 @@ type CQInternals struct {
 	Armed         bool
 	SolicitedOnly bool
 	Overflowed    bool
+	// Entries are the completions the CQ holds, oldest first: what the
+	// next polls will return.
+	Entries []WC
+	// Unacked counts the completion events read from the CQ's channel and
+	// not yet acknowledged (ibv_ack_cq_events); destroying the CQ waits for them.
+	Unacked int
+	// Events counts the completion events the CQ raised that wait in its
+	// channel, not yet read (ibv_get_cq_event).
+	Events int
 }
 
 // SRQInternals is what an SRQ holds that libibverbs does not show.

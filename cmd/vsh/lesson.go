@@ -66,10 +66,13 @@ type lessonRun struct {
 	stdout   io.Writer
 	stderr   io.Writer
 	terminal bool
+	// judge: play compares every cell with the lesson's reference on the
+	// simulator, as the tutor judges a learner (on a real device).
+	judge bool
 }
 
 func (r *lessonRun) newShell(open func() (verbs.Provider, error), desc string) (*shell.Shell, error) {
-	return shell.New(shell.Options{Open: open, Plain: r.plain, Backend: desc, Version: versionString()})
+	return shell.New(shell.Options{Open: open, Shadow: shadowSim(r.seed), Plain: r.plain, Backend: desc, Version: versionString()})
 }
 
 // runLesson is vsh lesson: it returns the exit status.
@@ -186,7 +189,7 @@ func (r *lessonRun) play(which string) int {
 			fmt.Fprintf(r.stderr, "vsh: %v\n", err)
 			return 1
 		}
-		err = lessons.Play(sh.LessonEnv(), l, r.stdout, lessons.PlayOptions{Pace: r.pace})
+		err = lessons.Play(sh.LessonEnv(), l, r.stdout, lessons.PlayOptions{Pace: r.pace, Judge: r.judge})
 		if err == nil && len(lessons.SkippedSections(l, sh.LessonEnv().Provider())) > 0 {
 			partly++
 		}

@@ -106,6 +106,7 @@ Open both.
 open_device A
 open_device B
 ` + "```" + `
+goal: Open a context on each of A and B.
 expect: ctx1.device == B
 `
 
@@ -129,7 +130,7 @@ func TestLessonPlayFails(t *testing.T) {
 	bad := strings.Replace(needyLesson, "expect: ctx1.device == B", "expect: ctx1.device == A", 1)
 	f := writeFile(t, "bad.md", bad)
 	status, out, errs := runVsh(t, "", "lesson", "play", f)
-	if status != 1 || !strings.Contains(errs, "bad.md:15: expect: ctx1.device == A: ctx1.device is sim1; the goal is sim0") ||
+	if status != 1 || !strings.Contains(errs, "bad.md:16: expect: ctx1.device == A: ctx1.device is sim1; the goal is sim0") ||
 		!strings.Contains(out, "✗ expect: ctx1.device == A") {
 		t.Errorf("a failing expectation: %d, stderr %q\n%s", status, errs, out)
 	}
@@ -149,7 +150,7 @@ func TestLessonCheck(t *testing.T) {
 	status, _, errs = runVsh(t, "", "lesson", "check", good, f)
 	for _, w := range []string{
 		`broken.md:4: front matter: level "expert"`,
-		`broken.md:15: expect: a device context has no field "devise" (did you mean device?)`,
+		`broken.md:16: expect: a device context has no field "devise" (did you mean device?)`,
 		"broken.md: 2 problems",
 	} {
 		if !strings.Contains(errs, w) {
@@ -181,9 +182,9 @@ func TestLessonInteractive(t *testing.T) {
 	}
 	for _, w := range []string{
 		"Lesson needy: Needs two devices",
-		"» your turn. goal: ctx1.device == B",
+		"» your turn: Open a context on each of A and B.",
 		"vsh> open_device Z",
-		"» not yet: there is no ctx1 (yet)",
+		"» not yet: this step makes a context of device B; there is none yet",
 		"» the lesson's commands for this step:",
 		"✓ goal reached",
 		"» lesson needy complete: 1 step, 1 solved by you, 0 done by the tutor.",

@@ -168,11 +168,12 @@ func run(argv []string, stdin *os.File, stdout, stderr io.Writer) int {
 	}
 	if lessonArgs != nil {
 		return runLesson(lessonArgs, &lessonRun{open: open, desc: desc, plain: *plain || noColor || !isTerminal(stdout),
-			devices: *devices, seed: *seed, pace: *lf.pace, stdin: stdin, stdout: stdout, stderr: stderr,
+			devices: *devices, seed: *seed, pace: *lf.pace, stdin: stdin, stdout: stdout, stderr: stderr, judge: *backend != "sim",
 			terminal: isTerminal(stdin) && isTerminal(stdout)})
 	}
 	sh, err := shell.New(shell.Options{
 		Open:    open,
+		Shadow:  shadowSim(*seed),
 		Plain:   *plain || noColor || !isTerminal(stdout),
 		Backend: desc,
 		Version: versionString(),
@@ -212,6 +213,13 @@ func run(argv []string, stdin *os.File, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// shadowSim opens the simulator a lesson's judge replays the lesson on,
+// whatever the backend: with the session's seed and as many devices as it
+// has, so that A and B stand for the same devices as in the session.
+func shadowSim(seed int64) func(int) (verbs.Provider, error) {
+	return func(n int) (verbs.Provider, error) { return sim.New(sim.Config{Devices: n, Seed: seed}), nil }
 }
 
 func firstLine(s string) string {

@@ -79,13 +79,26 @@ func (f *Fabric) InspectCQ(x verbs.CQ) (verbs.CQInternals, error) {
 	if err := c.check("inspect"); err != nil {
 		return verbs.CQInternals{}, err
 	}
-	return verbs.CQInternals{
+	in := verbs.CQInternals{
 		Depth:         c.cqe,
 		Used:          c.count,
 		Armed:         c.notify != notifyNone,
 		SolicitedOnly: c.notify == notifySolicited,
 		Overflowed:    c.overflowed,
-	}, nil
+		Unacked:       c.compUnacked,
+		Entries:       make([]verbs.WC, c.count),
+	}
+	for i := range in.Entries {
+		in.Entries[i] = c.ring[(c.head+i)%c.cqe]
+	}
+	if c.ch != nil {
+		for _, x := range c.ch.events {
+			if x == c {
+				in.Events++
+			}
+		}
+	}
+	return in, nil
 }
 
 // InspectSRQ implements verbs.Inspector.

@@ -1,5 +1,6 @@
 // Command gencatalog writes docs/lessons.md from the front matter of the
-// lessons that ship with vsh. go generate ./lessons runs it.
+// lessons that ship with vsh and the mutation test's figures
+// (testdata/mutants/figures.txt). go generate ./lessons runs it.
 package main
 
 import (
@@ -13,9 +14,21 @@ import (
 
 func main() {
 	out := flag.String("o", "", "the file to write (default: stdout)")
+	figures := flag.String("mutants", "testdata/mutants/figures.txt", "the mutation test's figures")
 	flag.Parse()
+	f, err := os.Open(*figures)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "gencatalog: %v\n", err)
+		os.Exit(1)
+	}
+	mutants, err := lessons.ReadMutants(f)
+	f.Close()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "gencatalog: %v\n", err)
+		os.Exit(1)
+	}
 	var b bytes.Buffer
-	if err := lessons.WriteCatalog(&b); err != nil {
+	if err := lessons.WriteCatalog(&b, mutants); err != nil {
 		fmt.Fprintf(os.Stderr, "gencatalog: %v\n", err)
 		os.Exit(1)
 	}

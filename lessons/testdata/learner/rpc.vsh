@@ -13,13 +13,17 @@ do recv qp1 sge=mr2:0:64 wr_id=0; recv qp1 sge=mr2:64:64 wr_id=1; recv qp1 sge=m
 lesson next
 #! step 4
 fill mr1 'hello, server'
+#! quiet
 store mr0 u32=0x2 u32=0x1
+#! quiet
 store mr0 offset=8 u64=mr1.addr u32=mr1.rkey u32=0xd
 recv qp0 sge=mr0:0:0 wr_id=101
 send qp0 sge=mr0:0:24 wr_id=1
 poll cq0
 #! step 5
 mem mr2 0 32
+#! refused
+#! quiet
 poll cq2 n=4
 #! step 6
 # The descriptor as the dump shows it: addr 0x555530ce1000, rkey 0x25f.
@@ -69,6 +73,6 @@ poll cq2
 poll cq1
 poll cq0
 #! step 16
-send qp0 opcode=rdma_write sge=mr1:0:8 remote_addr=mr3 rkey=mr3
+send qp0 opcode=IBV_WR_RDMA_WRITE sge=mr1:0:13 remote_addr=mr3 rkey=mr3
 poll cq0
 #! step 17

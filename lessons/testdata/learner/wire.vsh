@@ -1,6 +1,6 @@
 # wire taken another way: the fabric stopped before the trace starts,
-# aliases and SGEs spelled out, step N instead of run, other durations,
-# and the FIRST packet lost instead of a MIDDLE.
+# aliases and SGEs spelled out, step N instead of run, another duration,
+# a wrong fault rule cleared and the right one written in capitals.
 lesson next
 #! step 2
 fabric step
@@ -22,9 +22,8 @@ send qp0 sge=mr9:4091:5
 #! hint
 send qp0 sge=mr0:4091:5 wr_id=20
 run
-poll cq0 n=4
 #! step 7
-recv qp1 sge=mr1:4096:16 wr_id=21
+recv qp1 sge=mr1:4096:64 wr_id=21
 advance 10ms
 poll cq1
 poll cq0
@@ -33,7 +32,13 @@ send qp0 opcode=IBV_WR_RDMA_READ sge=mr0:4096:3000 remote_addr=mr1 rkey=mr1 wr_i
 step 4
 poll cq0
 #! step 9
+# A wrong rule first, the FIRST packet: a setting, taken back before any
+# packet moves.
 fault drop opcode=send_first count=1
+#! refused
+#! hint
+fault clear
+fault drop opcode=SEND_MIDDLE nth=1
 fill mr0 "gobackn" offset=1024 length=7
 recv qp1 sge=mr1:0:4096 wr_id=40
 send qp0 sge=mr0:0:4096 wr_id=41

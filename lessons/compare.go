@@ -1,0 +1,428 @@
+package lessons
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/vsh-rdma/vsh/verbs"
+)
+
+// DiffKind names a kind of difference between the learner's session and
+// the lesson's reference; a lesson's hint(KIND): line is shown for it.
+type DiffKind string
+
+// The kinds of difference.
+const (
+	DiffMissing  DiffKind = "missing"  // an object of the lesson is not there
+	DiffType     DiffKind = "type"     // a QP of another transport
+	DiffLink     DiffKind = "link"     // made from or connected to another object (a QP's CQs, its peer)
+	DiffState    DiffKind = "state"    // a QP in another state
+	DiffAttr     DiffKind = "attr"     // an attribute: an MR's length, a QP's path MTU
+	DiffAccess   DiffKind = "access"   // access flags, of an MR or a QP
+	DiffCap      DiffKind = "cap"      // a capacity below what the lesson asks for
+	DiffPosted   DiffKind = "posted"   // how many work requests were posted
+	DiffWR       DiffKind = "wr"       // what a work request asks for
+	DiffPolled   DiffKind = "polled"   // the completions polled
+	DiffUnpolled DiffKind = "unpolled" // the completions left in a CQ
+	DiffMemory   DiffKind = "memory"   // the bytes of an MR
+	DiffError    DiffKind = "error"    // a command the step makes fail
+	DiffLook     DiffKind = "look"     // a command that shows something
+	DiffDestroy  DiffKind = "destroy"  // an object the step destroys
+	DiffEvent    DiffKind = "event"    // a CQ's arming and events
+	DiffSetting  DiffKind = "setting"  // the fabric, tracing, faults
+	DiffExpect   DiffKind = "expect"   // one of the lesson's expect: lines
+)
+
+// DiffKinds lists the kinds, for docs and for checking hint(KIND) lines.
+var DiffKinds = []DiffKind{DiffMissing, DiffType, DiffLink, DiffState, DiffAttr, DiffAccess, DiffCap,
+	DiffPosted, DiffWR, DiffPolled, DiffUnpolled, DiffMemory, DiffError, DiffLook, DiffDestroy, DiffEvent, DiffSetting, DiffExpect}
+
+// A Diff is one way the learner's session differs from what the step's
+// reference cell produced, said in the learner's words and handles.
+type Diff struct {
+	Kind DiffKind
+	// Pending is set for work not done yet: more commands close it
+	// (the second QP is not created yet, one receive of four is posted).
+	// Otherwise a command led away from the goal.
+	Pending bool
+	// Lost is set when the goal can no longer be reached from here (a QP
+	// in ERR the step does not expect, work posted twice): lesson reset.
+	Lost bool
+	// Handle is the learner's object it is about, Ref the lesson's name
+	// for it; either may be "".
+	Handle, Ref string
+	Text        string
+}
+
+func (d Diff) String() string { return d.Text }
+
+// qpStep orders the states on the way to RTS; -1 for the others.
+func qpStep(s verbs.QPState) int {
+	switch s {
+	case verbs.QPSReset:
+		return 0
+	case verbs.QPSInit:
+		return 1
+	case verbs.QPSRTR:
+		return 2
+	case verbs.QPSRTS:
+		return 3
+	}
+	return -1
+}
+
+func transport(t verbs.QPType) string { return strings.TrimPrefix(t.String(), "IBV_QPT_") }
+
+// article is "a" or "an" before an acronym: an RC, a UC, a UD.
+func article(word string) string {
+	if word != "" && strings.ContainsAny(word[:1], "AEFHILMNORSX") {
+		return "an"
+	}
+	return "a"
+}
+
+// describe says what a reference object is, in the learner's handles: "an
+// RC QP on pd1 (send_cq cq1, recv_cq cq1)".
+func describe(s *objSnap, m mapping) string {
+	on := ""
+	if s.parent != "" {
+		on = " on " + m.learner(s.parent)
+	}
+	switch s.kind {
+	case "ctx":
+		return fmt.Sprintf("a context of device %s", devRole(s.dev))
+	case "pd":
+		return "a protection domain" + on
+	case "ch":
+		return "a completion channel" + on
+	case "cq":
+		d := "a CQ" + on
+		if s.channel != "" {
+			d += " with channel " + m.learner(s.channel)
+		}
+		return d
+	case "mr":
+		return fmt.Sprintf("a %d-byte MR%s with access %s", s.length, on, s.access.Short())
+	case "srq":
+		return "an SRQ" + on
+	case "ah":
+		return "an address handle" + on
+	case "qp":
+		t := transport(s.qpType)
+		d := fmt.Sprintf("%s %s QP%s (send_cq %s, recv_cq %s", article(t), t, on, m.learner(s.sendCQ), m.learner(s.recvCQ))
+		if s.srq != "" {
+			d += ", srq " + m.learner(s.srq)
+		}
+		return d + ")"
+	}
+	return s.h
+}
+
+// devRole names a device by its place: A for the first, B for the second.
+func devRole(dev int) string {
+	switch dev {
+	case 0:
+		return "A"
+	case 1:
+		return "B"
+	}
+	return fmt.Sprintf("#%d", dev)
+}
+
+// objDiffs compares the learner's object l with the reference's s, which
+// it stands for in m. With full, it also compares what needs every object
+// matched first (a QP's peer and PSNs); created says the step's cell
+// made s. Queue counts, memory and completions are compared elsewhere.
+func objDiffs(ref, le *snapshot, s, l *objSnap, m mapping, full, created bool) []Diff {
+	var out []Diff
+	add := func(k DiffKind, pending bool, format string, a ...any) {
+		out = append(out, Diff{Kind: k, Pending: pending, Handle: l.h, Ref: s.h, Text: fmt.Sprintf(format, a...)})
+	}
+	the := func(what string) string {
+		if created {
+			return "this step's " + what
+		}
+		return "the lesson's " + what
+	}
+	link := func(what, sv, lv string) {
+		if m.s2l[sv] != lv || (sv == "") != (lv == "") {
+			want := "none"
+			if sv != "" {
+				want = m.learner(sv)
+			}
+			got := lv
+			if got == "" {
+				got = "none"
+			}
+			add(DiffLink, false, "%s's %s is %s; %s is %s", l.h, what, got, the(what), want)
+		}
+	}
+	switch s.kind {
+	case "mr":
+		if l.length != s.length {
+			add(DiffAttr, false, "%s is %d bytes long; %s is %d bytes long", l.h, l.length, the("MR"), s.length)
+		}
+		if l.access != s.access {
+			add(DiffAccess, false, "%s has access %s; %s has %s", l.h, l.access.Short(), the("MR"), s.access.Short())
+		}
+	case "cq":
+		if l.cqe < s.cqe && s.asked["cqe"] {
+			add(DiffCap, false, "%s holds %d completions (cqe %d); %s holds %d", l.h, l.cqe, l.cqe, the("CQ"), s.cqe)
+		}
+		link("completion channel", s.channel, l.channel)
+		if ref.insp && le.insp {
+			switch {
+			case s.armed && !l.armed:
+				add(DiffEvent, true, "%s is not armed; after this step it is (req_notify_cq)", l.h)
+			case !s.armed && l.armed:
+				add(DiffEvent, false, "%s is armed; after this step it is not", l.h)
+			case s.armed && s.solicited != l.solicited:
+				add(DiffEvent, false, "%s is armed for %s; after this step it is armed for %s", l.h, notifyWhat(l.solicited), notifyWhat(s.solicited))
+			}
+			if l.events != s.events {
+				add(DiffEvent, true, "%s has %d completion event%s waiting in its channel; after this step it has %d", l.h, l.events, plural(l.events), s.events)
+			}
+			if l.unacked != s.unacked {
+				add(DiffEvent, true, "%s has %d completion event%s not acknowledged; after this step it has %d", l.h, l.unacked, plural(l.unacked), s.unacked)
+			}
+			if l.overflowed != s.overflowed {
+				add(DiffState, false, "%s %s; after this step it %s", l.h, overflowText(l.overflowed), overflowText(s.overflowed))
+			}
+		}
+	case "srq":
+		if l.srqAttr.MaxWR < s.srqAttr.MaxWR && s.asked["max_wr"] {
+			add(DiffCap, false, "%s holds %d receives (max_wr %d); %s holds %d", l.h, l.srqAttr.MaxWR, l.srqAttr.MaxWR, the("SRQ"), s.srqAttr.MaxWR)
+		}
+		if l.srqAttr.MaxSGE < s.srqAttr.MaxSGE && s.asked["max_sge"] {
+			add(DiffCap, false, "%s takes %d SGEs a receive; %s takes %d", l.h, l.srqAttr.MaxSGE, the("SRQ"), s.srqAttr.MaxSGE)
+		}
+		if l.srqAttr.SRQLimit != s.srqAttr.SRQLimit {
+			add(DiffAttr, false, "%s's srq_limit is %d; %s is %d", l.h, l.srqAttr.SRQLimit, the("srq_limit"), s.srqAttr.SRQLimit)
+		}
+	case "ah":
+		if !l.dgid.equal(s.dgid) {
+			add(DiffAttr, false, "%s sends to %s; %s sends to %s", l.h, gidText(l.dgid), the("address handle"), gidText(s.dgid))
+		}
+		la, sa := l.ahAttr, s.ahAttr
+		for _, f := range []struct {
+			name string
+			l, s uint64
+		}{
+			{"sgid_index", uint64(la.GRH.SGIDIndex), uint64(sa.GRH.SGIDIndex)},
+			{"hop_limit", uint64(la.GRH.HopLimit), uint64(sa.GRH.HopLimit)},
+			{"port", uint64(la.PortNum), uint64(sa.PortNum)},
+			{"sl", uint64(la.SL), uint64(sa.SL)},
+			{"traffic_class", uint64(la.GRH.TrafficClass), uint64(sa.GRH.TrafficClass)},
+			{"flow_label", uint64(la.GRH.FlowLabel), uint64(sa.GRH.FlowLabel)},
+		} {
+			if f.l != f.s {
+				add(DiffAttr, false, "%s's %s is %d; %s is %d", l.h, f.name, f.l, the(f.name), f.s)
+			}
+		}
+	case "qp":
+		if l.queryErr != nil || s.queryErr != nil {
+			if (l.queryErr == nil) != (s.queryErr == nil) {
+				add(DiffState, false, "ibv_query_qp(%s): %v", l.h, firstErr(l.queryErr, s.queryErr))
+			}
+			break
+		}
+		if l.qpType != s.qpType {
+			what := fmt.Sprintf("this step creates %s %s QP", article(transport(s.qpType)), transport(s.qpType))
+			if !created {
+				what = fmt.Sprintf("the lesson's %s is %s", s.h, transport(s.qpType))
+			}
+			add(DiffType, false, "%s is %s; %s", l.h, l.qpType, what)
+		}
+		link("send CQ", s.sendCQ, l.sendCQ)
+		link("receive CQ", s.recvCQ, l.recvCQ)
+		link("SRQ", s.srq, l.srq)
+		for _, f := range []struct {
+			name, key, noun string
+			l, s            int
+		}{
+			{"max_send_wr", "max_send_wr", "sends", l.cap.MaxSendWR, s.cap.MaxSendWR},
+			{"max_recv_wr", "max_recv_wr", "receives", l.cap.MaxRecvWR, s.cap.MaxRecvWR},
+			{"max_send_sge", "max_send_sge", "SGEs a send", l.cap.MaxSendSGE, s.cap.MaxSendSGE},
+			{"max_recv_sge", "max_recv_sge", "SGEs a receive", l.cap.MaxRecvSGE, s.cap.MaxRecvSGE},
+			{"max_inline_data", "max_inline", "inline bytes", l.cap.MaxInlineData, s.cap.MaxInlineData},
+		} {
+			if f.l < f.s && s.asked[f.key] && !(f.name == "max_recv_wr" && s.srq != "") {
+				add(DiffCap, false, "%s takes %d %s at most (%s %d); %s takes %d", l.h, f.l, f.noun, f.name, f.l, the("QP"), f.s)
+			}
+		}
+		if l.sigAll != s.sigAll {
+			add(DiffAttr, false, "%s's sq_sig_all is %v; %s is %v", l.h, l.sigAll, the("sq_sig_all"), s.sigAll)
+		}
+		ls, ss := l.attr.State, s.attr.State
+		if ls != ss {
+			li, si := qpStep(ls), qpStep(ss)
+			switch {
+			case li >= 0 && si >= 0 && li < si:
+				add(DiffState, true, "%s is in %s; this step takes it to %s", l.h, ls, ss)
+			case ss == verbs.QPSErr:
+				add(DiffState, true, "%s is in %s; this step ends with it in %s", l.h, ls, ss)
+			default:
+				d := Diff{Kind: DiffState, Lost: true, Handle: l.h, Ref: s.h,
+					Text: fmt.Sprintf("%s is in %s; after this step the lesson's is in %s", l.h, ls, ss)}
+				out = append(out, d)
+			}
+		}
+		out = append(out, qpAttrDiffs(ref, le, s, l, m, full, the)...)
+		if !sameGroups(l.groups, s.groups) {
+			add(DiffAttr, len(l.groups) < len(s.groups), "%s is attached to %s; %s is attached to %s", l.h, groupsText(l.groups), the("QP"), groupsText(s.groups))
+		}
+	}
+	return out
+}
+
+func firstErr(a, b error) error {
+	if a != nil {
+		return a
+	}
+	return b
+}
+
+func notifyWhat(solicited bool) string {
+	if solicited {
+		return "solicited completions only"
+	}
+	return "the next completion"
+}
+
+func overflowText(o bool) string {
+	if o {
+		return "has overflowed"
+	}
+	return "has not overflowed"
+}
+
+func gidText(g gidRef) string {
+	if g.dev >= 0 {
+		return fmt.Sprintf("device %s's GID %d", devRole(g.dev), g.idx)
+	}
+	return g.raw.String()
+}
+
+func groupsText(gs []verbs.GID) string {
+	if len(gs) == 0 {
+		return "no multicast group"
+	}
+	var parts []string
+	for _, g := range gs {
+		parts = append(parts, g.String())
+	}
+	return strings.Join(parts, ", ")
+}
+
+func sameGroups(a, b []verbs.GID) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	seen := map[verbs.GID]int{}
+	for _, g := range a {
+		seen[g]++
+	}
+	for _, g := range b {
+		if seen[g] == 0 {
+			return false
+		}
+		seen[g]--
+	}
+	return true
+}
+
+// qpAttrDiffs compares the attributes of the transitions both QPs have
+// made: INIT's (port, P_Key index, access or Q_Key), RTR's (the path and
+// the peer) and RTS's (timeouts and retries). PSNs, random by nature, are
+// compared as a relation: whether each side's rq_psn is its peer's sq_psn.
+func qpAttrDiffs(ref, le *snapshot, s, l *objSnap, m mapping, full bool, the func(string) string) []Diff {
+	var out []Diff
+	upto := min(attrStep(l.attr.State), attrStep(s.attr.State))
+	la, sa := l.attr, s.attr
+	num := func(name string, lv, sv uint64) {
+		if lv != sv {
+			out = append(out, Diff{Kind: DiffAttr, Handle: l.h, Ref: s.h,
+				Text: fmt.Sprintf("%s's %s is %d; %s is %d", l.h, name, lv, the(name), sv)})
+		}
+	}
+	ud := s.qpType == verbs.QPTypeUD
+	if upto >= 1 {
+		num("pkey_index", uint64(la.PKeyIndex), uint64(sa.PKeyIndex))
+		num("port", uint64(la.PortNum), uint64(sa.PortNum))
+		if ud {
+			if la.QKey != sa.QKey {
+				out = append(out, Diff{Kind: DiffAttr, Handle: l.h, Ref: s.h,
+					Text: fmt.Sprintf("%s's qkey is 0x%x; %s is 0x%x", l.h, la.QKey, the("qkey"), sa.QKey)})
+			}
+		} else if la.AccessFlags != sa.AccessFlags {
+			out = append(out, Diff{Kind: DiffAccess, Handle: l.h, Ref: s.h,
+				Text: fmt.Sprintf("%s's access flags are %s; %s are %s", l.h, la.AccessFlags.Short(), the("QP's access flags"), sa.AccessFlags.Short())})
+		}
+	}
+	if upto >= 2 && !ud {
+		if la.PathMTU != sa.PathMTU {
+			out = append(out, Diff{Kind: DiffAttr, Handle: l.h, Ref: s.h,
+				Text: fmt.Sprintf("%s's path_mtu is %s; %s is %s", l.h, la.PathMTU, the("path_mtu"), sa.PathMTU)})
+		}
+		if full && m.learner(s.peer) != l.peer {
+			want, got := "no QP of this session", "no QP of this session"
+			if s.peer != "" {
+				want = m.learner(s.peer)
+			}
+			if l.peer != "" {
+				got = l.peer
+			}
+			out = append(out, Diff{Kind: DiffLink, Handle: l.h, Ref: s.h,
+				Text: fmt.Sprintf("%s sends to %s (dest_qpn 0x%06x); %s sends to %s", l.h, got, la.DestQPN, the("QP"), want)})
+		}
+		if !l.dgid.equal(s.dgid) {
+			out = append(out, Diff{Kind: DiffAttr, Handle: l.h, Ref: s.h,
+				Text: fmt.Sprintf("%s's dgid is %s; %s is %s", l.h, gidText(l.dgid), the("dgid"), gidText(s.dgid))})
+		}
+		num("sgid_index", uint64(la.AH.GRH.SGIDIndex), uint64(sa.AH.GRH.SGIDIndex))
+		num("hop_limit", uint64(la.AH.GRH.HopLimit), uint64(sa.AH.GRH.HopLimit))
+		num("traffic_class", uint64(la.AH.GRH.TrafficClass), uint64(sa.AH.GRH.TrafficClass))
+		num("flow_label", uint64(la.AH.GRH.FlowLabel), uint64(sa.AH.GRH.FlowLabel))
+		num("sl", uint64(la.AH.SL), uint64(sa.AH.SL))
+		if s.qpType == verbs.QPTypeRC {
+			num("max_dest_rd_atomic", uint64(la.MaxDestRdAtomic), uint64(sa.MaxDestRdAtomic))
+			num("min_rnr_timer", uint64(la.MinRNRTimer), uint64(sa.MinRNRTimer))
+		}
+	}
+	if upto >= 3 && !ud {
+		if s.qpType == verbs.QPTypeRC {
+			num("timeout", uint64(la.Timeout), uint64(sa.Timeout))
+			num("retry_cnt", uint64(la.RetryCnt), uint64(sa.RetryCnt))
+			num("rnr_retry", uint64(la.RNRRetry), uint64(sa.RNRRetry))
+			num("max_rd_atomic", uint64(la.MaxRdAtomic), uint64(sa.MaxRdAtomic))
+		}
+		if full && s.peer != "" && l.peer == m.learner(s.peer) {
+			sp, lp := ref.by[s.peer], le.by[l.peer]
+			if sp != nil && lp != nil && attrStep(sp.attr.State) >= 3 && attrStep(lp.attr.State) >= 3 {
+				sr, lr := sa.RQPSN == sp.attr.SQPSN, la.RQPSN == lp.attr.SQPSN
+				if sr != lr {
+					t := fmt.Sprintf("%s expects PSN 0x%06x next but %s sends 0x%06x; in the lesson they agree: each side's rq_psn is the other's sq_psn",
+						l.h, la.RQPSN, lp.h, lp.attr.SQPSN)
+					if !sr {
+						t = fmt.Sprintf("%s expects PSN 0x%06x next and %s sends it; in the lesson, after this step, they do not agree (a packet was lost or skipped)",
+							l.h, la.RQPSN, lp.h)
+					}
+					// Packets in flight move PSNs: where the step sends,
+					// they may yet agree.
+					out = append(out, Diff{Kind: DiffAttr, Pending: ref.sends, Handle: l.h, Ref: s.h, Text: t})
+				}
+			}
+		}
+	}
+	return out
+}
+
+// attrStep is how far a QP in state st has come: 1 for INIT, 2 for RTR, 3
+// for RTS and SQD; 0 for RESET and the error states, whose attributes are
+// not compared.
+func attrStep(st verbs.QPState) int {
+	if st == verbs.QPSSQD {
+		return 3
+	}
+	return max(0, qpStep(st))
+}

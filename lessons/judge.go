@@ -1,0 +1,840 @@
+package lessons
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/vsh-rdma/vsh/verbs"
+)
+
+// A Judge decides whether a learner has reached a step's goal, the way
+// Learn Git Branching judges a level: it replays the lesson's own cells up
+// to and including the step's in a reference session on the simulator (the
+// shadow: same seed, as many devices), and compares the learner's session
+// with it — what the step's cell did, not what the learner typed:
+//
+//   - objects, matched by structure rather than handle number (a QP by its
+//     PD, CQs and SRQ; an MR by its PD): their types, states and the
+//     attributes of the transitions made, access flags exactly, capacities
+//     as minimums; an extra object of the learner's is let be;
+//   - the work requests the step posted, per queue (opcode, lengths,
+//     targets), the completions it polled, per CQ and in order, and those
+//     left in each CQ; the bytes it changed;
+//   - the commands the step makes fail (its "! " lines), with their errnos;
+//     the commands that only show something (query_port, mem), which the
+//     learner must run too; the fabric's settings (tracing, faults);
+//   - the lesson's expect: lines, read through the pairing of objects.
+//
+// Values random by nature — QP numbers, PSNs, keys, addresses, wr_ids —
+// are never compared; a PSN only as a relation (does each side's rq_psn
+// match its peer's sq_psn?), bytes holding a key or address as the key or
+// address of the paired object. The tutor, the player and the tests all
+// judge through it.
+type Judge struct {
+	l      *Lesson
+	env    Env // the learner's session
+	absent []*SkippedSection
+
+	gidsL gidTables
+	ref   *Reference
+	own   bool // the judge made ref, and closes it
+
+	step     int
+	tg       *target   // what the differences are being computed against
+	ready    bool      // the step has a cell and its reference is built
+	start    *snapshot // the learner's session when the step began
+	startMap mapping
+	prev     map[string]string        // the last pairing found
+	errAt    map[string]errNote       // learner QPs seen in ERR: when
+	built    map[string]string        // reference → learner handles made by a replayed cell
+	noted    map[string]verbs.QPState // learner QP states last seen
+	// err is why the reference could not be built; the judge then judges by
+	// the step's expect: lines alone.
+	err error
+}
+
+// errNote is where a learner's QP was first seen in the error state.
+type errNote struct {
+	cell int
+	line string
+}
+
+// NewJudge makes a judge of lesson l for the learner's session env, with
+// a reference session of its own (env.Shadow). The steps in absent
+// (sections the backend cannot play) are left out of the reference as
+// they are out of the lesson.
+func NewJudge(env Env, l *Lesson, absent []*SkippedSection) *Judge {
+	j := NewJudgeWith(env, NewReference(l, absent, env.Shadow))
+	j.own = true
+	return j
+}
+
+// NewJudgeWith makes a judge of the learner's session env that compares
+// it with ref, which other judges may share.
+func NewJudgeWith(env Env, ref *Reference) *Judge {
+	return &Judge{l: ref.l, env: env, absent: ref.absent, ref: ref, prev: map[string]string{}, errAt: map[string]errNote{},
+		noted: map[string]verbs.QPState{}, step: -1}
+}
+
+// Close ends the reference session, when the judge made it.
+func (j *Judge) Close() error {
+	if !j.own {
+		return nil
+	}
+	return j.ref.Close()
+}
+
+// Err says why the reference session could not be built (the lesson's own
+// cell failed in it): the judge then judges by expect: lines alone.
+func (j *Judge) Err() error { return j.err }
+
+// Begin starts judging step i: the reference is brought to the end of the
+// step's cell, and the learner's session as it is now is the step's
+// start.
+func (j *Judge) Begin(i int) error {
+	j.step, j.ready, j.err, j.built = i, false, nil, map[string]string{}
+	if i < 0 || i >= len(j.l.Steps) || j.l.Steps[i].Cell == nil || j.absent[i] != nil {
+		j.env.RecordPackets(false)
+		return nil
+	}
+	j.env.RecordPackets(wantsPackets(j.l.Steps[i].Cell))
+	if err := j.ref.At(i); err != nil {
+		j.err = err
+		return err
+	}
+	j.tg = &target{after: j.ref.after, recs: j.ref.cellRecs}
+	j.start = takeSnapshot(j.env, &j.gidsL)
+	j.start.keepBytes()
+	j.startMap = match(j.ref.before, j.start, j.prev)
+	for s, l := range j.startMap.s2l {
+		j.prev[s] = l
+	}
+	j.noteStates(j.start)
+	j.ready = true
+	return nil
+}
+
+// wantsPackets reports whether a cell's expectations count packets.
+func wantsPackets(c *Cell) bool {
+	for _, e := range c.Expects {
+		if e.subj.kind == subjPackets {
+			return true
+		}
+	}
+	return false
+}
+
+// A Reference is a lesson's reference session: the simulator replaying the
+// lesson's own cells, step by step, which judges compare learners with.
+// Judges of several learners may share one (grading a class, trying many
+// wrong paths), as long as it is at the step they judge.
+type Reference struct {
+	l      *Lesson
+	absent []*SkippedSection
+	open   func() (Env, func() error, error)
+
+	sh      Env
+	shClose func() error
+	shAt    int // it has run the cells of the steps before shAt
+	gids    gidTables
+	asked   map[string]map[string]bool // handle → the capacities its command gave
+
+	step     int
+	before   *snapshot // the reference before step's cell
+	after    *snapshot // and after it
+	cellRecs []Record  // what the cell's commands returned
+	cmdRecs  []Record  // the same, one per command of the cell in order
+	// trail is the reference after each command of the cell but the last:
+	// a learner whose session matches one is on the way.
+	trail []*target
+	// effect is set when the cell changes what a snapshot shows, or posts,
+	// polls or fails; a cell that does not (query_port, an empty poll) asks
+	// the learner to run its commands.
+	effect bool
+}
+
+// target is a state of the reference to compare a learner's session
+// with: after the step's cell, or after some of its commands.
+type target struct {
+	after *snapshot
+	recs  []Record // what the cell's commands so far returned
+}
+
+// maxKept is the largest MR whose bytes the trail keeps a copy of.
+const maxKept = 1 << 20
+
+// NewReference makes the reference of lesson l, without the steps absent
+// marks; open opens a fresh simulator session for it (Env.Shadow).
+func NewReference(l *Lesson, absent []*SkippedSection, open func() (Env, func() error, error)) *Reference {
+	if len(absent) < len(l.Steps) {
+		absent = append(append([]*SkippedSection(nil), absent...), make([]*SkippedSection, len(l.Steps)-len(absent))...)
+	}
+	return &Reference{l: l, absent: absent, open: open, step: -1}
+}
+
+// Close ends the reference session.
+func (r *Reference) Close() error {
+	if r.shClose == nil {
+		return nil
+	}
+	err := r.shClose()
+	r.sh, r.shClose, r.shAt, r.step = nil, nil, 0, -1
+	return err
+}
+
+// At brings the reference to the end of step i's cell: it replays the
+// cells since where it is, or from the start when i is behind it.
+func (r *Reference) At(i int) error {
+	if r.sh != nil && r.step == i {
+		return nil
+	}
+	if r.sh == nil || r.shAt > i {
+		r.Close()
+		sh, closeFn, err := r.open()
+		if err != nil {
+			return fmt.Errorf("the reference session: %w", err)
+		}
+		r.sh, r.shClose, r.shAt = sh, closeFn, 0
+		r.asked = map[string]map[string]bool{}
+	}
+	r.step = -1
+	for ; r.shAt < i; r.shAt++ {
+		if c := r.l.Steps[r.shAt].Cell; c != nil && r.absent[r.shAt] == nil {
+			if _, err := r.run(c); err != nil {
+				r.Close()
+				return err
+			}
+		}
+	}
+	r.before = takeSnapshot(r.sh, &r.gids)
+	r.trail = nil
+	recs, err := r.runTrail(r.l.Steps[i].Cell)
+	if err != nil {
+		r.Close()
+		return err
+	}
+	r.shAt, r.step = i+1, i
+	r.cmdRecs = recs
+	r.cellRecs = r.sh.Records(r.before.recs)
+	r.after = takeSnapshot(r.sh, &r.gids)
+	r.after.fillUnpolled(r.sh, nil, 0)
+	r.effect = changed(r.before, r.after, r.cellRecs)
+	for _, rec := range r.cellRecs {
+		r.after.sends = r.after.sends || len(rec.Posts) > 0
+	}
+	for _, sn := range []*snapshot{r.before, r.after} {
+		for _, o := range sn.objs {
+			o.asked = r.asked[o.h]
+		}
+	}
+	return nil
+}
+
+// Handles lists the handles of the reference at its step, those before
+// the step's cell and those it made, in creation order.
+func (r *Reference) Handles() []string {
+	if r.before == nil || r.after == nil {
+		return nil
+	}
+	var out []string
+	seen := map[string]bool{}
+	for _, sn := range []*snapshot{r.before, r.after} {
+		for _, o := range sn.objs {
+			if !seen[o.h] {
+				seen[o.h] = true
+				out = append(out, o.h)
+			}
+		}
+	}
+	return out
+}
+
+// runTrail runs the step's cell as run does, keeping the reference's state
+// after each command but the last in the trail.
+func (r *Reference) runTrail(c *Cell) ([]Record, error) {
+	var cmds []Command
+	for _, cmd := range c.Commands {
+		if !isComment(cmd.Text) {
+			cmds = append(cmds, cmd)
+		}
+	}
+	var recs []Record
+	for k, cmd := range cmds {
+		rs, err := r.run(&Cell{Commands: []Command{cmd}})
+		if err != nil {
+			return nil, err
+		}
+		recs = append(recs, rs...)
+		if k == len(cmds)-1 {
+			break
+		}
+		sn := takeSnapshot(r.sh, &r.gids)
+		sn.fillUnpolled(r.sh, nil, 0)
+		for _, o := range sn.objs {
+			o.asked = r.asked[o.h]
+			if o.kind != "mr" || o.mrBytes == nil {
+				continue
+			}
+			if o.length <= maxKept {
+				kept := append([]byte(nil), o.mrBytes()...)
+				o.mrBytes = func() []byte { return kept }
+			} else {
+				o.mrBytes = nil
+			}
+		}
+		for _, rec := range r.sh.Records(r.before.recs) {
+			sn.sends = sn.sends || len(rec.Posts) > 0
+		}
+		r.trail = append(r.trail, &target{after: sn, recs: r.sh.Records(r.before.recs)})
+	}
+	return recs, nil
+}
+
+// changed reports whether a cell did anything a judge compares: made,
+// destroyed or changed an object, changed bytes or settings, posted,
+// polled, failed.
+func changed(before, after *snapshot, recs []Record) bool {
+	for _, rec := range recs {
+		if len(rec.Posts) > 0 || len(rec.Completions) > 0 || rec.Err != nil || len(rec.Created) > 0 {
+			return true
+		}
+	}
+	if len(before.objs) != len(after.objs) || strings.Join(before.settings, "\n") != strings.Join(after.settings, "\n") {
+		return true
+	}
+	m := newMapping()
+	for _, o := range after.objs {
+		if before.by[o.h] == nil {
+			return true
+		}
+		m.pair(o.h, o.h)
+	}
+	for _, a := range after.objs {
+		b := before.by[a.h]
+		if len(objDiffs(after, before, a, b, m, true, false)) > 0 || !slices.Equal(a.pages, b.pages) ||
+			a.sends != b.sends || a.recvs != b.recvs || len(a.wcs) != len(b.wcs) {
+			return true
+		}
+	}
+	return false
+}
+
+// run runs a cell in the reference session and returns each command's
+// record.
+func (r *Reference) run(c *Cell) ([]Record, error) {
+	var recs []Record
+	for _, cmd := range c.Commands {
+		if isComment(cmd.Text) {
+			continue
+		}
+		n := r.sh.RecordCount()
+		_, err := r.sh.Exec(cmd.Text)
+		rs := r.sh.Records(n)
+		if err != nil {
+			return nil, fmt.Errorf("line %d of %s, in the reference session: %s", cmd.Line, r.l.Name, firstLine(err.Error()))
+		}
+		if len(rs) > 0 {
+			recs = append(recs, rs[len(rs)-1])
+			r.noteAsked(rs[len(rs)-1])
+		} else {
+			recs = append(recs, Record{})
+		}
+	}
+	return recs, nil
+}
+
+// creating are the commands that make an object: a record's Created lists
+// what they made, in order. sizing change an object's capacity.
+var (
+	creating = map[string]bool{"open_device": true, "alloc_pd": true, "reg_mr": true, "create_comp_channel": true,
+		"create_cq": true, "create_qp": true, "create_srq": true, "create_ah": true}
+	sizing = map[string]bool{"resize_cq": true, "modify_srq": true}
+)
+
+// noteAsked remembers which capacities a reference command gave.
+func (r *Reference) noteAsked(rec Record) {
+	k := 0
+	for _, c := range rec.Calls {
+		h := ""
+		switch {
+		case creating[c.Cmd]:
+			if k < len(rec.Created) {
+				h = rec.Created[k]
+				k++
+			}
+		case sizing[c.Cmd]:
+			for _, a := range c.Args {
+				if a.Kind == ArgHandle && a.Key == "" {
+					h = a.Value
+					break
+				}
+			}
+		}
+		if h == "" {
+			continue
+		}
+		for _, a := range c.Args {
+			if a.Kind == ArgNumber {
+				if r.asked[h] == nil {
+					r.asked[h] = map[string]bool{}
+				}
+				r.asked[h][a.Key] = true
+			}
+		}
+	}
+}
+
+// noteStates remembers which learner QPs are in ERR, and since when.
+func (j *Judge) noteStates(le *snapshot) {
+	var last Record
+	if n := j.env.RecordCount(); n > 0 {
+		if rs := j.env.Records(n - 1); len(rs) > 0 {
+			last = rs[0]
+		}
+	}
+	for _, o := range le.objs {
+		if o.kind != "qp" || o.queryErr != nil {
+			continue
+		}
+		st := o.attr.State
+		if st == verbs.QPSErr && j.noted[o.h] != verbs.QPSErr {
+			j.errAt[o.h] = errNote{cell: last.N, line: last.Line}
+		}
+		j.noted[o.h] = st
+	}
+}
+
+// A Verdict is what the judge found for the current step.
+type Verdict struct {
+	Step int
+	// Met is set when the learner's session matches the step's reference
+	// and every expect: line of the step holds.
+	Met bool
+	// Diffs are the differences, the most telling first.
+	Diffs []Diff
+	// Mapping pairs the lesson's handles with the learner's.
+	Mapping map[string]string
+}
+
+// Lost returns the first difference that cannot be closed from here, if
+// any: the learner needs lesson reset.
+func (v *Verdict) Lost() *Diff {
+	for i := range v.Diffs {
+		if v.Diffs[i].Lost {
+			return &v.Diffs[i]
+		}
+	}
+	return nil
+}
+
+// Wrong returns the first difference that is not work left to do: where a
+// command led away from the goal.
+func (v *Verdict) Wrong() *Diff {
+	for i := range v.Diffs {
+		if !v.Diffs[i].Pending {
+			return &v.Diffs[i]
+		}
+	}
+	return nil
+}
+
+// waitReal is how long the judge waits for completions the reference
+// produced where they arrive in real time.
+const waitReal = time.Second
+
+// Verdict compares the learner's session now with the step's reference.
+func (j *Judge) Verdict() *Verdict {
+	v := &Verdict{Step: j.step, Mapping: map[string]string{}}
+	if j.step < 0 || j.step >= len(j.l.Steps) || j.l.Steps[j.step].Cell == nil {
+		v.Met = true
+		return v
+	}
+	recs := j.learnerRecords()
+	if !j.ready {
+		// No reference: the expect: lines alone.
+		for _, err := range expectsUnmet(j.l.Steps[j.step].Cell, newEvalCtx(j.env, recs)) {
+			v.Diffs = append(v.Diffs, Diff{Kind: DiffExpect, Pending: true, Text: err.Error()})
+		}
+		v.Met = len(v.Diffs) == 0
+		return v
+	}
+	le := takeSnapshot(j.env, &j.gidsL)
+	m := match(j.ref.after, le, j.prev)
+	want := map[string]int{}
+	for s, l := range m.s2l {
+		if o := j.ref.after.by[s]; o != nil && o.kind == "cq" {
+			want[l] = len(o.wcs)
+		}
+	}
+	le.fillUnpolled(j.env, want, waitReal)
+	j.noteStates(le)
+	for s, l := range m.s2l {
+		j.prev[s] = l
+		v.Mapping[s] = l
+	}
+	j.tg = &target{after: j.ref.after, recs: j.ref.cellRecs}
+	if !j.l.Steps[j.step].Cell.ByExpect {
+		v.Diffs = j.diffs(le, m, recs)
+	}
+	if j.astray(v.Diffs) && j.onTheWay(le, recs) {
+		// The learner's session is the reference's after some of the
+		// cell's commands: nothing is wrong, the rest is to do.
+		for i := range v.Diffs {
+			v.Diffs[i].Pending, v.Diffs[i].Lost = true, false
+		}
+	}
+	x := newEvalCtx(mappedEnv{Env: j.env, m: m, ref: j.ref.after}, translateRecords(recs, m))
+	// An expect: line that does not hold is work to do while other work
+	// is; once the rest matches, it is what the learner did otherwise.
+	pending := false
+	for _, d := range v.Diffs {
+		pending = pending || d.Pending
+	}
+	for _, err := range expectsUnmet(j.l.Steps[j.step].Cell, x) {
+		v.Diffs = append(v.Diffs, Diff{Kind: DiffExpect, Pending: pending, Text: err.Error()})
+	}
+	v.Met = len(v.Diffs) == 0
+	return v
+}
+
+// astray reports whether a difference says a command led away.
+func (j *Judge) astray(diffs []Diff) bool {
+	for _, d := range diffs {
+		if !d.Pending || d.Lost {
+			return true
+		}
+	}
+	return false
+}
+
+// onTheWay reports whether the learner's session matches the reference
+// after some of the step's cell's commands: no difference, and no object
+// the learner made for one of the cell's that is not there yet (a wrong MR
+// is not an extra object of the learner's own).
+func (j *Judge) onTheWay(le *snapshot, recs []Record) bool {
+	defer func() { j.tg = &target{after: j.ref.after, recs: j.ref.cellRecs} }()
+	final := match(j.ref.after, le, j.prev)
+	for _, tg := range j.ref.trail {
+		m := match(tg.after, le, j.prev)
+		ok := true
+		for l := range final.l2s {
+			if m.l2s[l] == "" {
+				ok = false // stands for an object the cell makes later, or is wrong
+			}
+		}
+		j.tg = tg
+		if ok && len(j.diffs(le, m, recs)) == 0 {
+			return true
+		}
+	}
+	return false
+}
+
+func expectsUnmet(c *Cell, x *evalCtx) []error {
+	var out []error
+	for _, e := range c.Expects {
+		if err := e.check(x); err != nil {
+			out = append(out, err)
+		}
+	}
+	return out
+}
+
+// learnerRecords are the learner's records of the step, lesson commands
+// left out.
+func (j *Judge) learnerRecords() []Record {
+	from := 0
+	if j.start != nil {
+		from = j.start.recs
+	}
+	var out []Record
+	for _, r := range j.env.Records(from) {
+		if r.Cmd != "lesson" {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// diffs lists every difference, the most telling first.
+func (j *Judge) diffs(le *snapshot, m mapping, recs []Record) []Diff {
+	ref := j.tg.after
+	var out []Diff
+	// Objects, in the lesson's order.
+	for _, s := range ref.objs {
+		created := j.ref.before.by[s.h] == nil
+		l := le.by[m.s2l[s.h]]
+		if l == nil {
+			d := Diff{Kind: DiffMissing, Pending: true, Ref: s.h}
+			was := j.startMap.s2l[s.h]
+			switch {
+			case created:
+				d.Text = "this step makes " + describe(s, m) + "; there is none yet"
+			case was != "" && le.by[was] == nil:
+				d.Lost, d.Pending, d.Handle = true, false, was
+				d.Text = fmt.Sprintf("%s is gone; the lesson still needs it (%s)", was, describe(s, m))
+			default:
+				d.Text = "the lesson has " + describe(s, m) + "; there is none here"
+			}
+			out = append(out, d)
+			continue
+		}
+		for _, d := range objDiffs(ref, le, s, l, m, true, created) {
+			if d.Kind == DiffState && l.kind == "qp" && l.attr.State == verbs.QPSErr && s.attr.State != verbs.QPSErr {
+				d.Text = j.errText(le, l)
+			}
+			out = append(out, d)
+		}
+	}
+	// What the step destroys.
+	for _, s := range j.ref.before.objs {
+		if ref.by[s.h] != nil {
+			continue
+		}
+		if l := j.startMap.s2l[s.h]; l != "" && le.by[l] != nil && m.l2s[l] == "" {
+			out = append(out, Diff{Kind: DiffDestroy, Pending: true, Handle: l, Ref: s.h,
+				Text: fmt.Sprintf("%s still exists; this step destroys it", l)})
+		}
+	}
+	out = append(out, j.postDiffs(le, m, recs)...)
+	out = append(out, j.completionDiffs(le, m, recs)...)
+	out = append(out, j.memoryDiffs(le, m)...)
+	out = append(out, j.failureDiffs(m, recs)...)
+	out = append(out, j.lookDiffs(m, recs)...)
+	out = append(out, settingDiffs(ref.settings, le.settings, j.start.settings)...)
+	return out
+}
+
+// errText says when a learner's QP went to ERR and what it reported there.
+func (j *Judge) errText(le *snapshot, l *objSnap) string {
+	t := fmt.Sprintf("%s is in IBV_QPS_ERR, which this step does not expect", l.h)
+	if n, ok := j.errAt[l.h]; ok && n.cell > 0 {
+		t = fmt.Sprintf("%s went to IBV_QPS_ERR at cell [%d] (%s), which this step does not expect", l.h, n.cell, n.line)
+	}
+	if wc, cq, ok := j.firstError(le, l); ok {
+		t += fmt.Sprintf(": %s got %s for wr_id %d", cq, wc.Status, wc.WRID)
+		if e := j.env.Explain(wc.Status.String()); e != "" {
+			t += " — " + e
+		}
+	}
+	return t
+}
+
+// firstError finds the first error completion of QP l: one polled since
+// it went to ERR, or one still in its CQs.
+func (j *Judge) firstError(le *snapshot, l *objSnap) (verbs.WC, string, bool) {
+	for _, r := range j.env.Records(max(0, j.start.recs)) {
+		for _, c := range r.Completions {
+			if c.WC.QPNum == l.qpn && c.WC.Status != verbs.WCSuccess && c.WC.Status != verbs.WCWRFlushErr {
+				if o := le.by[c.CQ]; o != nil && o.dev == l.dev {
+					return c.WC, c.CQ, true
+				}
+			}
+		}
+	}
+	for _, cq := range []string{l.sendCQ, l.recvCQ} {
+		o := le.by[cq]
+		if o == nil {
+			continue
+		}
+		for _, wc := range o.wcs {
+			if wc.QPNum == l.qpn && wc.Status != verbs.WCSuccess && wc.Status != verbs.WCWRFlushErr {
+				return wc, cq, true
+			}
+		}
+	}
+	return verbs.WC{}, "", false
+}
+
+// Mapping returns the pairing of the lesson's handles with the learner's
+// as last found.
+func (j *Judge) Mapping() map[string]string {
+	out := map[string]string{}
+	for s, l := range j.prev {
+		if _, ok := j.env.Object(l); ok {
+			out[s] = l
+		}
+	}
+	for s, l := range j.built {
+		out[s] = l
+	}
+	return out
+}
+
+// handleWord finds handles in a command line.
+var handleWord = regexp.MustCompile(`\b(ctx|pd|mr|ch|cq|srq|qp|ah)[0-9]+\b`)
+
+// Translate rewrites a command of the lesson for the learner's session:
+// every handle of the lesson becomes the learner's object paired with it.
+// Quoted text is left as it is.
+func (j *Judge) Translate(line string) string {
+	m := j.Mapping()
+	var b strings.Builder
+	quote := byte(0)
+	start := 0
+	flush := func(end int) {
+		b.WriteString(handleWord.ReplaceAllStringFunc(line[start:end], func(h string) string {
+			if l, ok := m[h]; ok {
+				return l
+			}
+			return h
+		}))
+	}
+	for i := 0; i < len(line); i++ {
+		c := line[i]
+		switch {
+		case quote != 0:
+			if c == '\\' && quote == '"' {
+				i++
+			} else if c == quote {
+				quote = 0
+				b.WriteString(line[start : i+1])
+				start = i + 1
+			}
+		case c == '"' || c == '\'':
+			flush(i)
+			start = i
+			quote = c
+		}
+	}
+	if quote != 0 {
+		b.WriteString(line[start:])
+	} else {
+		flush(len(line))
+	}
+	return b.String()
+}
+
+// TranslateLines rewrites a command of the lesson for the learner's
+// session as Translate does, as the commands it runs one by one where a
+// {i} in a repeat names handles that differ in the learner's session.
+func (j *Judge) TranslateLines(line string) []string {
+	t := j.Translate(line)
+	if !strings.Contains(line, "{i") {
+		return []string{t}
+	}
+	identity := true
+	for s, l := range j.Mapping() {
+		identity = identity && s == l
+	}
+	if identity {
+		return []string{t}
+	}
+	var out []string
+	for _, l := range j.env.Expand(line) {
+		out = append(out, j.Translate(l))
+	}
+	return out
+}
+
+// Built pairs the handles a replayed command made in the learner's
+// session with those the same command of the lesson made in the
+// reference: the k-th command of the step's cell.
+func (j *Judge) Built(k int, learner []string) {
+	if k < 0 || k >= len(j.ref.cmdRecs) {
+		return
+	}
+	ref := j.ref.cmdRecs[k].Created
+	for i := 0; i < len(ref) && i < len(learner); i++ {
+		j.built[ref[i]] = learner[i]
+		j.prev[ref[i]] = learner[i]
+	}
+}
+
+// Class is what a learner's session is, compared with the step's
+// reference without the judge's tolerances.
+type Class int
+
+// The classes, from the closest.
+const (
+	// Equivalent: every field of every object equals the reference's,
+	// but for values random by nature and handle names.
+	Equivalent Class = iota
+	// Tolerated: it differs only by what the judge lets be — capacities
+	// above those asked for (or not asked for at all), objects of the
+	// learner's own, the order of independent commands.
+	Tolerated
+	// Wrong: anything else.
+	Wrong
+)
+
+func (c Class) String() string {
+	return [...]string{"equivalent", "tolerated", "wrong"}[c]
+}
+
+// Classify compares the learner's session with the step's reference
+// without the judge's tolerances, and says what the session is: the
+// differences the judge counts make it Wrong; the tolerated ones, which it
+// also returns, make it Tolerated.
+func (j *Judge) Classify() (Class, []string) {
+	v := j.Verdict()
+	if len(v.Diffs) > 0 {
+		var out []string
+		for _, d := range v.Diffs {
+			out = append(out, d.Text)
+		}
+		return Wrong, out
+	}
+	if !j.ready {
+		return Equivalent, nil
+	}
+	le := takeSnapshot(j.env, &j.gidsL)
+	var tol []string
+	m := j.lastMapping()
+	for _, l := range le.objs {
+		sh := m.l2s[l.h]
+		if sh == "" {
+			tol = append(tol, "your "+l.h+" is an object of your own")
+			continue
+		}
+		s := j.ref.after.by[sh]
+		if s == nil {
+			continue
+		}
+		switch l.kind {
+		case "qp":
+			if l.cap != s.cap {
+				tol = append(tol, fmt.Sprintf("%s's capacities are %+v; the lesson's %+v", l.h, l.cap, s.cap))
+			}
+		case "cq":
+			if l.cqe != s.cqe {
+				tol = append(tol, fmt.Sprintf("%s holds %d completions; the lesson's %d", l.h, l.cqe, s.cqe))
+			}
+		case "srq":
+			if l.srqAttr.MaxWR != s.srqAttr.MaxWR || l.srqAttr.MaxSGE != s.srqAttr.MaxSGE {
+				tol = append(tol, fmt.Sprintf("%s's capacities are %d/%d; the lesson's %d/%d", l.h, l.srqAttr.MaxWR, l.srqAttr.MaxSGE, s.srqAttr.MaxWR, s.srqAttr.MaxSGE))
+			}
+		}
+	}
+	if len(tol) > 0 {
+		return Tolerated, tol
+	}
+	return Equivalent, nil
+}
+
+// forget drops what the judge knows of the learner's handles: the
+// session was rebuilt, and its handles count from 0 again.
+func (j *Judge) forget() {
+	j.prev, j.errAt, j.noted, j.built = map[string]string{}, map[string]errNote{}, map[string]verbs.QPState{}, map[string]string{}
+	j.ready = false
+}
+
+// lastMapping is the pairing last found, as a mapping.
+func (j *Judge) lastMapping() mapping {
+	m := newMapping()
+	for s, l := range j.Mapping() {
+		m.pair(s, l)
+	}
+	return m
+}
+
+// refAfter is the reference after the step's cell.
+func (j *Judge) refAfter() *snapshot {
+	if j.ref.after == nil {
+		return &snapshot{by: map[string]*objSnap{}}
+	}
+	return j.ref.after
+}

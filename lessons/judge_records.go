@@ -1,0 +1,1019 @@
+package lessons
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/vsh-rdma/vsh/verbs"
+)
+
+// The judge's comparisons of what the step's commands did: the work they
+// posted, the completions they polled and left, the bytes they changed,
+// the commands that failed or showed something, the fabric's settings.
+
+// queueKey names one queue of an object: "qp1 receive".
+func queueKey(q string, recv bool) string {
+	if recv {
+		return q + " receive"
+	}
+	return q + " send"
+}
+
+func noun(recv bool, n int) string {
+	if recv {
+		return "receive" + plural(n)
+	}
+	return "send" + plural(n)
+}
+
+// postDiffs compares the work requests posted in the step, queue by queue.
+func (j *Judge) postDiffs(le *snapshot, m mapping, recs []Record) []Diff {
+	ref := j.tg.after
+	refPosts := map[string][]Post{}
+	var keys []string
+	add := func(k string) {
+		for _, x := range keys {
+			if x == k {
+				return
+			}
+		}
+		keys = append(keys, k)
+	}
+	for _, r := range j.tg.recs {
+		for _, p := range r.Posts {
+			k := queueKey(p.Queue, p.Recv)
+			refPosts[k] = append(refPosts[k], p)
+			add(k)
+		}
+	}
+	lPosts := map[string][]Post{}
+	for _, r := range recs {
+		for _, p := range r.Posts {
+			s := m.l2s[p.Queue]
+			if s == "" {
+				continue // an object of the learner's own, not the lesson's
+			}
+			k := queueKey(s, p.Recv)
+			lPosts[k] = append(lPosts[k], p)
+			add(k)
+		}
+	}
+	var out []Diff
+	touched := map[string]bool{}
+	for _, k := range keys {
+		sp, lp := refPosts[k], lPosts[k]
+		q, _, _ := strings.Cut(k, " ")
+		recv := strings.HasSuffix(k, " receive")
+		lq := m.learner(q)
+		touched[q] = true
+		bad := ""
+		for i := 0; i < len(sp) && i < len(lp); i++ {
+			if d := j.postDiff(ref, le, m, sp[i], lp[i]); d != "" {
+				bad = fmt.Sprintf("%s %s you posted to %s %s", ordinalCap(i+1, len(lp)), noun(recv, 1), lq, d)
+				break
+			}
+		}
+		switch {
+		case bad != "":
+			out = append(out, Diff{Kind: DiffWR, Lost: true, Handle: lq, Ref: q, Text: bad})
+		case len(lp) < len(sp):
+			out = append(out, Diff{Kind: DiffPosted, Pending: true, Handle: lq, Ref: q,
+				Text: fmt.Sprintf("%s has %d %s posted in this step; this step posts %d", lq, len(lp), noun(recv, len(lp)), len(sp))})
+		case len(lp) > len(sp):
+			out = append(out, Diff{Kind: DiffPosted, Lost: true, Handle: lq, Ref: q,
+				Text: fmt.Sprintf("%s has %d %s posted in this step; this step posts %d", lq, len(lp), noun(recv, len(lp)), len(sp))})
+		}
+	}
+	// What is still outstanding, where the step's posts do not say it.
+	for _, s := range ref.objs {
+		if (s.kind != "qp" && s.kind != "srq") || touched[s.h] {
+			continue
+		}
+		l := le.by[m.s2l[s.h]]
+		if l == nil {
+			continue
+		}
+		for _, f := range []struct {
+			recv bool
+			l, s int
+		}{{false, l.sends, s.sends}, {true, l.recvs, s.recvs}} {
+			if f.l != f.s {
+				// Pending either way: a poll retires work, the peer's
+				// send consumes a receive; extra posts are caught above.
+				out = append(out, Diff{Kind: DiffPosted, Pending: true, Handle: l.h, Ref: s.h,
+					Text: fmt.Sprintf("%s has %d %s outstanding; after this step the lesson's has %d", l.h, f.l, noun(f.recv, f.l), f.s)})
+			}
+		}
+	}
+	return out
+}
+
+func ordinalCap(i, n int) string {
+	if n == 1 {
+		return "The"
+	}
+	return "The " + ordinalWord(i)
+}
+
+func ordinalWord(i int) string {
+	switch i {
+	case 1:
+		return "first"
+	case 2:
+		return "second"
+	case 3:
+		return "third"
+	}
+	return strconv.Itoa(i) + "th"
+}
+
+// span is where an SGE or a remote address points: an MR and an offset.
+type span struct {
+	mr     string
+	off    uint64
+	length uint32
+	ok     bool
+	empty  bool // an SGE of length 0
+}
+
+func (s span) text() string {
+	if !s.ok {
+		return "memory outside every MR of the session"
+	}
+	if s.length == 0 {
+		return fmt.Sprintf("%s+%d", s.mr, s.off)
+	}
+	return fmt.Sprintf("%s+%d:%d", s.mr, s.off, s.length)
+}
+
+// sgeSpan finds the MR of an SGE posted to queue q.
+func sgeSpan(sn *snapshot, q string, sge verbs.SGE) span {
+	dev := -1
+	if o := sn.by[q]; o != nil {
+		dev = o.dev
+	}
+	mr, off, ok := sn.mrFor(dev, sge.LKey, sge.Addr, false)
+	if !ok {
+		mr, off, ok = sn.mrFor(-1, sge.LKey, sge.Addr, false)
+	}
+	return span{mr: mr, off: off, length: sge.Length, ok: ok, empty: sge.Length == 0}
+}
+
+func remoteSpan(sn *snapshot, addr uint64, rkey uint32) span {
+	mr, off, ok := sn.mrFor(-1, rkey, addr, true)
+	return span{mr: mr, off: off, ok: ok}
+}
+
+func (m mapping) sameSpan(s, l span) bool {
+	if s.empty && l.empty {
+		return true // an SGE of no bytes points nowhere in particular
+	}
+	if !s.ok || !l.ok {
+		return s.ok == l.ok
+	}
+	return m.learner(s.mr) == l.mr && s.off == l.off && s.length == l.length
+}
+
+// learnerSpan says a reference span in the learner's handles.
+func (m mapping) learnerSpan(s span) span {
+	if s.ok {
+		s.mr = m.learner(s.mr)
+	}
+	return s
+}
+
+// postDiff says how the learner's work request lp differs from the
+// reference's sp ("is IBV_WR_RDMA_WRITE; this step's is IBV_WR_SEND"), or
+// "" when it does not.
+func (j *Judge) postDiff(ref, le *snapshot, m mapping, sp, lp Post) string {
+	s, l := sp.WR, lp.WR
+	if !sp.Recv {
+		if s.Opcode != l.Opcode {
+			return fmt.Sprintf("is %s; this step's is %s", l.Opcode, s.Opcode)
+		}
+		if s.Flags != l.Flags {
+			return fmt.Sprintf("has send_flags %s; this step's has %s", l.Flags.Short(), s.Flags.Short())
+		}
+	}
+	if len(s.SGList) != len(l.SGList) {
+		return fmt.Sprintf("has %d SGE%s; this step's has %d", len(l.SGList), plural(len(l.SGList)), len(s.SGList))
+	}
+	for i := range s.SGList {
+		ss, ls := sgeSpan(ref, sp.Queue, s.SGList[i]), sgeSpan(le, lp.Queue, l.SGList[i])
+		if !m.sameSpan(ss, ls) {
+			what := "its buffer"
+			if len(s.SGList) > 1 {
+				what = fmt.Sprintf("its SGE %d", i+1)
+			}
+			return fmt.Sprintf("has %s at %s; this step's at %s", what, ls.text(), m.learnerSpan(ss).text())
+		}
+	}
+	if sp.Recv {
+		return ""
+	}
+	if s.Opcode.HasImm() && s.Imm != l.Imm {
+		return fmt.Sprintf("carries imm_data 0x%x; this step's carries 0x%x", l.Imm, s.Imm)
+	}
+	if s.Opcode.IsRDMA() || s.Opcode.IsAtomic() {
+		ss, ls := remoteSpan(ref, s.RemoteAddr, s.RKey), remoteSpan(le, l.RemoteAddr, l.RKey)
+		if !m.sameSpan(ss, ls) {
+			return fmt.Sprintf("targets %s; this step's targets %s", ls.text(), m.learnerSpan(ss).text())
+		}
+	}
+	if s.Opcode.IsAtomic() && (s.CompareAdd != l.CompareAdd || s.Swap != l.Swap) {
+		return fmt.Sprintf("has compare_add %d swap %d; this step's has compare_add %d swap %d", l.CompareAdd, l.Swap, s.CompareAdd, s.Swap)
+	}
+	if q := ref.by[sp.Queue]; q != nil && q.qpType == verbs.QPTypeUD {
+		sah, lah := objName(ref, s.AH), objName(le, l.AH)
+		if m.learner(sah) != lah {
+			return fmt.Sprintf("uses address handle %s; this step's uses %s", orNone(lah), orNone(m.learner(sah)))
+		}
+		sq, lq := remoteQP(ref, s), remoteQP(le, l)
+		if m.learner(sq) != lq || (sq == "") != (lq == "") {
+			return fmt.Sprintf("goes to QP %s (remote_qpn 0x%06x); this step's goes to %s", orNone(lq), l.RemoteQPN, orNone(m.learner(sq)))
+		}
+		if s.RemoteQKey != l.RemoteQKey {
+			return fmt.Sprintf("has remote_qkey 0x%x; this step's has 0x%x", l.RemoteQKey, s.RemoteQKey)
+		}
+	}
+	return ""
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
+}
+
+// objName finds the handle of a verbs object in a snapshot.
+func objName(sn *snapshot, o any) string {
+	if o == nil {
+		return ""
+	}
+	for _, x := range sn.objs {
+		if x.obj == o {
+			return x.h
+		}
+	}
+	return ""
+}
+
+// remoteQP finds the QP a UD send goes to: numbered remote_qpn on the
+// device its address handle names.
+func remoteQP(sn *snapshot, w verbs.SendWR) string {
+	dev := -1
+	if ah := sn.by[objName(sn, w.AH)]; ah != nil && ah.dgid.dev >= 0 {
+		dev = ah.dgid.dev
+	}
+	return sn.qpAt(w.RemoteQPN, dev)
+}
+
+// completionDiffs compares the completions polled in the step and those
+// left in each CQ. The completions of one QP keep their order; those of
+// different QPs that share a CQ may interleave otherwise.
+func (j *Judge) completionDiffs(le *snapshot, m mapping, recs []Record) []Diff {
+	ref := j.tg.after
+	// byQP splits a CQ's completions by the reference QP they are for.
+	type stream struct {
+		keys []string
+		wcs  map[string][]verbs.WC
+	}
+	add := func(st *stream, k string, wc verbs.WC) {
+		if st.wcs == nil {
+			st.wcs = map[string][]verbs.WC{}
+		}
+		if _, ok := st.wcs[k]; !ok {
+			st.keys = append(st.keys, k)
+		}
+		st.wcs[k] = append(st.wcs[k], wc)
+	}
+	refQP := func(cq *objSnap, wc verbs.WC) string { return ref.qpAt(wc.QPNum, cq.dev) }
+	leQP := func(cq *objSnap, wc verbs.WC) string {
+		h := le.qpAt(wc.QPNum, cq.dev)
+		if s := m.l2s[h]; s != "" {
+			return s
+		}
+		return "your " + h
+	}
+	refPolled := map[string]*stream{}
+	for _, r := range j.tg.recs {
+		for _, c := range r.Completions {
+			if cq := ref.by[c.CQ]; cq != nil {
+				if refPolled[c.CQ] == nil {
+					refPolled[c.CQ] = &stream{}
+				}
+				add(refPolled[c.CQ], refQP(cq, c.WC), c.WC)
+			}
+		}
+	}
+	lPolled := map[string]*stream{}
+	for _, r := range recs {
+		for _, c := range r.Completions {
+			s := m.l2s[c.CQ]
+			cq := le.by[c.CQ]
+			if s == "" || cq == nil {
+				continue
+			}
+			if lPolled[s] == nil {
+				lPolled[s] = &stream{}
+			}
+			add(lPolled[s], leQP(cq, c.WC), c.WC)
+		}
+	}
+	var out, left []Diff
+	for _, s := range ref.objs {
+		if s.kind != "cq" {
+			continue
+		}
+		sp, lp := refPolled[s.h], lPolled[s.h]
+		if sp == nil {
+			sp = &stream{}
+		}
+		if lp == nil {
+			lp = &stream{}
+		}
+		lq := m.learner(s.h)
+		l := le.by[m.s2l[s.h]]
+		keys := append([]string(nil), sp.keys...)
+		for _, k := range lp.keys {
+			if _, ok := sp.wcs[k]; !ok {
+				keys = append(keys, k)
+			}
+		}
+		bad, owed, nS, nL := "", 0, 0, 0
+		for _, k := range keys {
+			a, b := sp.wcs[k], lp.wcs[k]
+			nS, nL = nS+len(a), nL+len(b)
+			for i := 0; i < len(a) && i < len(b) && bad == ""; i++ {
+				if d := wcDiff(ref, le, m, s.dev, a[i], b[i]); d != "" {
+					bad = fmt.Sprintf("%s completion of %s you polled from %s (wr_id %d) %s", ordinalCap(i+1, len(b)), m.learner(k), lq, b[i].WRID, d)
+				}
+			}
+			if bad == "" && len(b) > len(a) {
+				bad = fmt.Sprintf("you polled %d completion%s of %s from %s in this step; this step polls %d", len(b), plural(len(b)), m.learner(k), lq, len(a))
+			}
+			owed += max(0, len(a)-len(b))
+		}
+		if bad != "" {
+			out = append(out, Diff{Kind: DiffPolled, Lost: true, Handle: lq, Ref: s.h, Text: bad})
+			continue
+		}
+		if l == nil || !l.wcsKnown || !s.wcsKnown {
+			if owed > 0 {
+				out = append(out, Diff{Kind: DiffPolled, Pending: true, Handle: lq, Ref: s.h,
+					Text: fmt.Sprintf("you polled %d completion%s from %s in this step; this step polls %d", nL, plural(nL), lq, nS)})
+			}
+			continue
+		}
+		// What the CQ holds: the completions still to poll in this step,
+		// then those the step leaves, stream by stream.
+		want, have := &stream{}, &stream{}
+		for _, k := range keys {
+			a, b := sp.wcs[k], lp.wcs[k]
+			if len(a) > len(b) {
+				for _, wc := range a[len(b):] {
+					add(want, k, wc)
+				}
+			}
+		}
+		for _, wc := range s.wcs {
+			add(want, refQP(s, wc), wc)
+		}
+		for _, wc := range l.wcs {
+			add(have, leQP(l, wc), wc)
+		}
+		hk := append([]string(nil), want.keys...)
+		for _, k := range have.keys {
+			if _, ok := want.wcs[k]; !ok {
+				hk = append(hk, k)
+			}
+		}
+		extra, short := 0, 0
+		held := ""
+		for _, k := range hk {
+			a, b := want.wcs[k], have.wcs[k]
+			for i := 0; i < len(a) && i < len(b) && held == ""; i++ {
+				if d := wcDiff(ref, le, m, s.dev, a[i], b[i]); d != "" {
+					held = fmt.Sprintf("%s holds a completion of %s (wr_id %d) that %s", l.h, m.learner(k), b[i].WRID, d)
+				}
+			}
+			extra += max(0, len(b)-len(a))
+			short += max(0, len(a)-len(b))
+		}
+		switch {
+		case held != "":
+			left = append(left, Diff{Kind: DiffUnpolled, Lost: true, Handle: l.h, Ref: s.h, Text: held})
+		case owed > 0 && len(l.wcs) > 0:
+			n := min(len(l.wcs), owed)
+			left = append(left, Diff{Kind: DiffUnpolled, Pending: true, Handle: l.h, Ref: s.h,
+				Text: fmt.Sprintf("%s still holds %d completion%s you have not polled", l.h, n, plural(n))})
+		case owed > 0:
+			out = append(out, Diff{Kind: DiffPolled, Pending: true, Handle: lq, Ref: s.h,
+				Text: fmt.Sprintf("you polled %d completion%s from %s in this step; this step polls %d", nL, plural(nL), lq, nS)})
+		case extra > 0:
+			left = append(left, Diff{Kind: DiffUnpolled, Lost: true, Handle: l.h, Ref: s.h,
+				Text: fmt.Sprintf("%s holds %d completion%s more than the lesson's (%d); this step does not make %s", l.h, extra, plural(extra), len(s.wcs), them(extra))})
+		case short > 0:
+			left = append(left, Diff{Kind: DiffUnpolled, Pending: true, Handle: l.h, Ref: s.h,
+				Text: fmt.Sprintf("%s holds %d completion%s; after this step the lesson's holds %d (%d still to come)", l.h, len(l.wcs), plural(len(l.wcs)), len(s.wcs), short)})
+		}
+	}
+	return append(out, left...)
+}
+
+func them(n int) string {
+	if n == 1 {
+		return "it"
+	}
+	return "them"
+}
+
+// wcDiff says how the learner's completion l differs from the reference's
+// s, or "" when it does not: its status; for a success its opcode, length,
+// flags, immediate data, and the QP it names. dev is the CQ's device.
+func wcDiff(ref, le *snapshot, m mapping, dev int, s, l verbs.WC) string {
+	if s.Status != l.Status {
+		return fmt.Sprintf("is %s; this step's is %s", l.Status, s.Status)
+	}
+	sq, lq := ref.qpAt(s.QPNum, dev), le.qpAt(l.QPNum, dev)
+	if m.learner(sq) != lq || (sq == "") != (lq == "") {
+		return fmt.Sprintf("is for %s; this step's is for %s", orNone(lq), orNone(m.learner(sq)))
+	}
+	if s.Status != verbs.WCSuccess {
+		return ""
+	}
+	switch {
+	case s.Opcode != l.Opcode:
+		return fmt.Sprintf("is %s; this step's is %s", l.Opcode, s.Opcode)
+	case s.ByteLen != l.ByteLen:
+		return fmt.Sprintf("has byte_len %d; this step's has %d", l.ByteLen, s.ByteLen)
+	case s.Flags != l.Flags:
+		return fmt.Sprintf("has wc_flags %s; this step's has %s", l.Flags.Short(), s.Flags.Short())
+	case s.Flags&verbs.WCWithImm != 0 && s.Imm != l.Imm:
+		return fmt.Sprintf("has imm_data 0x%x; this step's has 0x%x", l.Imm, s.Imm)
+	}
+	if s.SrcQP != 0 || l.SrcQP != 0 {
+		if !m.someSame(ref.qpsNumbered(s.SrcQP), le.qpsNumbered(l.SrcQP)) {
+			return fmt.Sprintf("comes from src_qp 0x%06x (%s); this step's from %s", l.SrcQP,
+				orNone(strings.Join(le.qpsNumbered(l.SrcQP), " or ")), orNone(strings.Join(m.learnerAll(ref.qpsNumbered(s.SrcQP)), " or ")))
+		}
+	}
+	return ""
+}
+
+// someSame reports whether a reference handle of refs is paired with a
+// learner handle of les (or both are empty).
+func (m mapping) someSame(refs, les []string) bool {
+	if len(refs) == 0 || len(les) == 0 {
+		return len(refs) == len(les)
+	}
+	for _, r := range refs {
+		for _, l := range les {
+			if m.s2l[r] == l {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func (m mapping) learnerAll(hs []string) []string {
+	var out []string
+	for _, h := range hs {
+		out = append(out, m.learner(h))
+	}
+	return out
+}
+
+// memoryDiffs compares the bytes the step changed, in the reference or in
+// the learner's session, MR by MR: there they must agree, a key or
+// address standing for the paired object's.
+func (j *Judge) memoryDiffs(le *snapshot, m mapping) []Diff {
+	var out []Diff
+	for _, s := range j.tg.after.objs {
+		if s.kind != "mr" {
+			continue
+		}
+		l := le.by[m.s2l[s.h]]
+		if l == nil || l.mrBytes == nil || s.mrBytes == nil {
+			continue
+		}
+		var sb0, lb0 []uint64
+		var kept []byte
+		if b := j.ref.before.by[s.h]; b != nil {
+			sb0 = b.pages
+		}
+		if b := j.start.by[l.h]; b != nil && b.obj == l.obj {
+			lb0, kept = b.pages, b.kept
+		}
+		sb, lb := s.mrBytes(), l.mrBytes()
+		n := min(len(sb), len(lb))
+		for p := 0; p*pageSize < n; p++ {
+			refChanged := p >= len(sb0) || p >= len(s.pages) || sb0[p] != s.pages[p]
+			learnerChanged := p >= len(lb0) || p >= len(l.pages) || lb0[p] != l.pages[p]
+			if !refChanged && !learnerChanged {
+				continue
+			}
+			lo, hi := p*pageSize, min((p+1)*pageSize, n)
+			at, ok := j.sameBytes(le, m, sb[lo:hi], lb[lo:hi])
+			if ok {
+				continue
+			}
+			at += lo
+			end := min(at+16, n)
+			// Not yet written is work to do; written otherwise, a wrong turn.
+			pending := !learnerChanged || at < len(kept) && kept[at] == lb[at]
+			out = append(out, Diff{Kind: DiffMemory, Pending: pending, Handle: l.h, Ref: s.h,
+				Text: fmt.Sprintf("%s bytes %d..%d are %s; after this step they are %s", l.h, at, end, bytesText(lb[at:end]), bytesText(sb[at:end]))})
+			break
+		}
+	}
+	return out
+}
+
+// sameBytes compares the reference's bytes s with the learner's l, where
+// a 4- or 8-byte field that differs may hold a key, QP number or address
+// of a pair of objects; it returns where they first differ otherwise.
+func (j *Judge) sameBytes(le *snapshot, m mapping, s, l []byte) (int, bool) {
+	if bytes.Equal(s, l) {
+		return 0, true
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] == l[i] {
+			continue
+		}
+		end := -1
+		for at := max(0, i-19); at <= i && at+20 <= len(s); at++ {
+			if j.sameIPv4Header(le, s[at:at+20], l[at:at+20]) {
+				end = at + 20
+				break
+			}
+		}
+		for _, w := range []int{16, 8, 4} {
+			if end >= 0 {
+				break
+			}
+			for at := max(0, i-w+1); at <= i && at+w <= len(s); at++ {
+				if j.sameValue(le, m, s[at:at+w], l[at:at+w]) {
+					end = at + w
+					break
+				}
+			}
+			if end >= 0 {
+				break
+			}
+		}
+		if end < 0 {
+			return i, false
+		}
+		i = end - 1
+	}
+	return 0, true
+}
+
+// sameIPv4Header reports whether two 20-byte windows are the IPv4 header
+// of a RoCEv2 datagram (as a UD receive's GRH holds it) that differ only
+// in what is random by nature: the identification and the checksum that
+// covers it, and addresses that are the same device's GID.
+func (j *Judge) sameIPv4Header(le *snapshot, s, l []byte) bool {
+	if s[0] != 0x45 || l[0] != 0x45 || s[9] != 17 || l[9] != 17 {
+		return false
+	}
+	for k := 0; k < 12; k++ {
+		if k != 4 && k != 5 && k != 10 && k != 11 && s[k] != l[k] {
+			return false
+		}
+	}
+	for k := 12; k < 20; k += 4 {
+		var sg, lg verbs.GID
+		sg[10], sg[11], lg[10], lg[11] = 0xff, 0xff, 0xff, 0xff
+		copy(sg[12:], s[k:k+4])
+		copy(lg[12:], l[k:k+4])
+		if sg != lg && !j.ref.gids.ref(sg).equal(j.gidsL.ref(lg)) {
+			return false
+		}
+	}
+	return true
+}
+
+// sameValue reports whether two fields of the same width, read either
+// way round, hold the same random value of a pair of objects: an MR's
+// rkey, lkey or an address within it, a QP's number; or, 16 bytes wide,
+// the GID at the same place of the same device's table (a GRH's).
+func (j *Judge) sameValue(le *snapshot, m mapping, s, l []byte) bool {
+	if len(s) == 16 {
+		var sg, lg verbs.GID
+		copy(sg[:], s)
+		copy(lg[:], l)
+		sr, lr := j.ref.gids.ref(sg), j.gidsL.ref(lg)
+		return sr.dev >= 0 && sr.equal(lr)
+	}
+	for _, order := range []binary.ByteOrder{binary.LittleEndian, binary.BigEndian} {
+		var sv, lv uint64
+		if len(s) == 8 {
+			sv, lv = order.Uint64(s), order.Uint64(l)
+		} else {
+			sv, lv = uint64(order.Uint32(s)), uint64(order.Uint32(l))
+		}
+		for sh, lh := range m.s2l {
+			so, lo := j.tg.after.by[sh], le.by[lh]
+			if so == nil || lo == nil {
+				continue
+			}
+			switch so.kind {
+			case "mr":
+				if len(s) == 8 && sv >= so.addr && sv <= so.addr+uint64(so.length) && lv-lo.addr == sv-so.addr {
+					return true
+				}
+				if len(s) == 4 && (sv == uint64(so.rkey) && lv == uint64(lo.rkey) || sv == uint64(so.lkey) && lv == uint64(lo.lkey)) {
+					return true
+				}
+			case "qp":
+				if len(s) == 4 && sv == uint64(so.qpn) && lv == uint64(lo.qpn) {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+func bytesText(b []byte) string {
+	if printable(b) {
+		return strconv.Quote(string(b))
+	}
+	return fmt.Sprintf("0x%x", b)
+}
+
+// expectedFailure reports whether a learner's failed command fails as one
+// of the step's "! " lines does: the same command on the paired objects,
+// with the same errno.
+func (j *Judge) expectedFailure(lr Record) bool {
+	if lr.Err == nil {
+		return false
+	}
+	m := j.lastMapping()
+	lc := lastCall(lr)
+	for _, r := range j.tg.recs {
+		if r.ExpectFail && r.Err != nil && verbs.ErrnoOf(r.Err) == verbs.ErrnoOf(lr.Err) {
+			if want := lastCall(r); want.Cmd == lc.Cmd && m.sameArgs(want.Args, lc.Args) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// failureDiffs checks that the commands the step makes fail ("! " lines)
+// failed the same way in the learner's session.
+func (j *Judge) failureDiffs(m mapping, recs []Record) []Diff {
+	var out []Diff
+	used := make([]bool, len(recs))
+	for _, r := range j.tg.recs {
+		if !r.ExpectFail || r.Err == nil {
+			continue
+		}
+		want := lastCall(r)
+		errno := verbs.ErrnoOf(r.Err)
+		found, near := false, ""
+		for i, lr := range recs {
+			if used[i] || lr.Err == nil {
+				continue
+			}
+			lc := lastCall(lr)
+			if lc.Cmd != want.Cmd || !m.sameArgs(want.Args, lc.Args) {
+				continue
+			}
+			if verbs.ErrnoOf(lr.Err) != errno {
+				near = fmt.Sprintf("your %s failed with %s; this step's fails with %s", lr.Line, errnoText(lr.Err), errnoText(r.Err))
+				continue
+			}
+			used[i], found = true, true
+			break
+		}
+		if found {
+			continue
+		}
+		text := near
+		if text == "" {
+			what := m.callText(want)
+			if len(r.Calls) == 1 {
+				what = j.Translate(r.Line)
+			}
+			text = fmt.Sprintf("this step makes %s fail (with %s); it has not failed yet", what, errnoText(r.Err))
+		}
+		out = append(out, Diff{Kind: DiffError, Pending: true, Text: text})
+	}
+	return out
+}
+
+func errnoText(err error) string {
+	if n := verbs.ErrnoOf(err); n != 0 {
+		return verbs.ErrnoName(n)
+	}
+	return "an error"
+}
+
+// lastCall is the call a record's line failed in, or its last.
+func lastCall(r Record) Call {
+	if len(r.Calls) == 0 {
+		return Call{Cmd: r.Cmd}
+	}
+	return r.Calls[len(r.Calls)-1]
+}
+
+// lookCall is a call a step's cell made, with the line it is shown as.
+type lookCall struct {
+	Call
+	line string // the record's line when the call is its only one
+}
+
+// calls lists the calls of records that succeeded, repeat and do left out
+// (their commands are listed); with looksOnly, those that only show
+// something.
+func calls(recs []Record, looksOnly bool) []lookCall {
+	var out []lookCall
+	for _, r := range recs {
+		cs := r.Calls
+		if r.Err != nil && len(cs) > 0 {
+			cs = cs[:len(cs)-1]
+		}
+		for _, c := range cs {
+			if c.Cmd == "repeat" || c.Cmd == "do" || looksOnly && !c.Look {
+				continue
+			}
+			lc := lookCall{Call: c}
+			if len(r.Calls) == 1 {
+				lc.line = r.Line
+			}
+			out = append(out, lc)
+		}
+	}
+	return out
+}
+
+// lookDiffs checks that the learner ran the commands of the step's cell
+// that show something, on the paired objects, where showing is the cell's
+// point: where it changes nothing a snapshot shows, every command of the
+// cell (query_port; poll_cq that finds nothing); where it changes only
+// what the fabric does, its commands (trace on). Where the cell changes
+// objects too (poll_cq, then mem to see the bytes), the change is the goal.
+func (j *Judge) lookDiffs(m mapping, recs []Record) []Diff {
+	want := calls(j.tg.recs, false)
+	if j.ref.effect {
+		for _, c := range want {
+			if !c.Look {
+				return nil
+			}
+		}
+	}
+	if !j.ref.effect {
+		// A cell of looks asks for each once: repeat 3 poll_cq cq1 is
+		// polling cq1.
+		var once []lookCall
+		for _, w := range want {
+			dup := false
+			for _, o := range once {
+				dup = dup || o.Cmd == w.Cmd && slices.Equal(o.Args, w.Args)
+			}
+			if !dup {
+				once = append(once, w)
+			}
+		}
+		want = once
+	}
+	var out []Diff
+	mine := calls(recs, false)
+	used := make([]bool, len(mine))
+	for _, w := range want {
+		found := false
+		for i, c := range mine {
+			if !used[i] && c.Cmd == w.Cmd && m.sameArgs(w.Args, c.Args) && sameNumbers(w.Args, c.Args) {
+				used[i], found = true, true
+				break
+			}
+		}
+		if !found {
+			what := m.callText(w.Call)
+			if w.line != "" {
+				what = j.Translate(w.line)
+			}
+			out = append(out, Diff{Kind: DiffLook, Pending: true,
+				Text: fmt.Sprintf("this step runs %s; you have not yet", what)})
+		}
+	}
+	return out
+}
+
+// sameArgs compares a reference call's arguments with a learner's, what
+// they name: numbers are left out.
+func (m mapping) sameArgs(s, l []Arg) bool {
+	key := func(as []Arg, ref bool) []string {
+		var out []string
+		for _, a := range named(as) {
+			switch {
+			case a.Kind == ArgHandle && ref:
+				out = append(out, "h "+m.learner(a.Value)) // mr=mr0 and sge=mr0:0:8 name the same MR
+			case a.Kind == ArgHandle:
+				out = append(out, "h "+a.Value)
+			default:
+				out = append(out, fmt.Sprintf("%d %s=%s", a.Kind, a.Key, a.Value))
+			}
+		}
+		sort.Strings(out)
+		return out
+	}
+	return slices.Equal(key(s, true), key(l, false))
+}
+
+// sameNumbers reports whether a learner's call gives each number the
+// reference's gives (key=NUMBER), the same: bench tx_depth=1 is another
+// experiment than tx_depth=512. Numbers only the learner gives, and wr_ids,
+// do not count.
+func sameNumbers(s, l []Arg) bool {
+	for _, a := range s {
+		if a.Kind != ArgNumber || a.Key == "wr_id" {
+			continue
+		}
+		if !slices.Contains(l, a) {
+			return false
+		}
+	}
+	return true
+}
+
+// named drops the numbers of a call's arguments.
+func named(as []Arg) []Arg {
+	var out []Arg
+	for _, a := range as {
+		if a.Kind != ArgNumber {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// callText prints a reference call in the learner's handles, what it
+// names (its numbers are not compared).
+func (m mapping) callText(c Call) string {
+	parts := []string{c.Cmd}
+	for _, a := range named(c.Args) {
+		v := a.Value
+		switch a.Kind {
+		case ArgHandle:
+			v = m.learner(v)
+		case ArgDevice:
+			if n, err := strconv.Atoi(strings.TrimPrefix(v, "dev")); err == nil {
+				v = devRole(n)
+			}
+		}
+		if a.Key != "" {
+			v = a.Key + "=" + v
+		}
+		parts = append(parts, v)
+	}
+	return strings.Join(parts, " ")
+}
+
+// settingDiffs compares the session settings, key by key: le's with ref's.
+// One the learner has not touched since the step began (start) is work to
+// do; one they set otherwise is a wrong turn.
+func settingDiffs(ref, le, start []string) []Diff {
+	group := func(list []string) (map[string]string, []string) {
+		out := map[string]string{}
+		var keys []string
+		for _, s := range list {
+			k, v, _ := strings.Cut(s, "=")
+			if _, ok := out[k]; !ok {
+				keys = append(keys, k)
+				out[k] = v
+			} else {
+				out[k] += "; " + v
+			}
+		}
+		return out, keys
+	}
+	rv, rk := group(ref)
+	lv, lk := group(le)
+	sv, _ := group(start)
+	keys := rk
+	for _, k := range lk {
+		if _, ok := rv[k]; !ok {
+			keys = append(keys, k)
+		}
+	}
+	var out []Diff
+	for _, k := range keys {
+		if lv[k] == rv[k] {
+			continue
+		}
+		name, verb := settingName(k)
+		out = append(out, Diff{Kind: DiffSetting, Pending: lv[k] == sv[k],
+			Text: fmt.Sprintf("%s %s %s; after this step %s %s", name, verb, orNone(lv[k]), them2(verb), orNone(rv[k]))})
+	}
+	return out
+}
+
+// them2 is the pronoun for a setting's name: it or they.
+func them2(verb string) string {
+	if verb == "are" {
+		return "they are"
+	}
+	return "it is"
+}
+
+// settingName names a setting, with its verb.
+func settingName(k string) (string, string) {
+	switch {
+	case k == "trace":
+		return "tracing", "is"
+	case k == "fabric":
+		return "the fabric's delivery", "is"
+	case k == "pending":
+		return "what the fabric holds", "is"
+	case k == "fault":
+		return "the fault rules", "are"
+	case k == "pp_stats":
+		return "pp_stats' clock", "is"
+	case strings.HasPrefix(k, "link."):
+		return "device " + devSettingRole(strings.TrimPrefix(k, "link.")) + "'s link", "is"
+	case strings.HasPrefix(k, "group."):
+		return "the IP groups device " + devSettingRole(strings.TrimPrefix(k, "group.")) + "'s host joined", "are"
+	}
+	return k, "is"
+}
+
+func devSettingRole(d string) string {
+	if n, err := strconv.Atoi(strings.TrimPrefix(d, "dev")); err == nil {
+		return devRole(n)
+	}
+	return d
+}
+
+// mappedEnv shows the learner's session under the lesson's handles, so
+// that the lesson's expect: lines read the learner's paired objects. The
+// learner's own extra objects keep their names, marked "your".
+type mappedEnv struct {
+	Env
+	m   mapping
+	ref *snapshot
+}
+
+func (e mappedEnv) Object(h string) (any, bool) {
+	if l, ok := e.m.s2l[h]; ok {
+		return e.Env.Object(l)
+	}
+	if e.ref != nil && e.ref.by[h] != nil {
+		return nil, false
+	}
+	return e.Env.Object(h)
+}
+
+func (e mappedEnv) Handles() []string {
+	var out []string
+	pos := map[string]int{}
+	for i, o := range e.ref.objs {
+		pos[o.h] = i
+	}
+	var extra []string
+	for _, h := range e.Env.Handles() {
+		if s, ok := e.m.l2s[h]; ok {
+			out = append(out, s)
+		} else {
+			extra = append(extra, "your "+h)
+		}
+	}
+	sort.SliceStable(out, func(a, b int) bool { return pos[out[a]] < pos[out[b]] })
+	return append(out, extra...)
+}
+
+// translateRecords renames the CQs and created handles of the learner's
+// records to the lesson's.
+func translateRecords(recs []Record, m mapping) []Record {
+	out := make([]Record, len(recs))
+	for i, r := range recs {
+		r.Completions = append([]Completion(nil), r.Completions...)
+		for k := range r.Completions {
+			if s, ok := m.l2s[r.Completions[k].CQ]; ok {
+				r.Completions[k].CQ = s
+			}
+		}
+		var created []string
+		for _, h := range r.Created {
+			if s, ok := m.l2s[h]; ok {
+				created = append(created, s)
+			} else {
+				created = append(created, h)
+			}
+		}
+		r.Created = created
+		out[i] = r
+	}
+	return out
+}

@@ -1,0 +1,288 @@
+package lessons_test
+
+import (
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/vsh-rdma/vsh/lessons"
+	"github.com/vsh-rdma/vsh/shell"
+)
+
+// A turn is one line a learner types in a tutor test, and what the tutor
+// must (says) and must not (never) print after it. A says entry starting
+// with "~" is a regular expression.
+type turn struct {
+	typed string
+	says  []string
+	never []string
+}
+
+// takeLesson starts lesson id in a fresh session and moves the tutor to
+// step (1-based) with lesson skip and lesson next.
+func takeLesson(t *testing.T, id string, step int) *shell.Shell {
+	t.Helper()
+	sh := newShell(t, 2)
+	if _, err := sh.Exec("lesson " + id); err != nil {
+		t.Fatalf("lesson %s: %s", id, sh.FormatError(err))
+	}
+	for i := 0; i < 100; i++ {
+		at, over := sh.Tutor().Step()
+		if at+1 == step || over {
+			break
+		}
+		out, err := sh.Exec("lesson skip")
+		if err != nil {
+			t.Fatalf("lesson skip at step %d: %s%s", at+1, out, sh.FormatError(err))
+		}
+	}
+	if at, _ := sh.Tutor().Step(); at+1 != step {
+		t.Fatalf("the tutor is at step %d, not %d", at+1, step)
+	}
+	return sh
+}
+
+// play types the turns and checks what the tutor says after each.
+func play(t *testing.T, sh *shell.Shell, turns []turn) {
+	t.Helper()
+	for _, tu := range turns {
+		out, err := sh.Exec(tu.typed)
+		if err != nil {
+			out += sh.FormatError(err)
+		}
+		flat := strings.Join(strings.Fields(out), " ") // the tutor wraps its lines
+		for _, s := range tu.says {
+			s = strings.Join(strings.Fields(s), " ")
+			ok := strings.Contains(flat, s)
+			if re, isRE := strings.CutPrefix(s, "~"); isRE {
+				ok = regexp.MustCompile(re).MatchString(flat)
+			}
+			if !ok {
+				t.Errorf("after %q the tutor did not say %q; it said:\n%s", tu.typed, s, out)
+			}
+		}
+		for _, s := range tu.never {
+			if strings.Contains(out, s) {
+				t.Errorf("after %q the tutor said %q; it should not have:\n%s", tu.typed, s, out)
+			}
+		}
+	}
+}
+
+// TestTutorJudgesState takes lessons the wrong way, as learners did when
+// the tutor checked only a few expectations, and checks that it refuses
+// each wrong path, says why in the learner's words, and accepts the right
+// one however it is typed.
+func TestTutorJudgesState(t *testing.T) {
+	tests := []struct {
+		name, lesson string
+		step         int
+		turns        []turn
+	}{
+		{"UC QPs where the lesson builds RC", "rc-pingpong", 2, []turn{
+			{"create_qp pd0 type=uc send_cq=cq0 recv_cq=cq0 max_send_wr=1 max_recv_wr=4",
+				[]string{"» not yet: qp0 is IBV_QPT_UC; this step creates an RC QP", "hint: create_qp pd0 type=rc"}, []string{"goal reached"}},
+			{"create_qp pd1 type=uc send_cq=cq1 recv_cq=cq1 max_send_wr=1 max_recv_wr=4", nil, []string{"goal reached"}},
+			{"lesson next", []string{"not reached yet: qp0 is IBV_QPT_UC"}, nil},
+			// The right QPs next to the wrong ones: extra objects are let be.
+			{"create_qp pd0 type=rc send_cq=cq0 recv_cq=cq0 max_send_wr=1 max_recv_wr=4", nil, []string{"goal reached", "not yet"}},
+			{"create_qp pd1 type=rc send_cq=cq1 recv_cq=cq1 max_send_wr=1 max_recv_wr=8", []string{"✓ goal reached"}, nil},
+		}},
+		{"receives on one side only", "rc-pingpong", 4, []turn{
+			{"repeat 4 post_recv qp0 mr=mr0 wr_id=1", nil, []string{"»", "goal reached"}},
+			{"post_recv qp1 mr=mr1 wr_id=1", nil, []string{"»", "goal reached"}},
+			{"lesson next", []string{"not reached yet: qp1 has 1 receive posted in this step; this step posts 4"}, nil},
+			{"lesson goal", []string{"✗ not yet: qp1 has 1 receive posted in this step; this step posts 4"}, nil},
+			{"post_recv qp1 sge=mr1:0:4096 count=3", []string{"✓ goal reached"}, nil},
+		}},
+		{"the wrong side, longer than the MR", "rc-pingpong", 8, []turn{
+			{"post_send qp1 mr=mr1 length=5000", []string{
+				"~» this step's goal is out of reach from here: qp1 went to IBV_QPS_ERR at cell \\[\\d+\\] \\(post_send qp1 mr=mr1 length=5000\\), which this step does not expect",
+				"cq1 got IBV_WC_LOC_PROT_ERR for wr_id 1 — Local protection error",
+				"lesson reset rebuilds the session as it was at this step's start"}, []string{"goal reached"}},
+			{"post_send qp0 mr=mr0 wr_id=2", nil, []string{"goal reached"}},
+			{"lesson reset", []string{"the session is rebuilt"}, nil},
+			{"post_send qp0 mr=mr0 wr_id=2", []string{"✓ goal reached"}, nil},
+		}},
+		{"one credit where four are the point", "rpc", 2, []turn{
+			{"post_recv qp1 mr=mr2 offset=0 length=64 wr_id=0", nil, []string{"goal reached", "»"}},
+			{"lesson goal", []string{"qp1 has 1 receive posted in this step; this step posts 4"}, nil},
+			{"repeat 3 post_recv qp1 mr=mr2 offset={i*64+64} length=64 wr_id={i+1}", []string{"✓ goal reached"}, nil},
+		}},
+		{"a post alone is not the poll", "qp-types", 3, []turn{
+			{"post_recv qp1 mr=mr1 length=4096", nil, []string{"»"}},
+			{"fill mr0 \"over RC\"", nil, []string{"»"}},
+			{"post_send qp0 mr=mr0 length=7", nil, []string{"goal reached", "»"}},
+			{"lesson goal", []string{"cq0 still holds 1 completion you have not polled"}, nil},
+			{"poll_cq cq0", nil, []string{"goal reached", "»"}},
+			{"poll_cq cq1", []string{"✓ goal reached"}, nil},
+		}},
+		{"a remote access error is called out", "qp-types", 4, []turn{
+			{"post_send qp0 opcode=rdma_write mr=mr0 length=7 remote=mr0+100", []string{
+				"this step's goal is out of reach from here: qp0 went to IBV_QPS_ERR", "cq0 got IBV_WC_REM_ACCESS_ERR", "lesson reset"}, []string{"goal reached"}},
+			{"poll_cq cq0", nil, []string{"goal reached", "»"}},
+		}},
+		{"a buffer registered again stands for the lesson's", "lifecycle", 3, []turn{
+			{"reg_mr pd0 length=4096 access=local_write", nil, []string{"»"}},
+			{"reg_mr pd1 length=4096 access=local_write,remote_read", []string{"» not yet: mr1 has access local_write,remote_read; this step's MR has local_write"}, nil},
+			{"dereg_mr mr1", nil, []string{"goal reached"}},
+			{"reg_mr pd1 length=4096 access=local_write", []string{"✓ goal reached"}, nil},
+			{"create_cq ctx0 cqe=16", nil, []string{"»"}},
+			{"create_cq ctx1 cqe=16", []string{"✓ goal reached"}, nil},
+			{"create_qp pd0 type=rc send_cq=cq0 recv_cq=cq0", nil, []string{"»"}},
+			{"create_qp pd1 type=rc send_cq=cq1 recv_cq=cq1", []string{"✓ goal reached"}, nil},
+			{"modify_qp qp0 state=init pkey_index=0 port=1 access=0", nil, []string{"»"}},
+			{"modify_qp qp1 state=init pkey_index=0 port=1 access=0", []string{"✓ goal reached"}, nil},
+			// The lesson's mr1 is the learner's mr2.
+			{"post_recv qp1 mr=mr2 length=4096", []string{"✓ goal reached"}, nil},
+		}},
+		{"a state past the lesson's", "lifecycle", 6, []turn{
+			{"modify_qp qp0 state=init pkey_index=0 port=1 access=remote_write", []string{"» not yet: qp0's access flags are remote_write; the lesson's QP's access flags are 0"}, nil},
+		}},
+		{"the expected failure is no mistake", "lifecycle", 13, []turn{
+			{"dealloc_pd pd0", []string{"» not yet: this step makes dealloc_pd pd1 fail (with EBUSY); it has not failed yet"}, nil},
+			{"dealloc_pd pd1", []string{"✓ goal reached"}, []string{"not yet"}},
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			sh := takeLesson(t, tc.lesson, tc.step)
+			play(t, sh, tc.turns)
+		})
+	}
+}
+
+// TestGoalIsProse: a step shows its goal: line, not its expectations;
+// lesson goal --detail shows those and what the judge compares.
+func TestGoalIsProse(t *testing.T) {
+	l, _ := lessons.Find("break-it")
+	for i, s := range l.Steps {
+		if !s.Interactive() {
+			continue
+		}
+		sh := takeLesson(t, "break-it", i+1)
+		out, _ := sh.Exec("lesson")
+		if s.Cell.Goal == "" || !strings.Contains(strings.Join(strings.Fields(out), " "), "» your turn: "+s.Cell.Goal) {
+			t.Errorf("step %d shows no goal line %q:\n%s", i+1, s.Cell.Goal, out)
+		}
+		for _, e := range s.Cell.Expects {
+			if strings.Contains(out, e.Text) {
+				t.Errorf("step %d shows its expectation %q:\n%s", i+1, e.Text, out)
+			}
+		}
+		out, _ = sh.Exec("lesson goal --detail")
+		for _, e := range s.Cell.Expects {
+			if !strings.Contains(out, e.Text) {
+				t.Errorf("lesson goal --detail at step %d does not show %q:\n%s", i+1, e.Text, out)
+			}
+		}
+		return
+	}
+}
+
+// TestSkipAlwaysWorks: lesson skip gets to the end of the step from any
+// state, rebuilding the session where it drifted, and cell numbers only
+// grow.
+func TestSkipAlwaysWorks(t *testing.T) {
+	sh := takeLesson(t, "rc-pingpong", 4)
+	for _, c := range []string{"post_recv qp0 mr=mr0", "create_cq ctx0", "modify_qp qp1 state=err"} {
+		sh.Exec(c)
+	}
+	last := cellNumber(sh.Prompt())
+	out, err := sh.Exec("lesson skip")
+	if err != nil {
+		t.Fatalf("lesson skip: %s%s", out, sh.FormatError(err))
+	}
+	if !strings.Contains(out, "your session had drifted from the lesson's") {
+		t.Errorf("lesson skip did not say it rebuilt the session:\n%s", out)
+	}
+	if at, _ := sh.Tutor().Step(); at+1 != 5 {
+		t.Errorf("after lesson skip the tutor is at step %d; want 5", at+1)
+	}
+	if n := cellNumber(sh.Prompt()); n <= last {
+		t.Errorf("the next cell is [%d]; before lesson skip it was [%d]", n, last)
+	}
+	// The rebuilt session is the lesson's: the rest of it skips through.
+	for i := 0; i < 30; i++ {
+		if _, over := sh.Tutor().Step(); over {
+			break
+		}
+		if out, err := sh.Exec("lesson skip"); err != nil {
+			t.Fatalf("lesson skip: %s%s", out, sh.FormatError(err))
+		}
+	}
+	if _, skipped := sh.Tutor().Solved(); skipped == 0 {
+		t.Errorf("no step counted as done by the tutor")
+	}
+}
+
+func cellNumber(prompt string) int {
+	n, _ := strconv.Atoi(strings.TrimSuffix(strings.TrimPrefix(prompt, "["), "] vsh> "))
+	return n
+}
+
+// TestJudgeByExpect: a step marked judge: expect is judged by its expect:
+// lines alone, where the comparison with the reference would refuse.
+func TestJudgeByExpect(t *testing.T) {
+	lesson := func(judge string) string {
+		return "---\nid: loose\ntitle: Loose\nlevel: beginner\nminutes: 1\n---\n\n```vsh auto\nopen_device A\n```\n\n" +
+			"Make a CQ.\n\n```vsh\ncreate_cq ctx0 cqe=16\n```\ngoal: Make a CQ on A.\n" + judge + "expect: handles contains cq0\n\nDone.\n"
+	}
+	for _, tc := range []struct {
+		judge string
+		says  string
+	}{
+		{"", "» not yet: cq0's completion channel is ch0; this step's completion channel is none"},
+		{"judge: expect\n", "✓ goal reached"},
+	} {
+		dir := t.TempDir()
+		path := dir + "/loose.md"
+		if err := writeFileT(path, lesson(tc.judge)); err != nil {
+			t.Fatal(err)
+		}
+		sh := newShell(t, 2)
+		if out, err := sh.Exec("lesson " + path); err != nil {
+			t.Fatalf("%s%s", out, sh.FormatError(err))
+		}
+		sh.Exec("lesson next")
+		sh.Exec("create_comp_channel ctx0")
+		play(t, sh, []turn{{"create_cq ctx0 cqe=16 channel=ch0", []string{tc.says}, nil}})
+	}
+}
+
+func writeFileT(path, text string) error { return os.WriteFile(path, []byte(text), 0o644) }
+
+// TestShippedGoals: every learner step of a shipped lesson has a goal:
+// line, and none leans on commands contains or on judge: expect — the
+// comparison with the reference judges them all.
+func TestShippedGoals(t *testing.T) {
+	all, err := lessons.All()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, l := range all {
+		for i, s := range l.Steps {
+			if !s.Interactive() {
+				continue
+			}
+			n++
+			if s.Cell.Goal == "" {
+				t.Errorf("%s step %d (line %d) has no goal: line", l.ID, i+1, s.Cell.Line)
+			}
+			if s.Cell.ByExpect {
+				t.Errorf("%s step %d (line %d) is judged by its expect: lines alone", l.ID, i+1, s.Cell.Line)
+			}
+			for _, e := range s.Cell.Expects {
+				if strings.HasPrefix(e.Text, "commands") {
+					t.Errorf("%s:%d: expect: %s", l.Name, e.Line, e.Text)
+				}
+			}
+		}
+	}
+	if n < 150 {
+		t.Errorf("only %d learner steps in the shipped lessons", n)
+	}
+}

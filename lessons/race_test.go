@@ -1,0 +1,5 @@
+//go:build race
+
+package lessons_test
+
+const raceEnabled = true

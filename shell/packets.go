@@ -1,0 +1,85 @@
+package shell
+
+import (
+	"strings"
+	"sync"
+
+	"github.com/vsh-rdma/vsh/lessons"
+	"github.com/vsh-rdma/vsh/verbs"
+)
+
+// packetLog records the packets each cell puts on the wire while a lesson
+// asks for them (lessons.Env.RecordPackets): what an expectation about the
+// step's packets counts. Watching packets costs the simulator its fast
+// paths, so it is on only while needed.
+type packetLog struct {
+	mu     sync.Mutex // the observer may call from a driver's goroutine
+	cancel func()
+	events []verbs.PacketEvent
+	sent   map[string]bool // requests seen: sender and summary
+}
+
+func (s *Shell) recordPackets(on bool) bool {
+	obs, ok := s.prov.(verbs.PacketObserver)
+	if !ok {
+		return false
+	}
+	switch {
+	case on && s.pkts == nil:
+		pl := &packetLog{sent: map[string]bool{}}
+		pl.cancel = obs.ObservePackets(pl.observe)
+		s.pkts = pl
+	case !on && s.pkts != nil:
+		s.pkts.cancel()
+		s.pkts = nil
+	}
+	return true
+}
+
+func (pl *packetLog) observe(p verbs.PacketEvent) {
+	pl.mu.Lock()
+	defer pl.mu.Unlock()
+	p.Bytes = nil
+	pl.events = append(pl.events, p)
+}
+
+// drain returns the packets since the last drain, each once with its
+// last verdict, in the order they were sent.
+func (pl *packetLog) drain() []lessons.Packet {
+	pl.mu.Lock()
+	defer pl.mu.Unlock()
+	out := []lessons.Packet{}
+	at := map[uint64]int{}
+	for _, e := range pl.events {
+		i, seen := at[e.Seq]
+		if !seen {
+			op := wireOpcode(e.Summary)
+			key := e.From + " " + e.Summary
+			p := lessons.Packet{Opcode: op}
+			if !strings.Contains(op, "ACKNOWLEDGE") && !strings.Contains(op, "READ_RESPONSE") {
+				p.Retransmitted = pl.sent[key]
+				pl.sent[key] = true
+			}
+			at[e.Seq] = len(out)
+			out = append(out, p)
+			i = len(out) - 1
+		}
+		v := e.Verdict
+		out[i].Dropped = strings.HasPrefix(v, "dropped") || strings.HasPrefix(v, "refused")
+	}
+	pl.events = nil
+	return out
+}
+
+// wireOpcode is the opcode part of a packet's summary: its words before
+// the first field (dqpn=...).
+func wireOpcode(summary string) string {
+	var words []string
+	for _, w := range strings.Fields(summary) {
+		if strings.Contains(w, "=") {
+			break
+		}
+		words = append(words, w)
+	}
+	return strings.Join(words, " ")
+}

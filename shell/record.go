@@ -1,0 +1,180 @@
+package shell
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/vsh-rdma/vsh/lessons"
+	"github.com/vsh-rdma/vsh/verbs"
+)
+
+// What a cell did, as data: the commands it ran with the arguments that
+// name things, and the work requests it posted. The lesson tutor's judge
+// reads them (lessons.Record); nothing here is printed.
+
+// lookCommands are the commands whose effect no snapshot of the objects
+// shows: they read, print or time something (query_port, mem, pp_dest), or
+// change what the fabric does rather than an object (trace, fault). A
+// lesson cell that runs one asks the learner to run it too.
+var lookCommands = map[string]bool{
+	"devices": true, "devinfo": true, "query_device": true, "query_port": true, "query_gid": true,
+	"async_events": true, "mem": true, "get_cq_event": true, "query_qp": true, "query_srq": true,
+	"show": true, "watch": true, "unwatch": true, "backend": true, "fabric": true, "trace": true,
+	"fault": true, "help": true, "explain": true, "history": true, "pp_dest": true, "pp_stats": true,
+	"pingpong": true, "bench": true, "paths": true, "exchange": true,
+}
+
+// recordCall adds the command a call runs to its cell's log of calls and
+// returns its index there.
+func (s *Shell) recordCall(c *Cell, cmd *command, a *args) int {
+	c.calls = append(c.calls, lessons.Call{Cmd: cmd.Name, Args: s.callArgs(cmd, a), Look: lookCommands[cmd.Name]})
+	return len(c.calls) - 1
+}
+
+// callArgs are the arguments of a call that name something — handles,
+// devices (as dev0, dev1: their place in the device list) and words —
+// normalized; numbers, sizes and durations are left out.
+func (s *Shell) callArgs(cmd *command, a *args) []lessons.Arg {
+	var out []lessons.Arg
+	if cmd.rawArgs {
+		for _, t := range a.pos {
+			k, v := "", t.text
+			if t.eq >= 0 {
+				k, v = strings.ToLower(t.text[:t.eq]), t.text[t.eq+1:]
+			}
+			if arg, ok := s.wordArg(k, v); ok {
+				out = append(out, arg)
+			}
+		}
+		return out
+	}
+	posSpecs := cmd.positionals()
+	for i, t := range a.pos {
+		vk := vText
+		if i < len(posSpecs) {
+			vk = posSpecs[i].value
+		}
+		if arg, ok := s.typedArg("", vk, t.text); ok {
+			out = append(out, arg)
+		}
+	}
+	for _, k := range a.keys {
+		sp := cmd.findSpec(k, keyArg)
+		if sp == nil {
+			continue
+		}
+		if sp.canon != nil {
+			out = append(out, lessons.Arg{Key: k, Kind: lessons.ArgWord, Value: sp.canon(a.kv[k])})
+			continue
+		}
+		if sp.value == vBool {
+			continue // a switch of how it shows (chart=off), or a number-like yes
+		}
+		if sp.value == vNum || sp.value == vSize {
+			if n, err := parseSize(a.kv[k]); err == nil {
+				out = append(out, lessons.Arg{Key: k, Kind: lessons.ArgNumber, Value: strconv.FormatUint(n, 10)})
+			}
+			continue
+		}
+		if arg, ok := s.typedArg(k, sp.value, a.kv[k]); ok {
+			out = append(out, arg)
+		}
+	}
+	for f, on := range a.flags {
+		if on {
+			out = append(out, lessons.Arg{Kind: lessons.ArgWord, Value: f})
+		}
+	}
+	sortArgs(out)
+	return out
+}
+
+// sortArgs orders flags (which come from a map) after the rest, by value,
+// so that the same line always gives the same arguments.
+func sortArgs(as []lessons.Arg) {
+	for i := 1; i < len(as); i++ {
+		for j := i; j > 0 && as[j-1].Key == "" && as[j].Key == "" && as[j-1].Kind == lessons.ArgWord && as[j].Kind == lessons.ArgWord &&
+			as[j-1].Value > as[j].Value; j-- {
+			as[j-1], as[j] = as[j], as[j-1]
+		}
+	}
+}
+
+// typedArg normalizes a value of a known kind.
+func (s *Shell) typedArg(key string, vk valueKind, v string) (lessons.Arg, bool) {
+	switch vk {
+	case vNum, vSize, vDuration, vFile:
+		return lessons.Arg{}, false
+	case vCtx, vPD, vMR, vChan, vCQ, vSRQ, vQP, vAH, vAnyHandle:
+		return lessons.Arg{Key: key, Kind: lessons.ArgHandle, Value: strings.ToLower(v)}, true
+	case vDevice:
+		return s.deviceArg(key, v), true
+	case vQPN, vGID, vRemote, vAddr, vRKey:
+		h := strings.ToLower(strings.SplitN(v, "+", 2)[0])
+		if _, ok := kindOfName(h); ok {
+			return lessons.Arg{Key: key, Kind: lessons.ArgHandle, Value: h}, true
+		}
+		if vk == vGID {
+			if _, err := s.device(v); err == nil {
+				return s.deviceArg(key, v), true
+			}
+		}
+		return lessons.Arg{}, false
+	case vSGE:
+		h := strings.ToLower(strings.SplitN(v, ":", 2)[0])
+		return lessons.Arg{Key: key, Kind: lessons.ArgHandle, Value: h}, true
+	}
+	return s.wordArg(key, v)
+}
+
+// wordArg normalizes a word of a command whose arguments are not typed.
+func (s *Shell) wordArg(key, v string) (lessons.Arg, bool) {
+	low := strings.ToLower(v)
+	if _, ok := kindOfName(low); ok {
+		return lessons.Arg{Key: key, Kind: lessons.ArgHandle, Value: low}, true
+	}
+	if v == "A" || v == "B" || v == "a" || v == "b" {
+		return s.deviceArg(key, v), true
+	}
+	if _, err := parseSize(v); err == nil {
+		return lessons.Arg{}, false
+	}
+	if _, err := parseDuration(v); err == nil {
+		return lessons.Arg{}, false
+	}
+	for _, p := range []string{"ibv_wc_", "ibv_qps_", "ibv_qpt_", "ibv_wr_", "ibv_access_", "ibv_event_", "ibv_"} {
+		if strings.HasPrefix(low, p) && len(low) > len(p) {
+			low = low[len(p):]
+			break
+		}
+	}
+	return lessons.Arg{Key: key, Kind: lessons.ArgWord, Value: low}, true
+}
+
+// deviceArg names a device by its place in the device list: dev0, dev1.
+func (s *Shell) deviceArg(key, v string) lessons.Arg {
+	if d, err := s.device(v); err == nil {
+		for i, x := range s.devs {
+			if x == d {
+				return lessons.Arg{Key: key, Kind: lessons.ArgDevice, Value: devIndexName(i)}
+			}
+		}
+	}
+	return lessons.Arg{Key: key, Kind: lessons.ArgWord, Value: strings.ToLower(v)}
+}
+
+func devIndexName(i int) string { return "dev" + strconv.Itoa(i) }
+
+// recordSends adds the send work requests a verb took to the cell.
+func (c *call) recordSends(o *object, wrs []verbs.SendWR) {
+	for _, w := range wrs {
+		c.cell.posts = append(c.cell.posts, lessons.Post{Queue: o.name, WR: w})
+	}
+}
+
+// recordRecvs adds the receive work requests a verb took to the cell.
+func (c *call) recordRecvs(o *object, wrs []verbs.RecvWR) {
+	for _, w := range wrs {
+		c.cell.posts = append(c.cell.posts, lessons.Post{Queue: o.name, Recv: true, WR: verbs.SendWR{WRID: w.WRID, SGList: w.SGList}})
+	}
+}
