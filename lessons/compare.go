@@ -52,9 +52,31 @@ type Diff struct {
 	// for it; either may be "".
 	Handle, Ref string
 	Text        string
+	// Detail, where set, is Text with what the reference has, which Text
+	// leaves out so as not to give away a step's outcome (the status a
+	// completion should have, the bytes a READ should bring).
+	Detail string
 }
 
 func (d Diff) String() string { return d.Text }
+
+// reachable reports whether a QP in state from can get to state to by
+// modify_qp, going forward: along RESET → INIT → RTR → RTS, between RTS
+// and SQD, from SQE back to RTS, and to ERR from anywhere.
+func reachable(from, to verbs.QPState) bool {
+	f, t := qpStep(from), qpStep(to)
+	switch {
+	case f >= 0 && t >= 0:
+		return f < t
+	case to == verbs.QPSErr:
+		return true
+	case to == verbs.QPSSQD:
+		return from == verbs.QPSRTS || f >= 0
+	case from == verbs.QPSSQD, from == verbs.QPSSQE:
+		return to == verbs.QPSRTS
+	}
+	return false
+}
 
 // qpStep orders the states on the way to RTS; -1 for the others.
 func qpStep(s verbs.QPState) int {
@@ -166,8 +188,8 @@ func objDiffs(ref, le *snapshot, s, l *objSnap, m mapping, full, created bool) [
 			add(DiffAccess, false, "%s has access %s; %s has %s", l.h, l.access.Short(), the("MR"), s.access.Short())
 		}
 	case "cq":
-		if l.cqe < s.cqe && s.asked["cqe"] {
-			add(DiffCap, false, "%s holds %d completions (cqe %d); %s holds %d", l.h, l.cqe, l.cqe, the("CQ"), s.cqe)
+		if v, ok := s.asked["cqe"]; ok && l.cqe < s.cqe {
+			add(DiffCap, false, "%s holds %d completions (cqe %d); %s asks for cqe=%s (the device gives %d)", l.h, l.cqe, l.cqe, the("CQ"), v, s.cqe)
 		}
 		link("completion channel", s.channel, l.channel)
 		if ref.insp && le.insp {
@@ -190,11 +212,11 @@ func objDiffs(ref, le *snapshot, s, l *objSnap, m mapping, full, created bool) [
 			}
 		}
 	case "srq":
-		if l.srqAttr.MaxWR < s.srqAttr.MaxWR && s.asked["max_wr"] {
-			add(DiffCap, false, "%s holds %d receives (max_wr %d); %s holds %d", l.h, l.srqAttr.MaxWR, l.srqAttr.MaxWR, the("SRQ"), s.srqAttr.MaxWR)
+		if v, ok := s.asked["max_wr"]; ok && l.srqAttr.MaxWR < s.srqAttr.MaxWR {
+			add(DiffCap, false, "%s holds %d receives (max_wr %d); %s asks for max_wr=%s", l.h, l.srqAttr.MaxWR, l.srqAttr.MaxWR, the("SRQ"), v)
 		}
-		if l.srqAttr.MaxSGE < s.srqAttr.MaxSGE && s.asked["max_sge"] {
-			add(DiffCap, false, "%s takes %d SGEs a receive; %s takes %d", l.h, l.srqAttr.MaxSGE, the("SRQ"), s.srqAttr.MaxSGE)
+		if v, ok := s.asked["max_sge"]; ok && l.srqAttr.MaxSGE < s.srqAttr.MaxSGE {
+			add(DiffCap, false, "%s takes %d SGEs a receive; %s asks for max_sge=%s", l.h, l.srqAttr.MaxSGE, the("SRQ"), v)
 		}
 		if l.srqAttr.SRQLimit != s.srqAttr.SRQLimit {
 			add(DiffAttr, false, "%s's srq_limit is %d; %s is %d", l.h, l.srqAttr.SRQLimit, the("srq_limit"), s.srqAttr.SRQLimit)
@@ -227,11 +249,13 @@ func objDiffs(ref, le *snapshot, s, l *objSnap, m mapping, full, created bool) [
 			break
 		}
 		if l.qpType != s.qpType {
+			// Not the lesson's QP at all: the rest of it does not matter.
 			what := fmt.Sprintf("this step creates %s %s QP", article(transport(s.qpType)), transport(s.qpType))
 			if !created {
 				what = fmt.Sprintf("the lesson's %s is %s", s.h, transport(s.qpType))
 			}
 			add(DiffType, false, "%s is %s; %s", l.h, l.qpType, what)
+			return out
 		}
 		link("send CQ", s.sendCQ, l.sendCQ)
 		link("receive CQ", s.recvCQ, l.recvCQ)
@@ -246,8 +270,8 @@ func objDiffs(ref, le *snapshot, s, l *objSnap, m mapping, full, created bool) [
 			{"max_recv_sge", "max_recv_sge", "SGEs a receive", l.cap.MaxRecvSGE, s.cap.MaxRecvSGE},
 			{"max_inline_data", "max_inline", "inline bytes", l.cap.MaxInlineData, s.cap.MaxInlineData},
 		} {
-			if f.l < f.s && s.asked[f.key] && !(f.name == "max_recv_wr" && s.srq != "") {
-				add(DiffCap, false, "%s takes %d %s at most (%s %d); %s takes %d", l.h, f.l, f.noun, f.name, f.l, the("QP"), f.s)
+			if v, ok := s.asked[f.key]; ok && f.l < f.s && !(f.name == "max_recv_wr" && s.srq != "") {
+				add(DiffCap, false, "%s takes %d %s at most (%s %d); %s asks for %s=%s", l.h, f.l, f.noun, f.name, f.l, the("QP"), f.key, v)
 			}
 		}
 		if l.sigAll != s.sigAll {
@@ -255,16 +279,14 @@ func objDiffs(ref, le *snapshot, s, l *objSnap, m mapping, full, created bool) [
 		}
 		ls, ss := l.attr.State, s.attr.State
 		if ls != ss {
-			li, si := qpStep(ls), qpStep(ss)
 			switch {
-			case li >= 0 && si >= 0 && li < si:
+			case reachable(ls, ss):
 				add(DiffState, true, "%s is in %s; this step takes it to %s", l.h, ls, ss)
-			case ss == verbs.QPSErr:
-				add(DiffState, true, "%s is in %s; this step ends with it in %s", l.h, ls, ss)
 			default:
-				d := Diff{Kind: DiffState, Lost: true, Handle: l.h, Ref: s.h,
-					Text: fmt.Sprintf("%s is in %s; after this step the lesson's is in %s", l.h, ls, ss)}
-				out = append(out, d)
+				// A QP the step makes can be made again; one made before
+				// it cannot go back without the steps since.
+				out = append(out, Diff{Kind: DiffState, Lost: !created, Handle: l.h, Ref: s.h,
+					Text: fmt.Sprintf("%s is in %s; after this step the lesson's is in %s", l.h, ls, ss)})
 			}
 		}
 		out = append(out, qpAttrDiffs(ref, le, s, l, m, full, the)...)
@@ -338,6 +360,11 @@ func sameGroups(a, b []verbs.GID) bool {
 func qpAttrDiffs(ref, le *snapshot, s, l *objSnap, m mapping, full bool, the func(string) string) []Diff {
 	var out []Diff
 	upto := min(attrStep(l.attr.State), attrStep(s.attr.State))
+	if l.attr.State == s.attr.State && (s.attr.State == verbs.QPSErr || s.attr.State == verbs.QPSSQE) {
+		// A QP in error keeps the attributes it was given: a step that
+		// ends in ERR (rnr_retry 0, retries exceeded) is about them.
+		upto = 3
+	}
 	la, sa := l.attr, s.attr
 	num := func(name string, lv, sv uint64) {
 		if lv != sv {
@@ -364,7 +391,7 @@ func qpAttrDiffs(ref, le *snapshot, s, l *objSnap, m mapping, full bool, the fun
 			out = append(out, Diff{Kind: DiffAttr, Handle: l.h, Ref: s.h,
 				Text: fmt.Sprintf("%s's path_mtu is %s; %s is %s", l.h, la.PathMTU, the("path_mtu"), sa.PathMTU)})
 		}
-		if full && m.learner(s.peer) != l.peer {
+		if full && m.learner(s.peer) != l.peer && !(s.peer == "" && m.l2s[l.peer] == "") {
 			want, got := "no QP of this session", "no QP of this session"
 			if s.peer != "" {
 				want = m.learner(s.peer)
@@ -398,7 +425,8 @@ func qpAttrDiffs(ref, le *snapshot, s, l *objSnap, m mapping, full bool, the fun
 		}
 		if full && s.peer != "" && l.peer == m.learner(s.peer) {
 			sp, lp := ref.by[s.peer], le.by[l.peer]
-			if sp != nil && lp != nil && attrStep(sp.attr.State) >= 3 && attrStep(lp.attr.State) >= 3 {
+			rts := func(o *objSnap) bool { return o.attr.State == verbs.QPSRTS }
+			if sp != nil && lp != nil && rts(s) && rts(l) && rts(sp) && rts(lp) {
 				sr, lr := sa.RQPSN == sp.attr.SQPSN, la.RQPSN == lp.attr.SQPSN
 				if sr != lr {
 					t := fmt.Sprintf("%s expects PSN 0x%06x next but %s sends 0x%06x; in the lesson they agree: each side's rq_psn is the other's sq_psn",
@@ -408,8 +436,9 @@ func qpAttrDiffs(ref, le *snapshot, s, l *objSnap, m mapping, full bool, the fun
 							l.h, la.RQPSN, lp.h)
 					}
 					// Packets in flight move PSNs: where the step sends,
-					// they may yet agree.
-					out = append(out, Diff{Kind: DiffAttr, Pending: ref.sends, Handle: l.h, Ref: s.h, Text: t})
+					// they may yet agree; elsewhere only QPs taken back
+					// through RESET could.
+					out = append(out, Diff{Kind: DiffAttr, Pending: ref.sends, Lost: !ref.sends, Handle: l.h, Ref: s.h, Text: t})
 				}
 			}
 		}

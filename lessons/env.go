@@ -148,6 +148,9 @@ type Post struct {
 	Queue string // qp0, srq0
 	Recv  bool
 	WR    verbs.SendWR
+	// WRIDGiven is set when the command gave the wr_id (wr_id=2), rather
+	// than taking the session's next number: then it is part of the work.
+	WRIDGiven bool
 }
 
 // ObjectInfo is what the session keeps about an object beyond its verbs.

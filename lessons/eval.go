@@ -147,7 +147,7 @@ func (e *Expect) check(x *evalCtx) error {
 		}
 		return e.compareList(x, got, want)
 	case subjError:
-		return e.compare("error", x.lastError(), want[0])
+		return e.checkError(x, want[0])
 	case subjCompletions:
 		var got []value
 		for _, r := range x.recs {
@@ -425,21 +425,54 @@ func listText(vs []value) string {
 	return "[" + strings.Join(parts, ", ") + "]"
 }
 
-// lastError is the errno of the step's last failed command, none when no
-// command failed.
-func (x *evalCtx) lastError() value {
-	v := value{t: tErrno}
+// checkError checks error == X: some command of the step failed with errno
+// X; error == none: no verb failed (a mistyped command, which no verb ran,
+// does not count); error == any: some command failed; != the opposite.
+// So a typo along the way does not spoil a step's goal.
+func (e *Expect) checkError(x *evalCtx, want value) error {
+	var failed []value
+	verbFailed := false
 	for _, r := range x.recs {
 		if r.Err == nil {
 			continue
 		}
 		if n := verbs.ErrnoOf(r.Err); n != 0 {
-			v = value{t: tErrno, n: uint64(n)}
+			failed = append(failed, value{t: tErrno, n: uint64(n)})
+			verbFailed = true
 		} else {
 			msg := firstLine(r.Err.Error())
 			msg, _, _ = strings.Cut(msg, "; hint:")
-			v = value{t: tErrno, fail: true, s: msg}
+			failed = append(failed, value{t: tErrno, fail: true, s: msg})
 		}
 	}
-	return v
+	holds := false
+	switch {
+	case want.any:
+		holds = len(failed) > 0
+	case want.n == 0:
+		holds = !verbFailed
+	default:
+		for _, f := range failed {
+			holds = holds || f.equal(want)
+		}
+	}
+	if e.op == "!=" {
+		holds = !holds
+	}
+	if holds {
+		return nil
+	}
+	last := value{t: tErrno}
+	if len(failed) > 0 {
+		last = failed[len(failed)-1]
+	}
+	switch {
+	case e.op == "!=":
+		return e.unmet("a command of the step failed with %s, which the goal rules out", want)
+	case len(failed) == 0:
+		return e.unmet("no command failed in this step; the goal is a command that fails with %s", want)
+	case want.n == 0 && !want.any:
+		return e.unmet("a command of the step failed with %s; the goal is none", last)
+	}
+	return e.unmet("the step's last failure was %s; the goal is %s", last, want)
 }

@@ -153,7 +153,8 @@ func TestCheckExpect(t *testing.T) {
 		{"error == EINVAL", ""},
 		{"error == any", ""},
 		{"error == EBUSY", "the step's last failure was EINVAL; the goal is EBUSY"},
-		{"error == none", "the step's last failure was EINVAL; the goal is none"},
+		{"error == none", "a command of the step failed with EINVAL; the goal is none"},
+		{"error != EINVAL", "a command of the step failed with EINVAL, which the goal rules out"},
 		{"commands contains [post_send, poll_cq, poll_cq]", ""},
 		{"commands contains modify_qp", "without [modify_qp]"},
 		{"handles contains [qp0, qp1]", ""},
@@ -202,6 +203,17 @@ func TestCheckExpect(t *testing.T) {
 	e, _ = lessons.ParseExpect("error == EINVAL")
 	if err := e.Check(env, nil); err == nil || !strings.Contains(err.Error(), "no command failed in this step") {
 		t.Errorf("empty step: %v", err)
+	}
+	// A mistyped command (no verb ran) is no failure for error == none,
+	// and a later one does not hide the step's EAGAIN.
+	start = env.RecordCount()
+	sh.Exec("post_recv qp1 mr=mr9")
+	sh.Exec("! get_cq_event ch9")
+	for _, c := range []struct{ expect, why string }{{"error == none", ""}, {"error == any", ""}} {
+		e, _ := lessons.ParseExpect(c.expect)
+		if err := e.Check(env, env.Records(start)); err != nil {
+			t.Errorf("after typos, %s: %v", c.expect, err)
+		}
 	}
 }
 

@@ -140,7 +140,7 @@ type Reference struct {
 	shClose func() error
 	shAt    int // it has run the cells of the steps before shAt
 	gids    gidTables
-	asked   map[string]map[string]bool // handle → the capacities its command gave
+	asked   map[string]map[string]string // handle → the capacities its command gave, key → value
 
 	step     int
 	before   *snapshot // the reference before step's cell
@@ -198,7 +198,7 @@ func (r *Reference) At(i int) error {
 			return fmt.Errorf("the reference session: %w", err)
 		}
 		r.sh, r.shClose, r.shAt = sh, closeFn, 0
-		r.asked = map[string]map[string]bool{}
+		r.asked = map[string]map[string]string{}
 	}
 	r.step = -1
 	for ; r.shAt < i; r.shAt++ {
@@ -379,9 +379,9 @@ func (r *Reference) noteAsked(rec Record) {
 		for _, a := range c.Args {
 			if a.Kind == ArgNumber {
 				if r.asked[h] == nil {
-					r.asked[h] = map[string]bool{}
+					r.asked[h] = map[string]string{}
 				}
-				r.asked[h][a.Key] = true
+				r.asked[h][a.Key] = a.Value
 			}
 		}
 	}
@@ -479,7 +479,7 @@ func (j *Judge) Verdict() *Verdict {
 	if !j.l.Steps[j.step].Cell.ByExpect {
 		v.Diffs = j.diffs(le, m, recs)
 	}
-	if j.astray(v.Diffs) && j.onTheWay(le, recs) {
+	if j.astray(v.Diffs) && j.onTheWay(le, recs) >= 0 {
 		// The learner's session is the reference's after some of the
 		// cell's commands: nothing is wrong, the rest is to do.
 		for i := range v.Diffs {
@@ -510,14 +510,17 @@ func (j *Judge) astray(diffs []Diff) bool {
 	return false
 }
 
-// onTheWay reports whether the learner's session matches the reference
-// after some of the step's cell's commands: no difference, and no object
-// the learner made for one of the cell's that is not there yet (a wrong MR
-// is not an extra object of the learner's own).
-func (j *Judge) onTheWay(le *snapshot, recs []Record) bool {
+// onTheWay reports how many of the step's cell's commands the learner's
+// session is as far as — it matches the reference after them: no
+// difference, and no object the learner made for one of the cell's that is
+// not there yet (a wrong MR is not an extra object of the learner's own) —
+// or -1. The state before the cell counts as 0, the end as them all.
+func (j *Judge) onTheWay(le *snapshot, recs []Record) int {
 	defer func() { j.tg = &target{after: j.ref.after, recs: j.ref.cellRecs} }()
 	final := match(j.ref.after, le, j.prev)
-	for _, tg := range j.ref.trail {
+	points := append([]*target{{after: j.ref.before}}, j.ref.trail...)
+	for k := len(points) - 1; k >= 0; k-- {
+		tg := points[k]
 		m := match(tg.after, le, j.prev)
 		ok := true
 		for l := range final.l2s {
@@ -527,10 +530,26 @@ func (j *Judge) onTheWay(le *snapshot, recs []Record) bool {
 		}
 		j.tg = tg
 		if ok && len(j.diffs(le, m, recs)) == 0 {
-			return true
+			return k
 		}
 	}
-	return false
+	return -1
+}
+
+// Done reports how many of the step's cell's commands the learner's
+// session is as far as: all of them when the goal is reached, k when it
+// matches the reference after the first k, -1 when it matches none of
+// those states (another order, a wrong turn).
+func (j *Judge) Done() int {
+	if v := j.Verdict(); v.Met {
+		return len(j.ref.cmdRecs)
+	}
+	if !j.ready {
+		return -1
+	}
+	le := takeSnapshot(j.env, &j.gidsL)
+	le.fillUnpolled(j.env, nil, 0)
+	return j.onTheWay(le, j.learnerRecords())
 }
 
 func expectsUnmet(c *Cell, x *evalCtx) []error {
@@ -574,8 +593,8 @@ func (j *Judge) diffs(le *snapshot, m mapping, recs []Record) []Diff {
 			case created:
 				d.Text = "this step makes " + describe(s, m) + "; there is none yet"
 			case was != "" && le.by[was] == nil:
-				d.Lost, d.Pending, d.Handle = true, false, was
-				d.Text = fmt.Sprintf("%s is gone; the lesson still needs it (%s)", was, describe(s, m))
+				d.Pending, d.Handle = false, was
+				d.Text = fmt.Sprintf("%s is gone; the lesson still needs it (%s): make it again, or lesson reset", was, describe(s, m))
 			default:
 				d.Text = "the lesson has " + describe(s, m) + "; there is none here"
 			}
@@ -604,7 +623,7 @@ func (j *Judge) diffs(le *snapshot, m mapping, recs []Record) []Diff {
 	out = append(out, j.memoryDiffs(le, m)...)
 	out = append(out, j.failureDiffs(m, recs)...)
 	out = append(out, j.lookDiffs(m, recs)...)
-	out = append(out, settingDiffs(ref.settings, le.settings, j.start.settings)...)
+	out = append(settingDiffs(j.ref.before.settings, j.ref.after.settings, ref.settings, le.settings, j.start.settings), out...)
 	return out
 }
 

@@ -95,7 +95,10 @@ func TestTutorJudgesState(t *testing.T) {
 			{"post_recv qp1 mr=mr1 wr_id=1", nil, []string{"»", "goal reached"}},
 			{"lesson next", []string{"not reached yet: qp1 has 1 receive posted in this step; this step posts 4"}, nil},
 			{"lesson goal", []string{"✗ not yet: qp1 has 1 receive posted in this step; this step posts 4"}, nil},
-			{"post_recv qp1 sge=mr1:0:4096 count=3", []string{"✓ goal reached"}, nil},
+			{"post_recv qp1 sge=mr1:0:4096 count=3", []string{"this step's goal is out of reach from here", "has wr_id 2; this step's has 1"}, nil},
+			{"lesson reset", nil, nil},
+			{"repeat 4 post_recv qp0 mr=mr0 wr_id=1", nil, []string{"»"}},
+			{"repeat 4 post_recv qp1 sge=mr1:0:4096 wr_id=1", []string{"✓ goal reached"}, nil},
 		}},
 		{"the wrong side, longer than the MR", "rc-pingpong", 8, []turn{
 			{"post_send qp1 mr=mr1 length=5000", []string{
@@ -285,4 +288,39 @@ func TestShippedGoals(t *testing.T) {
 	if n < 150 {
 		t.Errorf("only %d learner steps in the shipped lessons", n)
 	}
+}
+
+// TestPacketsExpectation: a step's packets, recorded while its goal counts
+// them, in play and in the tutor.
+func TestPacketsExpectation(t *testing.T) {
+	src := "---\nid: wirebits\ntitle: Packets\nlevel: beginner\nminutes: 1\nneeds: trace\n---\n\n```vsh auto\n" +
+		"open_device A\nopen_device B\nalloc_pd ctx0\nalloc_pd ctx1\nreg_mr pd0 length=64 access=local_write\nreg_mr pd1 length=64 access=local_write\n" +
+		"create_cq ctx0\ncreate_cq ctx1\ncreate_qp pd0 type=rc send_cq=cq0 recv_cq=cq0\ncreate_qp pd1 type=rc send_cq=cq1 recv_cq=cq1\n" +
+		"connect qp0 qp1\npost_recv qp1 mr=mr1\n```\n\nSend.\n\n```vsh\npost_send qp0 mr=mr0 length=8\n```\ngoal: Send 8 bytes from A.\n" +
+		"expect: packets.opcode == [SEND_ONLY, ACKNOWLEDGE]\nexpect: packets.count == 2\nexpect: packets.retransmissions == 0\n\nDone.\n"
+	l, err := lessons.Parse("wirebits.md", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sh := newShell(t, 2)
+	var b strings.Builder
+	if err := lessons.Play(sh.LessonEnv(), l, &b, lessons.PlayOptions{}); err != nil {
+		t.Fatalf("%v\n%s", err, b.String())
+	}
+	if !strings.Contains(b.String(), "✓ expect: packets.opcode == [SEND_ONLY, ACKNOWLEDGE]") {
+		t.Errorf("play did not check the packets:\n%s", b.String())
+	}
+	path := t.TempDir() + "/wirebits.md"
+	if err := writeFileT(path, src); err != nil {
+		t.Fatal(err)
+	}
+	sh = newShell(t, 2)
+	sh.Exec("lesson " + path)
+	sh.Exec("lesson next")
+	play(t, sh, []turn{
+		{"post_send qp0 mr=mr0 length=8 count=2", []string{"out of reach"}, []string{"goal reached"}},
+		{"lesson goal --detail", []string{"✗ packets.count == 2: packets.count is 4; the goal is 2"}, nil},
+		{"lesson reset", nil, nil},
+		{"post_send qp0 mr=mr0 length=8", []string{"✓ goal reached"}, nil},
+	})
 }

@@ -152,6 +152,23 @@ func (l *Lesson) Interactive() int {
 	return n
 }
 
+// readsWRIDs reports whether an expectation of the lesson reads the
+// wr_ids of completions: then the wr_ids its cells give are part of the
+// work, as rc_pingpong's are.
+func (l *Lesson) readsWRIDs() bool {
+	for _, s := range l.Steps {
+		if s.Cell == nil {
+			continue
+		}
+		for _, e := range s.Cell.Expects {
+			if e.subj.kind == subjCompletions && e.subj.field == "wr_id" {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // Commands returns every command of the lesson, in order: what play runs.
 func (l *Lesson) Commands() []Command {
 	var out []Command

@@ -162,6 +162,7 @@ func TestSectionSkippedAtTheEnd(t *testing.T) {
 		!strings.Contains(out, "3 steps (2 skipped on this backend)") {
 		t.Errorf("play:\n%s", out)
 	}
+	sh = newShellOn(t, oneDevice(t))
 	tu, _, err := lessons.NewTutor(sh.LessonEnv(), l)
 	if err != nil {
 		t.Fatal(err)

@@ -64,7 +64,7 @@ type objSnap struct {
 	queryErr         error // a query that failed
 	// asked names the capacities the command that made (or resized) a
 	// reference object gave: only those are compared, as minimums.
-	asked map[string]bool
+	asked map[string]string
 }
 
 // gidRef is a GID as the judge compares it: the device and index it
@@ -84,6 +84,11 @@ func (g gidRef) equal(h gidRef) bool {
 }
 
 const pageSize = 4096
+
+// maxCompared is the largest MR whose bytes the judge compares: hashing and
+// keeping a larger one after every command would cost the learner time and
+// memory.
+const maxCompared = 64 << 20
 
 var pageSeed = maphash.MakeSeed()
 
@@ -202,8 +207,10 @@ func takeSnapshot(env Env, gids *gidTables) *snapshot {
 		case verbs.MR:
 			os.parent = name(x.PD())
 			os.length, os.access, os.addr, os.lkey, os.rkey = x.Length(), x.Access(), x.Addr(), x.LKey(), x.RKey()
-			os.pages = hashPages(x.Bytes())
-			os.mrBytes = x.Bytes
+			if os.length <= maxCompared {
+				os.pages = hashPages(x.Bytes())
+				os.mrBytes = x.Bytes
+			}
 		case verbs.CQ:
 			os.parent = name(x.Context())
 			os.cqe = x.CQE()

@@ -152,6 +152,19 @@ func (t *Tutor) enter(i int, b *strings.Builder) {
 				fmt.Fprintf(b, "» the tutor could not build this step's reference (%v); it checks the lesson's expect: lines alone\n", err)
 			}
 			b.WriteString(t.goalLine())
+			if v := t.j.Verdict(); v.Met && t.j.ready {
+				// Done before the step began (typed ahead, during the one
+				// before): on to the next.
+				t.solved[i] = true
+				b.WriteString("✓ goal reached: you did this already\n")
+				i++
+				if i == len(t.l.Steps) {
+					t.step = len(t.l.Steps) - 1
+					t.finish(b)
+					return
+				}
+				continue
+			}
 			return
 		}
 	}
@@ -160,7 +173,7 @@ func (t *Tutor) enter(i int, b *strings.Builder) {
 func (t *Tutor) goalLine() string {
 	c := t.l.Steps[t.step].Cell
 	if c.Goal != "" {
-		return wrapPrefixed("» your turn: ", c.Goal)
+		return wrapPrefixed("» your turn: ", t.j.Translate(c.Goal))
 	}
 	return "» your turn: do what the text above says (lesson goal shows what is still missing)\n"
 }
@@ -213,12 +226,16 @@ func (t *Tutor) absentCount() int {
 func (t *Tutor) doCell(b *strings.Builder) error {
 	i := t.step
 	c := t.l.Steps[i].Cell
-	if err := t.j.Begin(i); err != nil {
-		return fmt.Errorf("the lesson's own cell failed: %v", err)
+	if c.Auto {
+		if err := t.j.Begin(i); err != nil {
+			return fmt.Errorf("the lesson's own cell failed: %v", err)
+		}
 	}
-	if !t.changedSinceStart() {
+	// From where the learner is: none of the cell's commands done, some,
+	// or all of them.
+	if done := t.j.Done(); done >= 0 {
 		var transcript strings.Builder
-		if err := t.replayCell(c, &transcript); err == nil {
+		if err := t.replayCell(c, done, &transcript); err == nil {
 			if v := t.j.Verdict(); v.Met {
 				b.WriteString(transcript.String())
 				return nil
@@ -239,32 +256,16 @@ func (t *Tutor) doCell(b *strings.Builder) error {
 	return nil
 }
 
-// changedSinceStart reports whether the learner changed anything in this
-// step: a command that succeeded and is more than a look.
-func (t *Tutor) changedSinceStart() bool {
-	for _, r := range t.learnerRecords() {
-		calls := r.Calls
-		if r.Err != nil && len(calls) > 0 {
-			calls = calls[:len(calls)-1]
-		}
-		for _, c := range calls {
-			if !c.Look {
-				return true
-			}
-		}
-		if len(r.Calls) == 0 && r.Err == nil {
-			return true
-		}
-	}
-	return false
-}
-
-// replayCell runs the cell's commands in the learner's session, through
-// the judge's pairing of handles.
-func (t *Tutor) replayCell(c *Cell, w *strings.Builder) error {
+// replayCell runs the cell's commands after the first from in the
+// learner's session, through the judge's pairing of handles.
+func (t *Tutor) replayCell(c *Cell, from int, w *strings.Builder) error {
 	k := 0
 	for _, cmd := range c.Commands {
 		if isComment(cmd.Text) {
+			continue
+		}
+		if k < from {
+			k++
 			continue
 		}
 		n := t.env.RecordCount()
@@ -327,13 +328,15 @@ func (t *Tutor) Observe() string {
 			b.WriteString("» lesson reset rebuilds the session as it was at this step's start; lesson skip does the step for you\n")
 		}
 	case last.Err != nil && !last.ExpectFail && !t.expectedFailure(last):
-		d := v.Wrong()
-		if d == nil {
-			d = &v.Diffs[0]
+		// The shell said what failed; the tutor adds the difference about
+		// what the command was for, if any, and the step's hint.
+		kind := DiffKind("")
+		if d := aboutCommand(v, last); d != nil {
+			t.said[d.Text] = true
+			b.WriteString(wrapPrefixed("» not yet: ", d.Text))
+			kind = d.Kind
 		}
-		t.said[d.Text] = true
-		b.WriteString(wrapPrefixed("» not yet: ", d.Text))
-		b.WriteString(t.hintText(false, d.Kind))
+		b.WriteString(t.hintText(false, kind))
 	default:
 		// A wrong turn the tutor has not pointed out yet: this command's.
 		for _, d := range v.Diffs {
@@ -346,6 +349,34 @@ func (t *Tutor) Observe() string {
 		}
 	}
 	return b.String()
+}
+
+// aboutCommand finds the first difference about what a failed command was
+// for: an object it names, one of the kind it makes that is missing, or
+// the step's expected failure it might have been.
+func aboutCommand(v *Verdict, r Record) *Diff {
+	named := map[string]bool{}
+	for _, c := range r.Calls {
+		for _, a := range c.Args {
+			if a.Kind == ArgHandle {
+				named[a.Value] = true
+			}
+		}
+	}
+	cmd := lastCall(r).Cmd
+	makes := map[string]string{"open_device": "ctx", "alloc_pd": "pd", "reg_mr": "mr", "create_comp_channel": "ch",
+		"create_cq": "cq", "create_qp": "qp", "create_srq": "srq", "create_ah": "ah"}[cmd]
+	for i := range v.Diffs {
+		d := &v.Diffs[i]
+		switch {
+		case d.Handle != "" && named[d.Handle],
+			d.Handle == "" && d.Ref != "" && named[d.Ref],
+			d.Kind == DiffMissing && makes != "" && strings.HasPrefix(d.Ref, makes) && strings.TrimLeft(d.Ref[len(makes):], "0123456789") == "",
+			d.Kind == DiffError && strings.Contains(d.Text, " "+cmd+" "):
+			return d
+		}
+	}
+	return nil
 }
 
 // expectedFailure reports whether a learner's failed command is one the
@@ -366,7 +397,7 @@ func (t *Tutor) hintText(solution bool, kind DiffKind) string {
 			hint = h
 		}
 		if hint != "" {
-			for _, l := range strings.Split(hint, "\n") {
+			for _, l := range strings.Split(t.j.Translate(hint), "\n") {
 				b.WriteString("hint: " + l + "\n")
 			}
 		} else {
@@ -413,12 +444,12 @@ func (t *Tutor) Do(cmd string) (string, error) {
 		s := t.l.Steps[t.step]
 		if s.Interactive() && !t.solved[t.step] {
 			v := t.j.Verdict()
-			if !v.Met || len(t.learnerRecords()) == 0 {
-				why := "you have not run a command in this step yet"
-				if len(v.Diffs) > 0 {
-					why = v.Diffs[0].Text
+			if !v.Met {
+				d := v.Diffs[0]
+				if w := v.Lost(); w != nil {
+					d = *w
 				}
-				return "", fmt.Errorf("the goal of step %d is not reached yet: %s; lesson hint helps, lesson skip has the tutor do it", t.step+1, why)
+				return "", fmt.Errorf("the goal of step %d is not reached yet: %s; lesson hint helps, lesson skip has the tutor do it", t.step+1, t.j.Translate(d.Text))
 			}
 			t.solved[t.step] = true
 			b.WriteString("✓ goal reached\n")
@@ -512,7 +543,7 @@ func (t *Tutor) goal(b *strings.Builder, detail bool) {
 		return
 	}
 	if s.Cell.Goal != "" {
-		b.WriteString(wrapPrefixed("goal: ", s.Cell.Goal))
+		b.WriteString(wrapPrefixed("goal: ", t.j.Translate(s.Cell.Goal)))
 	}
 	if t.solved[t.step] {
 		b.WriteString("✓ reached\n")
@@ -524,10 +555,11 @@ func (t *Tutor) goal(b *strings.Builder, detail bool) {
 		b.WriteString("✓ reached: lesson next goes on\n")
 	case !detail:
 		d := v.Diffs[0]
+		label := "✗ not yet: "
 		if w := v.Lost(); w != nil {
-			d = *w
+			d, label = *w, "✗ out of reach from here (lesson reset): "
 		}
-		b.WriteString(wrapPrefixed("✗ not yet: ", d.Text))
+		b.WriteString(wrapPrefixed(label, d.Text))
 		if n := len(v.Diffs) - 1; n > 0 {
 			fmt.Fprintf(b, "  (and %d more; lesson goal --detail lists them)\n", n)
 		}
@@ -543,9 +575,9 @@ func (t *Tutor) goal(b *strings.Builder, detail bool) {
 		}
 		for _, e := range s.Cell.Expects {
 			if err := e.check(x); err != nil {
-				fmt.Fprintf(b, "  ✗ %s: %v\n", e.Text, err)
+				fmt.Fprintf(b, "  ✗ %s: %s\n", t.j.Translate(e.Text), t.j.Translate(err.Error()))
 			} else {
-				fmt.Fprintf(b, "  ✓ %s\n", e.Text)
+				fmt.Fprintf(b, "  ✓ %s\n", t.j.Translate(e.Text))
 			}
 		}
 	}
@@ -571,7 +603,11 @@ func (t *Tutor) goal(b *strings.Builder, detail bool) {
 		case !d.Pending:
 			mark = "wrong"
 		}
-		b.WriteString(wrapPrefixed(fmt.Sprintf("  [%s] %s: ", mark, d.Kind), d.Text))
+		text := d.Text
+		if d.Detail != "" {
+			text = d.Detail
+		}
+		b.WriteString(wrapPrefixed(fmt.Sprintf("  [%s] %s: ", mark, d.Kind), text))
 	}
 }
 

@@ -235,6 +235,9 @@ func cmdPollCQ(c *call) error {
 		suffix += fmt.Sprintf(" (%d of them read from the device earlier, by the tutor's check)", stashed)
 	}
 	c.verb(pathData, "ibv_poll_cq(%s, %d) = %d%s", c.s.hn(o), n, got, suffix)
+	if got == 0 && len(c.cell.calls) > 0 {
+		c.cell.calls[len(c.cell.calls)-1].Look = true // it found nothing: it only looked
+	}
 	if got == 0 {
 		c.line("%s", c.s.whyNoCompletion(o))
 		return nil

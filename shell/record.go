@@ -1,6 +1,7 @@
 package shell
 
 import (
+	"sort"
 	"strconv"
 	"strings"
 
@@ -80,24 +81,17 @@ func (s *Shell) callArgs(cmd *command, a *args) []lessons.Arg {
 			out = append(out, arg)
 		}
 	}
+	var flags []string
 	for f, on := range a.flags {
 		if on {
-			out = append(out, lessons.Arg{Kind: lessons.ArgWord, Value: f})
+			flags = append(flags, f)
 		}
 	}
-	sortArgs(out)
+	sort.Strings(flags)
+	for _, f := range flags {
+		out = append(out, lessons.Arg{Key: "flag", Kind: lessons.ArgWord, Value: f})
+	}
 	return out
-}
-
-// sortArgs orders flags (which come from a map) after the rest, by value,
-// so that the same line always gives the same arguments.
-func sortArgs(as []lessons.Arg) {
-	for i := 1; i < len(as); i++ {
-		for j := i; j > 0 && as[j-1].Key == "" && as[j].Key == "" && as[j-1].Kind == lessons.ArgWord && as[j].Kind == lessons.ArgWord &&
-			as[j-1].Value > as[j].Value; j-- {
-			as[j-1], as[j] = as[j], as[j-1]
-		}
-	}
 }
 
 // typedArg normalizes a value of a known kind.
@@ -124,7 +118,38 @@ func (s *Shell) typedArg(key string, vk valueKind, v string) (lessons.Arg, bool)
 		h := strings.ToLower(strings.SplitN(v, ":", 2)[0])
 		return lessons.Arg{Key: key, Kind: lessons.ArgHandle, Value: h}, true
 	}
+	if c := canonicalWord(vk, v); c != "" {
+		return lessons.Arg{Key: key, Kind: lessons.ArgWord, Value: c}, true
+	}
 	return s.wordArg(key, v)
+}
+
+// canonicalWord writes an enum or flags the one way: 1024 for
+// IBV_MTU_1024, rts for IBV_QPS_RTS, local_write,remote_write for
+// IBV_ACCESS_REMOTE_WRITE|IBV_ACCESS_LOCAL_WRITE; "" when v does not parse.
+func canonicalWord(vk valueKind, v string) string {
+	var c interface{ Short() string }
+	var err error
+	switch vk {
+	case vMTU:
+		c, err = verbs.ParseMTU(v)
+	case vState:
+		c, err = verbs.ParseQPState(v)
+	case vQPType:
+		c, err = verbs.ParseQPType(v)
+	case vWROpcode:
+		c, err = verbs.ParseWROpcode(v)
+	case vAccess:
+		c, err = verbs.ParseAccess(v)
+	case vSendFlags:
+		c, err = verbs.ParseSendFlags(v)
+	default:
+		return ""
+	}
+	if err != nil {
+		return ""
+	}
+	return strings.ToLower(c.Short())
 }
 
 // wordArg normalizes a word of a command whose arguments are not typed.
@@ -168,13 +193,14 @@ func devIndexName(i int) string { return "dev" + strconv.Itoa(i) }
 // recordSends adds the send work requests a verb took to the cell.
 func (c *call) recordSends(o *object, wrs []verbs.SendWR) {
 	for _, w := range wrs {
-		c.cell.posts = append(c.cell.posts, lessons.Post{Queue: o.name, WR: w})
+		c.cell.posts = append(c.cell.posts, lessons.Post{Queue: o.name, WR: w, WRIDGiven: c.has("wr_id")})
 	}
 }
 
 // recordRecvs adds the receive work requests a verb took to the cell.
 func (c *call) recordRecvs(o *object, wrs []verbs.RecvWR) {
 	for _, w := range wrs {
-		c.cell.posts = append(c.cell.posts, lessons.Post{Queue: o.name, Recv: true, WR: verbs.SendWR{WRID: w.WRID, SGList: w.SGList}})
+		c.cell.posts = append(c.cell.posts, lessons.Post{Queue: o.name, Recv: true, WRIDGiven: c.has("wr_id"),
+			WR: verbs.SendWR{WRID: w.WRID, SGList: w.SGList}})
 	}
 }

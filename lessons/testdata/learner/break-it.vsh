@@ -1,12 +1,14 @@
 # break-it taken another way: aliases, SGEs spelled out, by hand where the
 # lesson uses count= and a bigger count where it overfills the send queue,
-# an address vector with a LID instead of no address vector at all, the
-# peer's GID by its context, remote_addr= and rkey= for remote=, another
+# the peer's GID by its context, remote_addr= and rkey= for remote=, another
 # sq_psn where the peer is in RESET.
 lesson next
 #! step 2
-# A LID instead of a GID: no GRH, which RoCE cannot do without.
+# A LID instead of a GID fails too, but for another reason than the
+# step's: no GRH, where the step leaves out the address vector altogether.
 mqp qp0 state=rtr path_mtu=1024 dest_qpn=qp1 rq_psn=0 max_dest_rd_atomic=1 min_rnr_timer=12 dlid=1
+#! refused
+mqp qp0 min_rnr_timer=12 max_dest_rd_atomic=1 rq_psn=0 dest_qpn=qp1 path_mtu=IBV_MTU_1024 state=rtr
 #! step 3
 mqp qp0 state=rtr path_mtu=1024 dest_qpn=qp1 rq_psn=0 max_dest_rd_atomic=1 min_rnr_timer=12 dgid=ctx1 sgid_index=1 hop_limit=64
 #! step 4

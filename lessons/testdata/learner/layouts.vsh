@@ -31,9 +31,11 @@ poll cq2 n=4 wait=1s
 fill mr2 0x0f length=1
 #! hint
 fill mr2 0x55 length=1
+mem mr2 0 8
 #! step 8
 poll cq3 wait=1s
 fill mr2 0xff length=1
+mem mr1 3584 32
 #! step 9
 lesson next
 #! step 10
@@ -46,6 +48,7 @@ poll cq3 wait=1s
 poll cq2 wait=1s
 mem mr2 0 1
 fill mr2 0x77 length=1
+mem mr1 1536 64
 #! step 12
 recv qp15 sge=mr1:0:0 count=2
 send qp11 opcode=IBV_WR_RDMA_WRITE_WITH_IMM sge=mr0:1536:512 remote=mr1+1536 imm=3
@@ -83,6 +86,7 @@ send qp16 sge=mr0:0:13 ah=ah1 remote_qpn=0xffffff remote_qkey=0x11111111
 poll cq3 n=1 wait=1s
 poll cq2 n=1 wait=1s
 poll cq0 n=2 wait=1s
+mem mr3 0 128
 #! step 20
 lesson next
 #! step 21

@@ -31,6 +31,7 @@ fill mr0 "hello"
 send qp0 mr=mr0 len=5 wr_id=42
 poll cq0 n=1
 poll cq1 n=4
+mem mr2 0 32
 #! step 13
 # The wrong object in use: a CQ, where the step asks about the PD.
 destroy_cq cq1

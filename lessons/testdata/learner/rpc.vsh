@@ -27,11 +27,11 @@ mem mr2 0 32
 poll cq2 n=4
 #! step 6
 # The descriptor as the dump shows it: addr 0x555530ce1000, rkey 0x25f.
-send qp1 opcode=IBV_WR_RDMA_READ sge=mr3:0:13 remote_addr=0x555530ce1000 rkey=0x25f wr_id=7
+send qp1 opcode=IBV_WR_RDMA_READ sge=mr3:0:13 remote_addr=0x555530ce1000 rkey=0x25f wr_id=1001
 poll cq2
 #! step 7
 recv qp1 sge=mr2:0:64 wr_id=0
-send qp1 opcode=IBV_WR_RDMA_WRITE_WITH_IMM sge=mr3:0:0 remote_addr=mr1 rkey=mr1 imm=0x1 wr_id=8
+send qp1 opcode=IBV_WR_RDMA_WRITE_WITH_IMM sge=mr3:0:0 remote_addr=mr1 rkey=mr1 imm=0x1 wr_id=1002
 poll cq1
 poll cq2
 #! step 8
@@ -43,9 +43,10 @@ poll cq0 n=1
 #! step 9
 poll cq2 n=1
 recv qp1 sge=mr2:64:64 wr_id=1
-send qp1 opcode=rdma_write_with_imm sge=mr3:0:13 remote=mr1+2048 imm=2 wr_id=9
+send qp1 opcode=rdma_write_with_imm sge=mr3:0:13 remote=mr1+2048 imm=2 wr_id=1003
 poll cq1
 poll cq2
+mem mr2 64 32
 #! step 10
 lesson next
 #! step 11
@@ -56,7 +57,7 @@ poll cq0
 #! step 12
 poll cq2
 recv qp1 sge=mr2:128:64 wr_id=2
-send qp1 opcode=rdma_write_with_imm sge=mr3:0:13 remote=mr1+1024 imm=3 wr_id=10
+send qp1 opcode=rdma_write_with_imm sge=mr3:0:13 remote=mr1+1024 imm=3 wr_id=1004
 advance 20ms
 poll cq1
 poll cq2
@@ -73,6 +74,6 @@ poll cq2
 poll cq1
 poll cq0
 #! step 16
-send qp0 opcode=IBV_WR_RDMA_WRITE sge=mr1:0:13 remote_addr=mr3 rkey=mr3
+send qp0 opcode=IBV_WR_RDMA_WRITE sge=mr1:0:13 remote_addr=mr3 rkey=mr3 wr_id=99
 poll cq0
 #! step 17

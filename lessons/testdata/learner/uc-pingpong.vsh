@@ -47,8 +47,8 @@ poll cq0
 # A's receives first, one call with count=. (The tutor answers this first
 # command of the step with a "not yet" about PSNs, whatever it is, the
 # lesson's own included: see the report.)
-post_recv qp1 mr=mr0 wr_id=1 count=3
-recv qp0 mr=mr1 wr_id=1 count=3
+repeat 3 post_recv qp1 mr=mr0 wr_id=1
+repeat 3 recv qp0 sge=mr1:0:4096 wr_id=1
 send qp1 mr=mr0 wr_id=2
 poll cq1
 poll cq0

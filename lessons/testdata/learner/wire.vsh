@@ -22,6 +22,7 @@ send qp0 sge=mr9:4091:5
 #! hint
 send qp0 sge=mr0:4091:5 wr_id=20
 run
+poll cq0
 #! step 7
 recv qp1 sge=mr1:4096:64 wr_id=21
 advance 10ms

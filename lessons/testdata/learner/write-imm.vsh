@@ -26,6 +26,7 @@ poll cq0
 #! step 4
 fill mr0 "second!!" length=8
 send qp0 opcode=IBV_WR_RDMA_WRITE_WITH_IMM sge=mr0:0:8 remote_addr=mr1+512 rkey=mr1 imm=2
+poll cq0
 #! step 5
 # The step's goal was reached before its empty poll, which lands here. (The
 # tutor then says the goal is out of reach, which it is not: see the report.)
