@@ -281,8 +281,9 @@ func remoteQP(sn *snapshot, w verbs.SendWR) string {
 }
 
 // completionDiffs compares the completions polled in the step and those
-// left in each CQ. The completions of one QP keep their order; those of
-// different QPs that share a CQ may interleave otherwise.
+// left in each CQ. The completions of one queue keep their order; those of
+// different queues that share a CQ — two QPs, or one QP's sends and
+// receives — may interleave otherwise, as they do on a real device.
 func (j *Judge) completionDiffs(le *snapshot, m mapping, recs []Record) []Diff {
 	ref := j.tg.after
 	// byQP splits a CQ's completions by the reference QP they are for.
@@ -299,13 +300,13 @@ func (j *Judge) completionDiffs(le *snapshot, m mapping, recs []Record) []Diff {
 		}
 		st.wcs[k] = append(st.wcs[k], wc)
 	}
-	refQP := func(cq *objSnap, wc verbs.WC) string { return ref.qpAt(wc.QPNum, cq.dev) }
+	refQP := func(cq *objSnap, wc verbs.WC) string { return ref.qpAt(wc.QPNum, cq.dev) + queueOf(wc) }
 	leQP := func(cq *objSnap, wc verbs.WC) string {
 		h := le.qpAt(wc.QPNum, cq.dev)
 		if s := m.l2s[h]; s != "" {
-			return s
+			return s + queueOf(wc)
 		}
-		return "your " + h
+		return "your " + h + queueOf(wc)
 	}
 	refPolled := map[string]*stream{}
 	for _, r := range j.tg.recs {
@@ -358,11 +359,11 @@ func (j *Judge) completionDiffs(le *snapshot, m mapping, recs []Record) []Diff {
 			nS, nL = nS+len(a), nL+len(b)
 			for i := 0; i < len(a) && i < len(b) && bad == ""; i++ {
 				if mine, theirs := wcDiff(ref, le, m, s.dev, a[i], b[i]); mine != "" {
-					bad, badDetail = outcome(fmt.Sprintf("%s completion of %s you polled from %s (wr_id %d)", ordinalCap(i+1, len(b)), m.learner(k), lq, b[i].WRID), mine, theirs, "what this step gets")
+					bad, badDetail = outcome(fmt.Sprintf("%s completion of %s you polled from %s (wr_id %d)", ordinalCap(i+1, len(b)), m.learner(streamQP(k)), lq, b[i].WRID), mine, theirs, "what this step gets")
 				}
 			}
 			if bad == "" && len(b) > len(a) {
-				bad = fmt.Sprintf("you polled %d completion%s of %s from %s in this step; this step polls %d", len(b), plural(len(b)), m.learner(k), lq, len(a))
+				bad = fmt.Sprintf("you polled %d completion%s of %s from %s in this step; this step polls %d", len(b), plural(len(b)), m.learner(streamQP(k)), lq, len(a))
 			}
 			owed += max(0, len(a)-len(b))
 		}
@@ -406,7 +407,7 @@ func (j *Judge) completionDiffs(le *snapshot, m mapping, recs []Record) []Diff {
 			a, b := want.wcs[k], have.wcs[k]
 			for i := 0; i < len(a) && i < len(b) && held == ""; i++ {
 				if mine, theirs := wcDiff(ref, le, m, s.dev, a[i], b[i]); mine != "" {
-					held, heldDetail = outcome(fmt.Sprintf("%s holds a completion of %s (wr_id %d) that", l.h, m.learner(k), b[i].WRID), mine, theirs, "what this step gets")
+					held, heldDetail = outcome(fmt.Sprintf("%s holds a completion of %s (wr_id %d) that", l.h, m.learner(streamQP(k)), b[i].WRID), mine, theirs, "what this step gets")
 				}
 			}
 			extra += max(0, len(b)-len(a))
@@ -431,6 +432,25 @@ func (j *Judge) completionDiffs(le *snapshot, m mapping, recs []Record) []Diff {
 		}
 	}
 	return append(out, left...)
+}
+
+// queueOf names the queue a completion comes from, as a stream key's
+// suffix: a success's by its opcode; errors (whose opcode is undefined) in
+// a stream of their own.
+func queueOf(wc verbs.WC) string {
+	switch {
+	case wc.Status != verbs.WCSuccess:
+		return "/error"
+	case wc.Opcode.IsRecv():
+		return "/recv"
+	}
+	return "/send"
+}
+
+// streamQP is the QP of a stream key.
+func streamQP(k string) string {
+	qp, _, _ := strings.Cut(k, "/")
+	return qp
 }
 
 func them(n int) string {

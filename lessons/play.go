@@ -152,8 +152,13 @@ func Play(env Env, l *Lesson, w io.Writer, o PlayOptions) error {
 		}
 		if j != nil {
 			if v := j.Verdict(); !v.Met {
-				fmt.Fprintf(w, "✗ the session differs from the lesson's reference: %s\n", v.Diffs[0].Text)
-				return &PlayError{Name: l.Name, Line: s.Cell.Line, Msg: "the session differs from the lesson's reference on the simulator: " + v.Diffs[0].Text}
+				d := v.Diffs[0]
+				text := d.Text
+				if d.Detail != "" {
+					text = d.Detail
+				}
+				fmt.Fprintf(w, "✗ the session differs from the lesson's reference: %s\n", text)
+				return &PlayError{Name: l.Name, Line: s.Cell.Line, Msg: "the session differs from the lesson's reference on the simulator: " + text}
 			}
 		}
 	}

@@ -571,7 +571,9 @@ func judgePost(op string, errno syscall.Errno, gotBad, nwr int, predBad int, pre
 		}
 		return nwr, nil
 	}
-	n := 0
+	// With no bad_wr, no WR was refused: the provider queued them all and
+	// the error came after (rxe's doorbell, refused before RTS).
+	n := nwr
 	if gotBad >= 0 {
 		n = gotBad
 	}

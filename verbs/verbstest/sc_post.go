@@ -110,8 +110,11 @@ func init() {
 			for _, st := range []verbs.QPState{verbs.QPSReset, verbs.QPSInit, verbs.QPSRTR} {
 				q := e.QP(verbs.QPTypeRC)
 				e.Bring(q, peer.Num(), st)
-				_, err := q.PostSend([]verbs.SendWR{{WRID: 1, Opcode: verbs.WRSend, Flags: verbs.SendSignaled, SGList: []verbs.SGE{sendSGE(mr, 64)}}})
+				n, err := q.PostSend([]verbs.SendWR{{WRID: 1, Opcode: verbs.WRSend, Flags: verbs.SendSignaled, SGList: []verbs.SGE{sendSGE(mr, 64)}}})
 				e.ExpectErrno(err, verbs.EINVAL, "ibv_post_send on an RC QP in %v", st)
+				if n != 1 {
+					e.Errorf("ibv_post_send on an RC QP in %v refused by the doorbell reports %d WRs posted; want 1: rdma-core queued it before the kernel refused (bad_wr is not set)", st, n)
+				}
 			}
 		},
 	})
