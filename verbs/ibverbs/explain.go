@@ -25,6 +25,9 @@ type reason struct {
 	why     string
 	hint    string
 	certain bool // false: the rules cannot tell (a queue's fill level, memory, routes)
+	// queued: the provider had queued the batch's WRs before this refusal
+	// (rxe's doorbell), so they count as posted.
+	queued bool
 }
 
 // prediction is what the rules expect of one call.

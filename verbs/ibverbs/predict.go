@@ -520,7 +520,7 @@ func sendDoorbellReason(state verbs.QPState, queued int) (reason, bool) {
 			why += fmt.Sprintf("; rxe had already queued the %d WR(s) in the send queue (bad_wr is not set): they stay there and go out "+
 				"after the QP reaches RTS and another post rings the doorbell, unless the QP is reset first", queued)
 		}
-		return reason{errno: verbs.EINVAL, certain: true, why: why, hint: "bring the QP to RTS first (INIT → RTR → RTS)"}, false
+		return reason{errno: verbs.EINVAL, certain: true, why: why, hint: "bring the QP to RTS first (INIT → RTR → RTS)", queued: true}, false
 	}
 	return reason{}, true
 }
@@ -571,11 +571,15 @@ func judgePost(op string, errno syscall.Errno, gotBad, nwr int, predBad int, pre
 		}
 		return nwr, nil
 	}
-	// With no bad_wr, no WR was refused: the provider queued them all and
-	// the error came after (rxe's doorbell, refused before RTS).
-	n := nwr
-	if gotBad >= 0 {
+	// With no bad_wr after rxe's doorbell refused, no WR was refused: the
+	// provider queued them all, and they are posted (the simulator says so
+	// too). Before a check that looks at no WR (a receive in RESET), none.
+	n := 0
+	switch {
+	case gotBad >= 0:
 		n = gotBad
+	case hasDoor && errno == door.errno && door.queued:
+		n = nwr
 	}
 	full := func() string {
 		return fmt.Sprintf("the %s is full: its %d slot(s) hold WRs not yet completed", q.name, q.depth)

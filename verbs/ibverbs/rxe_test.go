@@ -262,8 +262,8 @@ func TestRXESendBeforeRTSStaysQueued(t *testing.T) {
 	initMask := verbs.AttrState | verbs.AttrPKeyIndex | verbs.AttrPort | verbs.AttrAccessFlags
 	e.must(a.Modify(initAttr, initMask), "a INIT")
 	n, err := a.PostSend([]verbs.SendWR{{WRID: 1, Opcode: verbs.WRSend, Flags: verbs.SendSignaled, SGList: sge}})
-	if !errors.Is(err, syscall.EINVAL) || n != 0 || !strings.Contains(err.Error(), "stay there") {
-		t.Fatalf("PostSend in INIT = %d, %v; want 0, EINVAL saying the WR stays queued", n, err)
+	if !errors.Is(err, syscall.EINVAL) || n != 1 || !strings.Contains(err.Error(), "stay there") {
+		t.Fatalf("PostSend in INIT = %d, %v; want 1 (queued), EINVAL saying the WR stays queued", n, err)
 	}
 	e.must(b.Modify(initAttr, initMask), "b INIT")
 	_, err = b.PostRecv([]verbs.RecvWR{{WRID: 10, SGList: sge}, {WRID: 11, SGList: sge}})
