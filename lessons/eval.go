@@ -374,6 +374,7 @@ func (e *Expect) compareList(x *evalCtx, got, want []value) error {
 	if ok {
 		return nil
 	}
+	got, want = x.nameQPNs(got), x.nameQPNs(want)
 	gotText := listText(got)
 	if len(got) == 0 {
 		switch e.subj.kind {
@@ -394,6 +395,30 @@ func (e *Expect) compareList(x *evalCtx, got, want []value) error {
 		return e.unmet("%s is %s, without %s", name, gotText, listText(want))
 	}
 	return e.unmet("%s is %s; the goal is %s", name, gotText, listText(want))
+}
+
+// nameQPNs shows QP numbers with the handles of the QPs that have them
+// (0x000012 (qp2)): the numbers alone say nothing to a learner.
+func (x *evalCtx) nameQPNs(vs []value) []value {
+	out := make([]value, len(vs))
+	for i, v := range vs {
+		out[i] = v
+		if v.t != tQPN {
+			continue
+		}
+		var names []string
+		for _, h := range x.env.Handles() {
+			if o, ok := x.env.Object(h); ok {
+				if q, isQP := o.(verbs.QP); isQP && uint64(q.Num()) == v.n {
+					names = append(names, h)
+				}
+			}
+		}
+		if len(names) > 0 {
+			out[i].s = fmt.Sprintf("0x%06x (%s)", v.n, strings.Join(names, " or "))
+		}
+	}
+	return out
 }
 
 // goalText says what a list expectation wants: "one that contains X" or

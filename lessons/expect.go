@@ -106,6 +106,9 @@ func (v value) String() string {
 	case tHex:
 		return fmt.Sprintf("0x%x", v.n)
 	case tQPN:
+		if v.s != "" {
+			return v.s // with its handle
+		}
 		return fmt.Sprintf("0x%06x", v.n)
 	case tQPState:
 		return verbs.QPState(v.n).String()

@@ -2,6 +2,7 @@ package lessons
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -51,6 +52,13 @@ type Judge struct {
 	errAt    map[string]errNote       // learner QPs seen in ERR: when
 	built    map[string]string        // reference → learner handles made by a replayed cell
 	noted    map[string]verbs.QPState // learner QP states last seen
+	// last is the learner's session at the last verdict: the state a
+	// command that follows was typed in. outOfPlace marks the records
+	// of failures the step expects that came in another state than the
+	// reference's (a probe before the setup it probes).
+	last       *snapshot
+	lastCount  int // how many of the step's learner records there were at last
+	outOfPlace map[int]bool
 	// err is why the reference could not be built; the judge then judges by
 	// the step's expect: lines alone.
 	err error
@@ -76,7 +84,7 @@ func NewJudge(env Env, l *Lesson, absent []*SkippedSection) *Judge {
 // it with ref, which other judges may share.
 func NewJudgeWith(env Env, ref *Reference) *Judge {
 	return &Judge{l: ref.l, env: env, absent: ref.absent, ref: ref, prev: map[string]string{}, errAt: map[string]errNote{},
-		noted: map[string]verbs.QPState{}, step: -1}
+		noted: map[string]verbs.QPState{}, step: -1, outOfPlace: map[int]bool{}}
 }
 
 // Close ends the reference session, when the judge made it.
@@ -113,6 +121,7 @@ func (j *Judge) Begin(i int) error {
 		j.prev[s] = l
 	}
 	j.noteStates(j.start)
+	j.last, j.lastCount, j.outOfPlace = j.start, 0, map[int]bool{}
 	j.ready = true
 	return nil
 }
@@ -475,6 +484,8 @@ func (j *Judge) Verdict() *Verdict {
 		j.prev[s] = l
 		v.Mapping[s] = l
 	}
+	j.placeFailure(recs)
+	j.last, j.lastCount = le, len(recs)
 	j.tg = &target{after: j.ref.after, recs: j.ref.cellRecs}
 	if !j.l.Steps[j.step].Cell.ByExpect {
 		v.Diffs = j.diffs(le, m, recs)
@@ -498,6 +509,73 @@ func (j *Judge) Verdict() *Verdict {
 	}
 	v.Met = len(v.Diffs) == 0
 	return v
+}
+
+// placeFailure checks the learner's last command, when it failed as one of
+// the step's "! " lines does and was the only command since the last
+// verdict: the session it was typed in must match the reference's just
+// before its own failing command. A probe made before the setup it probes
+// (get_cq_event before req_notify_cq) fails the same way for another
+// reason: it is marked out of place.
+func (j *Judge) placeFailure(recs []Record) {
+	defer func() { j.tg = &target{after: j.ref.after, recs: j.ref.cellRecs} }()
+	if j.last == nil || len(recs) != j.lastCount+1 {
+		return
+	}
+	r := recs[len(recs)-1]
+	if r.Err == nil {
+		return
+	}
+	m := j.lastMapping()
+	for c, ref := range j.ref.cmdRecs {
+		if ok, _ := j.sameFailure(m, ref, r); !ok {
+			continue
+		}
+		at := &target{after: j.ref.before}
+		if c > 0 && c-1 < len(j.ref.trail) {
+			at = j.ref.trail[c-1]
+		}
+		j.tg = at
+		pm := match(at.after, j.last, j.prev)
+		near := related(at.after, lastCall(r), pm)
+		for _, d := range j.diffs(j.last, pm, recs[:len(recs)-1]) {
+			if near[d.Ref] || near[pm.l2s[d.Handle]] {
+				j.outOfPlace[r.N] = true
+			}
+		}
+		return
+	}
+}
+
+// related lists the reference objects a learner's call is about: those it
+// names and those one step away from them (a channel's CQs, a CQ's QPs and
+// channel, a QP's CQs, SRQ and peer, an object's parent and children).
+func related(sn *snapshot, c Call, m mapping) map[string]bool {
+	out := map[string]bool{}
+	for _, a := range c.Args {
+		if a.Kind == ArgHandle {
+			if s := m.l2s[a.Value]; s != "" {
+				out[s] = true
+			}
+		}
+	}
+	named := maps.Clone(out)
+	for _, o := range sn.objs {
+		links := []string{o.parent, o.channel, o.sendCQ, o.recvCQ, o.srq, o.peer}
+		if named[o.h] {
+			for _, h := range links {
+				if h != "" {
+					out[h] = true
+				}
+			}
+		}
+		for _, h := range links {
+			if h != "" && named[h] {
+				out[o.h] = true
+			}
+		}
+	}
+	return out
 }
 
 // astray reports whether a difference says a command led away.

@@ -691,7 +691,7 @@ func bytesText(b []byte) string {
 // expectedFailure reports whether a learner's failed command fails as one
 // of the step's "! " lines does.
 func (j *Judge) expectedFailure(lr Record) bool {
-	if lr.Err == nil {
+	if lr.Err == nil || j.outOfPlace[lr.N] {
 		return false
 	}
 	m := j.lastMapping()
@@ -764,6 +764,9 @@ func (j *Judge) failureDiffs(m mapping, recs []Record) []Diff {
 				continue
 			}
 			ok, n := j.sameFailure(m, r, lr)
+			if ok && j.outOfPlace[lr.N] {
+				ok, n = false, fmt.Sprintf("your %s failed as this step's does, but before what comes first in the step: try it again in its place", lr.Line)
+			}
 			if ok {
 				used[i], found = true, true
 				break

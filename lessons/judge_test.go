@@ -144,6 +144,11 @@ func TestTutorJudgesState(t *testing.T) {
 		{"a state past the lesson's", "lifecycle", 6, []turn{
 			{"modify_qp qp0 state=init pkey_index=0 port=1 access=remote_write", []string{"» not yet: qp0's access flags are remote_write; the lesson's QP's access flags are 0"}, nil},
 		}},
+		{"a probe before its setup", "events", 3, []turn{
+			{"get_cq_event ch0", []string{"» not yet: your get_cq_event ch0 failed as this step's does, but before what comes first in the step"}, nil},
+			{"req_notify_cq cq1", nil, []string{"goal reached"}},
+			{"get_cq_event ch0", []string{"✓ goal reached"}, []string{"not yet"}},
+		}},
 		{"the expected failure is no mistake", "lifecycle", 13, []turn{
 			{"dealloc_pd pd0", []string{"» not yet: this step makes dealloc_pd pd1 fail (with EBUSY); it has not failed yet"}, nil},
 			{"dealloc_pd pd1", []string{"✓ goal reached"}, []string{"not yet"}},

@@ -7,10 +7,10 @@ lesson next
 poll cq1
 poll cq1 n=1
 #! step 3
-# Waiting before arming: no event can come; it fails as the step's own
-# get_cq_event does, so it counts. ("! " marks the lines that must fail, as
-# in the lesson: run as a script, a failure the tutor takes without a word
-# would otherwise stop it.)
+# Waiting before arming: it fails as the step's own get_cq_event does, but
+# before the arm it is to probe, so it does not count. ("! " marks the lines
+# that must fail, as in the lesson: run as a script, a failure the tutor
+# takes without a word would otherwise stop it.)
 ! get_cq_event ch0
 #! refused
 # Armed for solicited completions only: not the arm this step makes.
@@ -18,6 +18,8 @@ req_notify_cq cq1 solicited
 #! hint
 # Armed again for any completion: rxe upgrades the arm.
 req_notify_cq cq1
+#! refused
+! get_cq_event ch0 wait=10ms
 #! step 4
 send qp0 sge=mr0:0:16 wr_id=100
 get_cq_event ch0 wait=2s
