@@ -60,6 +60,28 @@ type Diff struct {
 
 func (d Diff) String() string { return d.Text }
 
+// spoiler makes d's text one that does not tell the step's outcome: text;
+// what the reference has stays in the detail.
+func spoiler(d Diff, text string) Diff {
+	d.Detail, d.Text = d.Text, text
+	return d
+}
+
+// idle reports whether a session's fabric holds no packet in flight, as
+// far as its settings show (step mode): PSNs compared while a packet is on
+// its way say nothing.
+func idle(sn *snapshot) bool {
+	for _, s := range sn.settings {
+		if strings.HasPrefix(s, "pending=") && !strings.HasPrefix(s, "pending=0 packets") {
+			return false
+		}
+		if s == "fabric=step" {
+			return false
+		}
+	}
+	return true
+}
+
 // reachable reports whether a QP in state from can get to state to by
 // modify_qp, going forward: along RESET → INIT → RTR → RTS, between RTS
 // and SQD, from SQE back to RTS, and to ERR from anywhere.
@@ -209,6 +231,7 @@ func objDiffs(ref, le *snapshot, s, l *objSnap, m mapping, full, created bool) [
 			}
 			if l.overflowed != s.overflowed {
 				add(DiffState, false, "%s %s; after this step it %s", l.h, overflowText(l.overflowed), overflowText(s.overflowed))
+				out[len(out)-1] = spoiler(out[len(out)-1], fmt.Sprintf("%s %s, not as this step leaves it", l.h, overflowText(l.overflowed)))
 			}
 		}
 	case "srq":
@@ -282,6 +305,11 @@ func objDiffs(ref, le *snapshot, s, l *objSnap, m mapping, full, created bool) [
 			switch {
 			case reachable(ls, ss):
 				add(DiffState, true, "%s is in %s; this step takes it to %s", l.h, ls, ss)
+				if ss == verbs.QPSErr || ss == verbs.QPSSQE {
+					// Where the step ends in an error state is what it
+					// asks the learner to find out.
+					out[len(out)-1] = spoiler(out[len(out)-1], fmt.Sprintf("%s is in %s, not where this step leaves it", l.h, ls))
+				}
 			default:
 				// A QP the step makes can be made again; one made before
 				// it cannot go back without the steps since.
@@ -360,11 +388,27 @@ func sameGroups(a, b []verbs.GID) bool {
 func qpAttrDiffs(ref, le *snapshot, s, l *objSnap, m mapping, full bool, the func(string) string) []Diff {
 	var out []Diff
 	upto := min(attrStep(l.attr.State), attrStep(s.attr.State))
-	if l.attr.State == s.attr.State && (s.attr.State == verbs.QPSErr || s.attr.State == verbs.QPSSQE) {
+	inError := func(st verbs.QPState) bool { return st == verbs.QPSErr || st == verbs.QPSSQE }
+	switch {
+	case inError(s.attr.State) && inError(l.attr.State):
 		// A QP in error keeps the attributes it was given: a step that
 		// ends in ERR (rnr_retry 0, retries exceeded) is about them.
 		upto = 3
+	case inError(s.attr.State):
+		// On its way to the lesson's error: the attributes it has so far.
+		upto = attrStep(l.attr.State)
 	}
+	defer func() {
+		if l.attr.State != verbs.QPSRTS {
+			return
+		}
+		for i := range out {
+			if !strings.Contains(out[i].Text, "access flags") && !strings.Contains(out[i].Text, "min_rnr_timer") && out[i].Kind == DiffAttr &&
+				!strings.Contains(out[i].Text, "modify_qp cannot") {
+				out[i].Text += " (modify_qp cannot change it in RTS: take the QP through RESET and up again, or lesson reset)"
+			}
+		}
+	}()
 	la, sa := l.attr, s.attr
 	num := func(name string, lv, sv uint64) {
 		if lv != sv {
@@ -423,22 +467,29 @@ func qpAttrDiffs(ref, le *snapshot, s, l *objSnap, m mapping, full bool, the fun
 			num("rnr_retry", uint64(la.RNRRetry), uint64(sa.RNRRetry))
 			num("max_rd_atomic", uint64(la.MaxRdAtomic), uint64(sa.MaxRdAtomic))
 		}
-		if full && s.peer != "" && l.peer == m.learner(s.peer) {
+		if full && s.peer != "" && l.peer == m.learner(s.peer) && idle(ref) && idle(le) {
 			sp, lp := ref.by[s.peer], le.by[l.peer]
 			rts := func(o *objSnap) bool { return o.attr.State == verbs.QPSRTS }
 			if sp != nil && lp != nil && rts(s) && rts(l) && rts(sp) && rts(lp) {
 				sr, lr := sa.RQPSN == sp.attr.SQPSN, la.RQPSN == lp.attr.SQPSN
 				if sr != lr {
-					t := fmt.Sprintf("%s expects PSN 0x%06x next but %s sends 0x%06x; in the lesson they agree: each side's rq_psn is the other's sq_psn",
-						l.h, la.RQPSN, lp.h, lp.attr.SQPSN)
+					d := Diff{Kind: DiffAttr, Pending: ref.sends, Handle: l.h, Ref: s.h,
+						Text: fmt.Sprintf("%s expects PSN 0x%06x next but %s sends 0x%06x; in the lesson they agree: each side's rq_psn is the other's sq_psn",
+							l.h, la.RQPSN, lp.h, lp.attr.SQPSN)}
 					if !sr {
-						t = fmt.Sprintf("%s expects PSN 0x%06x next and %s sends it; in the lesson, after this step, they do not agree (a packet was lost or skipped)",
-							l.h, la.RQPSN, lp.h)
+						// A step after which they disagree is about why.
+						d = spoiler(Diff{Kind: DiffAttr, Pending: ref.sends, Handle: l.h, Ref: s.h,
+							Text: fmt.Sprintf("%s expects PSN 0x%06x next and %s sends it; in the lesson, after this step, they do not agree", l.h, la.RQPSN, lp.h)},
+							fmt.Sprintf("%s's and %s's PSNs are not as this step leaves them", l.h, lp.h))
+					}
+					if !ref.sends {
+						// RTS cannot change a PSN: only a QP taken back
+						// through RESET and up again could.
+						d.Text += " (modify_qp cannot change a PSN in RTS: take the QP through RESET and up again, or lesson reset)"
 					}
 					// Packets in flight move PSNs: where the step sends,
-					// they may yet agree; elsewhere only QPs taken back
-					// through RESET could.
-					out = append(out, Diff{Kind: DiffAttr, Pending: ref.sends, Lost: !ref.sends, Handle: l.h, Ref: s.h, Text: t})
+					// they may yet agree.
+					out = append(out, d)
 				}
 			}
 		}

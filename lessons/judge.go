@@ -505,7 +505,19 @@ func (j *Judge) Verdict() *Verdict {
 		pending = pending || d.Pending
 	}
 	for _, err := range expectsUnmet(j.l.Steps[j.step].Cell, x) {
-		v.Diffs = append(v.Diffs, Diff{Kind: DiffExpect, Pending: pending, Text: err.Error()})
+		full := j.Translate(err.Error())
+		text := full
+		for _, cut := range []string{"; the goal is ", ", without "} {
+			if head, _, ok := strings.Cut(full, cut); ok {
+				// What the goal wants is what the learner is to find.
+				text = head + ", not what this step's goal asks for"
+				break
+			}
+		}
+		if text == full {
+			full = ""
+		}
+		v.Diffs = append(v.Diffs, Diff{Kind: DiffExpect, Pending: pending, Text: text, Detail: full})
 	}
 	v.Met = len(v.Diffs) == 0
 	return v
@@ -696,9 +708,11 @@ func (j *Judge) diffs(le *snapshot, m mapping, recs []Record) []Diff {
 				Text: fmt.Sprintf("%s still exists; this step destroys it", l)})
 		}
 	}
-	out = append(out, j.postDiffs(le, m, recs)...)
+	posted, outstanding := j.postDiffs(le, m, recs)
+	out = append(out, posted...)
 	out = append(out, j.completionDiffs(le, m, recs)...)
 	out = append(out, j.memoryDiffs(le, m)...)
+	out = append(out, outstanding...)
 	out = append(out, j.failureDiffs(m, recs)...)
 	out = append(out, j.lookDiffs(m, recs)...)
 	out = append(settingDiffs(j.ref.before.settings, j.ref.after.settings, ref.settings, le.settings, j.start.settings), out...)
@@ -791,7 +805,8 @@ func (j *Judge) Translate(line string) string {
 				b.WriteString(line[start : i+1])
 				start = i + 1
 			}
-		case c == '"' || c == '\'':
+		case (c == '"' || c == '\'') && (i == 0 || line[i-1] == ' ' || line[i-1] == '='):
+			// A quote opens at a word's start: the ' of "B's" is prose.
 			flush(i)
 			start = i
 			quote = c

@@ -32,8 +32,10 @@ func noun(recv bool, n int) string {
 	return "send" + plural(n)
 }
 
-// postDiffs compares the work requests posted in the step, queue by queue.
-func (j *Judge) postDiffs(le *snapshot, m mapping, recs []Record) []Diff {
+// postDiffs compares the work requests posted in the step, queue by queue;
+// then, apart (they come after the completions, which usually explain
+// them), the work still outstanding where the step's posts do not say it.
+func (j *Judge) postDiffs(le *snapshot, m mapping, recs []Record) (posted, outstanding []Diff) {
 	ref := j.tg.after
 	refPosts := map[string][]Post{}
 	var keys []string
@@ -85,12 +87,16 @@ func (j *Judge) postDiffs(le *snapshot, m mapping, recs []Record) []Diff {
 		case len(lp) < len(sp):
 			out = append(out, Diff{Kind: DiffPosted, Pending: true, Handle: lq, Ref: q,
 				Text: fmt.Sprintf("%s has %d %s posted in this step; this step posts %d", lq, len(lp), noun(recv, len(lp)), len(sp))})
+		case len(lp) > len(sp) && len(sp) == 0 && j.refilled(le, m, q, recv):
+			// Posted again after the learner took the QP through RESET:
+			// what is outstanding is the lesson's, as it should be.
 		case len(lp) > len(sp):
 			out = append(out, Diff{Kind: DiffPosted, Lost: true, Handle: lq, Ref: q,
 				Text: fmt.Sprintf("%s has %d %s posted in this step; this step posts %d", lq, len(lp), noun(recv, len(lp)), len(sp))})
 		}
 	}
 	// What is still outstanding, where the step's posts do not say it.
+	posted, out = out, nil
 	for _, s := range ref.objs {
 		if (s.kind != "qp" && s.kind != "srq") || touched[s.h] {
 			continue
@@ -111,7 +117,21 @@ func (j *Judge) postDiffs(le *snapshot, m mapping, recs []Record) []Diff {
 			}
 		}
 	}
-	return out
+	return posted, out
+}
+
+// refilled reports whether the learner's queue holds as much outstanding
+// work as the reference's: posts in a step that posts nothing there then
+// restore what a reset emptied.
+func (j *Judge) refilled(le *snapshot, m mapping, q string, recv bool) bool {
+	s, l := j.tg.after.by[q], le.by[m.s2l[q]]
+	if s == nil || l == nil {
+		return false
+	}
+	if recv {
+		return l.recvs == s.recvs
+	}
+	return l.sends == s.sends
 }
 
 func ordinalCap(i, n int) string {
@@ -1005,8 +1025,13 @@ func settingDiffs(before, final, ref, le, start []string) []Diff {
 			continue
 		}
 		name, verb := settingName(k)
-		out = append(out, Diff{Kind: DiffSetting, Pending: lv[k] == sv[k],
-			Text: fmt.Sprintf("%s %s %s; after this step %s %s", name, verb, orNone(lv[k]), them2(verb), orNone(rv[k]))})
+		d := Diff{Kind: DiffSetting, Pending: lv[k] == sv[k],
+			Text: fmt.Sprintf("%s %s %s; after this step %s %s", name, verb, orNone(lv[k]), them2(verb), orNone(rv[k]))}
+		if k == "pending" {
+			// What is still on the wire after a step is its outcome.
+			d = spoiler(d, fmt.Sprintf("%s %s %s, not what this step leaves", name, verb, orNone(lv[k])))
+		}
+		out = append(out, d)
 	}
 	return out
 }

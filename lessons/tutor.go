@@ -408,7 +408,9 @@ func (t *Tutor) hintText(solution bool, kind DiffKind) string {
 	}
 	b.WriteString("» the lesson's commands for this step:\n")
 	for _, cmd := range c.Commands {
-		b.WriteString("    " + t.j.Translate(cmd.Bare()) + "\n")
+		for _, l := range t.j.TranslateLines(cmd.Bare()) {
+			b.WriteString("    " + l + "\n")
+		}
 	}
 	return b.String()
 }
@@ -449,7 +451,7 @@ func (t *Tutor) Do(cmd string) (string, error) {
 				if w := v.Lost(); w != nil {
 					d = *w
 				}
-				return "", fmt.Errorf("the goal of step %d is not reached yet: %s; lesson hint helps, lesson skip has the tutor do it", t.step+1, t.j.Translate(d.Text))
+				return "", fmt.Errorf("the goal of step %d is not reached yet: %s; lesson hint helps, lesson skip has the tutor do it", t.step+1, d.Text)
 			}
 			t.solved[t.step] = true
 			b.WriteString("✓ goal reached\n")
