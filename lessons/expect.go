@@ -10,6 +10,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/vsh-rdma/vsh/internal/number"
 	"github.com/vsh-rdma/vsh/verbs"
 )
 
@@ -593,9 +594,18 @@ func parseSubject(s string) (subject, error) {
 			return sub, fmt.Errorf("%q: write mr1[OFFSET:END], the bytes from OFFSET up to END", s)
 		}
 		lo, hi, ok := strings.Cut(s[i+1:len(s)-1], ":")
-		a, err1 := strconv.ParseUint(strings.TrimSpace(lo), 0, 31)
-		b, err2 := strconv.ParseUint(strings.TrimSpace(hi), 0, 31)
-		if !ok || err1 != nil || err2 != nil || b <= a {
+		if !ok {
+			return sub, fmt.Errorf("%q: write mr1[OFFSET:END] with OFFSET < END, numbers", s)
+		}
+		a, err := number.Parse(lo, 31)
+		if err != nil {
+			return sub, fmt.Errorf("%q: OFFSET %s: %v", s, strings.TrimSpace(lo), err)
+		}
+		b, err := number.Parse(hi, 31)
+		if err != nil {
+			return sub, fmt.Errorf("%q: END %s: %v", s, strings.TrimSpace(hi), err)
+		}
+		if b <= a {
 			return sub, fmt.Errorf("%q: write mr1[OFFSET:END] with OFFSET < END, numbers", s)
 		}
 		if b-a > 1<<20 {
@@ -607,11 +617,11 @@ func parseSubject(s string) (subject, error) {
 	h, field, ok := strings.Cut(s, ".")
 	if mv := viewPattern.FindStringSubmatch(field); ok && mv != nil && strings.HasPrefix(h, "mr") {
 		if m := handlePattern.FindStringSubmatch(h); m != nil && m[2] != "*" {
-			n, err := strconv.Atoi(mv[2])
-			if err != nil || n > 1<<30 {
-				return sub, fmt.Errorf("%q: the index is too large", s)
+			n, err := number.Parse(mv[2], 30)
+			if err != nil {
+				return sub, fmt.Errorf("%q: the index is %v", s, err)
 			}
-			sub.kind, sub.handle, sub.prefix, sub.view, sub.lo = subjView, h, "mr", mv[1], n
+			sub.kind, sub.handle, sub.prefix, sub.view, sub.lo = subjView, h, "mr", mv[1], int(n)
 			return sub, nil
 		}
 	}
@@ -625,11 +635,11 @@ func parseSubject(s string) (subject, error) {
 	sub.kind, sub.handle, sub.prefix, sub.field = subjField, h, m[1], field
 	table := fieldTables[m[1]]
 	if m[1] == "ctx" && strings.HasPrefix(field, "gid[") && strings.HasSuffix(field, "]") {
-		n, err := strconv.Atoi(field[4 : len(field)-1])
-		if err != nil || n < 0 {
-			return sub, fmt.Errorf("%q: write ctx0.gid[INDEX], e.g. ctx0.gid[1]", s)
+		n, err := number.Parse(field[4:len(field)-1], 31)
+		if err != nil {
+			return sub, fmt.Errorf("%q: write ctx0.gid[INDEX], e.g. ctx0.gid[1]; the index is %v", s, err)
 		}
-		sub.field, sub.gidIdx = "gid[N]", n
+		sub.field, sub.gidIdx = "gid[N]", int(n)
 		return sub, nil
 	}
 	if _, ok := table[field]; !ok {
@@ -788,11 +798,11 @@ func (e *Expect) want(x *evalCtx) ([]value, error) {
 		n := 1
 		if e.list {
 			if i := strings.LastIndexByte(lit, '*'); i > 0 && !strings.HasPrefix(lit, "\"") {
-				k, err := strconv.Atoi(strings.TrimSpace(lit[i+1:]))
+				k, err := number.Parse(lit[i+1:], 31)
 				if err != nil || k < 1 || k > 100000 {
 					return nil, fmt.Errorf("%q: VALUE*N repeats a value N times (N from 1 to 100000)", lit)
 				}
-				n, lit = k, strings.TrimSpace(lit[:i])
+				n, lit = int(k), strings.TrimSpace(lit[:i])
 			}
 		}
 		v, err := parseValue(x, t, lit)
@@ -864,13 +874,17 @@ func parseValue(x *evalCtx, t vtype, lit string) (value, error) {
 	v := value{t: t}
 	switch t {
 	case tNum, tHex:
-		n, err := strconv.ParseUint(lit, 0, 64)
+		n, err := number.Parse(lit, 64)
 		if err != nil {
-			return bad(nil)
+			return value{}, fmt.Errorf("%q: %v", lit, err)
 		}
 		v.n = n
 	case tQPN:
-		if n, err := strconv.ParseUint(lit, 0, 32); err == nil {
+		if lit != "" && '0' <= lit[0] && lit[0] <= '9' {
+			n, err := number.Parse(lit, 32)
+			if err != nil {
+				return value{}, fmt.Errorf("%q: %v", lit, err)
+			}
 			v.n = n
 			break
 		}

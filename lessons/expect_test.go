@@ -81,6 +81,16 @@ func TestParseExpect(t *testing.T) {
 		{"mr0.u65[0] == 1", "has no field"},
 		{"packets.bytes == 4", "packets.count, packets.retransmissions or packets.drops"},
 		{"packets == SEND_ONLY", "is a list"},
+		// Numbers are read as the shell reads them: decimal or 0x hex.
+		{"qp0.timeout == 014", ""},
+		{"qp0.timeout == 0b1110", `"0b1110": not a number: write decimal or 0x hex`},
+		{"qp0.timeout == 1_4", `"1_4": not a number: write decimal or 0x hex`},
+		{"qp0.sq_psn == 18446744073709551616", "too large (at most 18446744073709551615)"},
+		{"qp0.dest_qpn == 0o21", `"0o21": not a number`},
+		{"mr1[0:0b101] == \"hello\"", "END 0b101: not a number"},
+		{"mr0.u8[08] == 1", ""},
+		{"cq0 completions == [IBV_WC_SUCCESS*010]", ""},
+		{"cq0 completions == [IBV_WC_SUCCESS*1_0]", "VALUE*N repeats"},
 	}
 	for _, tc := range tests {
 		_, err := lessons.ParseExpect(tc.in)
@@ -130,6 +140,9 @@ func TestCheckExpect(t *testing.T) {
 		{"qp0.access contains remote_write", ""},
 		{"qp0.access contains remote_read", "qp0.access is IBV_ACCESS_REMOTE_WRITE, without IBV_ACCESS_REMOTE_READ"},
 		{"qp0.path_mtu == 1024", ""},
+		{"qp0.timeout == 014", ""}, // connect sets 14; a leading 0 is decimal, not C's octal 12
+		{"qp0.timeout == 0xe", ""},
+		{"qp0.timeout == 12", "qp0.timeout is 14; the goal is 12"},
 		{"qp0.type == RC", ""},
 		{"qp9.state == RTS", "there is no qp9 (yet)"},
 		{"qp0.dest_qpn == qp9", "there is no qp9, so qp0.dest_qpn == qp9 cannot hold yet"},

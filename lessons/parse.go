@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/vsh-rdma/vsh/internal/number"
 	"github.com/vsh-rdma/vsh/verbs"
 )
 
@@ -124,11 +125,11 @@ func (p *parser) frontKey(ln int, k, v string) {
 		}
 		l.Level = v
 	case "minutes":
-		n, err := strconv.Atoi(v)
-		if err != nil || n <= 0 || n > 600 {
+		n, err := number.Parse(v, 31)
+		if err != nil || n == 0 || n > 600 {
 			p.errorf(ln, "front matter: minutes %q: a whole number of minutes, 1 to 600", v)
 		}
-		l.Minutes = n
+		l.Minutes = int(n)
 	case "needs":
 		l.Needs = p.needs(ln, "front matter: needs", v, nil)
 	case "summary":
@@ -136,11 +137,11 @@ func (p *parser) frontKey(ln int, k, v string) {
 	case "mirrors":
 		l.Mirrors = v
 	case "order":
-		n, err := strconv.Atoi(v)
+		n, err := number.Parse(v, 31)
 		if err != nil {
-			p.errorf(ln, "front matter: order %q: a whole number", v)
+			p.errorf(ln, "front matter: order %q: %v", v, err)
 		}
-		l.Order = n
+		l.Order = int(n)
 	default:
 		msg := "front matter: unknown key %q; the keys are %s"
 		if near := verbs.Nearest(k, frontKeys); near != "" {

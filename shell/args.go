@@ -7,6 +7,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/vsh-rdma/vsh/internal/number"
 	"github.com/vsh-rdma/vsh/verbs"
 )
 
@@ -384,52 +385,16 @@ func nearestArg(cmd *command, k string) string {
 
 // Value parsers. Each returns an error a learner can act on.
 
-func parseUint(s string, bits int) (uint64, error) {
-	s = strings.TrimSpace(strings.ReplaceAll(s, "_", ""))
-	if s == "" {
-		return 0, fmt.Errorf("empty number")
-	}
-	if s[0] == '-' {
-		return 0, fmt.Errorf("%q is negative; a number here is unsigned", s)
-	}
-	n, err := strconv.ParseUint(s, 0, bits)
-	if err != nil {
-		var ne *strconv.NumError
-		if ok := asNumErr(err, &ne); ok && ne.Err == strconv.ErrRange {
-			return 0, fmt.Errorf("%s does not fit in %d bits (largest %d)", s, bits, uint64(1)<<bits-1)
-		}
-		return 0, fmt.Errorf("%q is not a number (write 42, 0x2a or 0b101010)", s)
-	}
-	return n, nil
-}
+// numberSyntax is how numbers are written, in Markdown for docs/commands.md;
+// help prints it without the backticks.
+const numberSyntax = "a number is decimal or `0x` hex (a leading 0 changes nothing: `010` is 10), and a size may end in `k` or `m` (`4k` is 4096)"
 
-func asNumErr(err error, ne **strconv.NumError) bool {
-	e, ok := err.(*strconv.NumError)
-	if ok {
-		*ne = e
-	}
-	return ok
-}
+// parseUint reads a number of at most bits bits: decimal or 0x hex, a
+// leading 0 being decimal (package number has the grammar).
+func parseUint(s string, bits int) (uint64, error) { return number.Parse(s, bits) }
 
-// parseSize reads a byte count: 4096, 0x1000, 4k, 1m.
-func parseSize(s string) (uint64, error) {
-	t := strings.ToLower(strings.TrimSpace(s))
-	mult := uint64(1)
-	switch {
-	case strings.HasSuffix(t, "k") && !strings.HasPrefix(t, "0x"):
-		mult, t = 1<<10, strings.TrimSuffix(t, "k")
-	case strings.HasSuffix(t, "m") && !strings.HasPrefix(t, "0x"):
-		mult, t = 1<<20, strings.TrimSuffix(t, "m")
-	}
-	n, err := parseUint(t, 63)
-	if err != nil {
-		return 0, fmt.Errorf("%q is not a size (write 4096, 0x1000 or 4k)", s)
-	}
-	if n > (1<<62)/mult {
-		return 0, fmt.Errorf("%s is too large", s)
-	}
-	return n * mult, nil
-}
+// parseSize reads a byte count: 4096, 0x1000, 4k, 1m. It fits in an int.
+func parseSize(s string) (uint64, error) { return number.ParseSize(s, 63) }
 
 // parseDuration reads a duration with its unit: 500ms, 2s, 10us.
 func parseDuration(s string) (time.Duration, error) {

@@ -2,10 +2,10 @@ package shell
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
+	"github.com/vsh-rdma/vsh/internal/number"
 	"github.com/vsh-rdma/vsh/verbs"
 )
 
@@ -117,12 +117,16 @@ func (c *call) intArg(key string, def int) (int, error) {
 	return int(n), err
 }
 
-func (c *call) size(key string, def uint64) (uint64, error) {
+// size reads key as a byte count (4096, 0x1000, 4k), def when absent.
+func (c *call) size(key string, def uint64) (uint64, error) { return c.sizeBits(key, def, 63) }
+
+// sizeBits reads a byte count that fits in bits bits: an SGE's length is 32.
+func (c *call) sizeBits(key string, def uint64, bits int) (uint64, error) {
 	v, ok := c.a.kv[key]
 	if !ok {
 		return def, nil
 	}
-	n, err := parseSize(v)
+	n, err := number.ParseSize(v, bits)
 	if err != nil {
 		return 0, c.bad(key, err)
 	}
@@ -348,7 +352,7 @@ func (c *call) sges(defLen func(mrLen uint64) uint64) ([]verbs.SGE, string, erro
 				length = mrLen - off
 			}
 			if len(parts) > 2 {
-				if length, err = parseSize(parts[2]); err != nil {
+				if length, err = number.ParseSize(parts[2], 32); err != nil {
 					return nil, "", c.bad("sge", err)
 				}
 			}
@@ -385,11 +389,11 @@ func (c *call) sges(defLen func(mrLen uint64) uint64) ([]verbs.SGE, string, erro
 	if defLen != nil {
 		def = defLen(def)
 	}
-	length, err := c.size("length", def)
+	length, err := c.sizeBits("length", def, 32)
 	if err != nil {
 		return nil, "", err
 	}
-	if length > 1<<32-1 {
+	if length > 1<<32-1 { // the default: what the MR has past offset=
 		return nil, "", c.bad("length", fmt.Errorf("%d does not fit in 32 bits", length))
 	}
 	return []verbs.SGE{{Addr: o.mr.Addr() + off, Length: uint32(length), LKey: o.mr.LKey()}},
@@ -418,7 +422,7 @@ func (s *Shell) device(name string) (verbs.Device, error) {
 		}
 		names = append(names, d.Name())
 	}
-	if n, err := strconv.Atoi(name); err == nil && n >= 0 && n < len(s.devs) {
+	if n, err := number.Parse(name, 31); err == nil && n < uint64(len(s.devs)) {
 		return s.devs[n], nil
 	}
 	hint := "the devices are " + strings.Join(names, ", ") + ", and A and B"

@@ -170,7 +170,7 @@ var faultCmd = &command{Name: "fault", Usage: "fault ACTION [opcode=NAME] [psn=N
 		key("psn", vNum, "any", "matches one PSN"),
 		key("from", vDevice, "any", "the sending device"),
 		key("to", vDevice, "any", "the receiving device"),
-		key("nth", vNum, "every", "act on the nth matching packet only"),
+		key("nth", vNum, "every", "act on the nth matching packet only, counting from 1"),
 		key("count", vNum, "no limit", "retire the rule after this many hits"),
 		key("prob", vText, "1", "act with this probability, drawn from the seed", "probability"),
 		key("delay", vDuration, "0", "how long delay holds a packet"),
@@ -200,11 +200,11 @@ func cmdFault(c *call) error {
 		if len(words) != 2 {
 			return usagef("fault del 1 (fault list shows the ids)", "fault del needs one rule id")
 		}
-		id, err := strconv.Atoi(words[1].text)
+		id, err := parseUint(words[1].text, 31)
 		if err != nil {
-			return usagef("fault del 1 (fault list shows the ids)", "bad rule id %q", words[1].text)
+			return usagef("fault del 1 (fault list shows the ids)", "bad rule id %s: %v", words[1].text, err)
 		}
-		if err := fi.RemoveFault(id); err != nil {
+		if err := fi.RemoveFault(int(id)); err != nil {
 			return err
 		}
 		c.line("fault rule %d removed", id)
@@ -243,6 +243,9 @@ func cmdFault(c *call) error {
 	}
 	if r.Nth, err = fc.intArg("nth", 0); err != nil {
 		return err
+	}
+	if fc.has("nth") && r.Nth == 0 {
+		return fc.bad("nth", fmt.Errorf("nth counts from 1 (nth=1 is the first match); leave it out to act on every match"))
 	}
 	if r.Count, err = fc.intArg("count", 0); err != nil {
 		return err

@@ -3,7 +3,6 @@ package shell
 import (
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
@@ -194,12 +193,12 @@ func (e lessonEnv) Expand(line string) []string {
 	if err != nil || len(toks) < 3 || !strings.EqualFold(toks[0].text, "repeat") || !strings.Contains(body, "{i") {
 		return []string{line}
 	}
-	n, err := strconv.Atoi(toks[1].text)
-	if err != nil || n < 0 || n > maxRepeat {
+	n, err := parseUint(toks[1].text, 31)
+	if err != nil || n > maxRepeat {
 		return []string{line}
 	}
 	out := make([]string, 0, n)
-	for i := 0; i < n; i++ {
+	for i := 0; i < int(n); i++ {
 		l := substituteIndex(body[toks[2].start:], i)
 		if bang {
 			l = "! " + l

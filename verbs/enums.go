@@ -254,7 +254,7 @@ func (m MTU) Valid() bool { return m >= MTU256 && m <= MTU4096 }
 // ParseMTU parses a size in bytes (256..4096), IBV_MTU_1024, or the enum
 // value when written as 1..5.
 func ParseMTU(s string) (MTU, error) {
-	if n, ok := parseNumber(s); ok {
+	if n, isNum, err := parseNumber(s, 64); isNum && err == nil {
 		switch n {
 		case 256, 512, 1024, 2048, 4096:
 			return MTUFromBytes(int(n)), nil

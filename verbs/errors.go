@@ -82,8 +82,8 @@ func ErrnoName(errno syscall.Errno) string {
 
 // ParseErrno parses "EINVAL", "einval" or "22".
 func ParseErrno(s string) (syscall.Errno, error) {
-	if n, ok := parseNumber(s); ok {
-		return syscall.Errno(n), nil
+	if n, isNum, err := parseNumber(s, 31); isNum {
+		return syscall.Errno(n), err
 	}
 	for n, name := range errnoNames {
 		if strings.EqualFold(s, name) {

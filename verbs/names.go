@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/vsh-rdma/vsh/internal/number"
 )
 
 // A nameTable maps the values of one libibverbs enum to their names. Each
@@ -68,8 +70,8 @@ func (t *nameTable[T]) parse(s string) (T, error) {
 	if in == "" {
 		return 0, fmt.Errorf("empty %s; one of: %s", t.kind, strings.Join(t.shorts(), ", "))
 	}
-	if n, ok := parseNumber(in); ok {
-		return T(n), nil
+	if n, isNum, err := parseNumber(in, bitSize[T]()); isNum {
+		return T(n), err
 	}
 	up := strings.ToUpper(in)
 	for _, e := range t.entries {
@@ -89,13 +91,24 @@ func (t *nameTable[T]) parse(s string) (T, error) {
 	return 0, fmt.Errorf("%s (one of: %s)", msg, strings.Join(t.shorts(), ", "))
 }
 
-// parseNumber accepts decimal, 0x hex, 0o/0 octal and 0b binary.
-func parseNumber(s string) (uint64, bool) {
-	if s == "" || (s[0] < '0' || s[0] > '9') {
-		return 0, false
+// parseNumber reads s as the shell reads every number (package number):
+// decimal or 0x hex, a leading 0 being decimal, of at most bitSize bits.
+// isNum says s starts with a digit: it was meant as a number, not a name,
+// and err says why it is not one.
+func parseNumber(s string, bitSize int) (n uint64, isNum bool, err error) {
+	if s == "" || s[0] < '0' || s[0] > '9' {
+		return 0, false, nil
 	}
-	n, err := strconv.ParseUint(s, 0, 64)
-	return n, err == nil
+	n, err = number.Parse(s, bitSize)
+	return n, true, err
+}
+
+// bitSize is how many bits a T holds: 8 to 64, or a positive int's.
+func bitSize[T enumValue]() int {
+	if m := ^T(0); m > 0 {
+		return bits.Len64(uint64(m))
+	}
+	return strconv.IntSize - 1
 }
 
 // A flagTable is a nameTable whose values are single bits that combine.

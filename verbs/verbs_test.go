@@ -74,6 +74,9 @@ func TestParseFlags(t *testing.T) {
 		{"IBV_ACCESS_LOCAL_WRITE|IBV_ACCESS_REMOTE_READ", verbs.AccessLocalWrite | verbs.AccessRemoteRead, false},
 		{"7", 7, false},
 		{"0x8", verbs.AccessRemoteAtomic, false},
+		{"010", 10, false}, // decimal, as everywhere in vsh: not C's octal 8
+		{"0b1", 0, true},
+		{"1_0", 0, true},
 		{"remote_wirte", 0, true},
 	}
 	for _, tc := range tests {
@@ -85,6 +88,28 @@ func TestParseFlags(t *testing.T) {
 	_, err := verbs.ParseAccess("remote_wirte")
 	if err == nil || !strings.Contains(err.Error(), "did you mean remote_write") {
 		t.Errorf("ParseAccess typo error = %v; want a did-you-mean", err)
+	}
+}
+
+// TestParseEnumNumbers: an enum written as a number is read as the shell
+// reads numbers (package number), and must fit the enum's type.
+func TestParseEnumNumbers(t *testing.T) {
+	if got, err := verbs.ParseQPState("02"); err != nil || got != verbs.QPSRTR {
+		t.Errorf("ParseQPState(02) = %v, %v; want RTR", got, err)
+	}
+	for in, want := range map[string]string{
+		"0x100000000": "too large (at most 4294967295)",
+		"0o3":         "not a number: write decimal or 0x hex",
+	} {
+		if _, err := verbs.ParseQPState(in); err == nil || err.Error() != want {
+			t.Errorf("ParseQPState(%s) = %v; want %q", in, err, want)
+		}
+	}
+	if got, err := verbs.ParseErrno("022"); err != nil || got != verbs.EINVAL {
+		t.Errorf("ParseErrno(022) = %v, %v; want EINVAL", got, err)
+	}
+	if got, err := verbs.ParseMTU("01024"); err != nil || got != verbs.MTU1024 {
+		t.Errorf("ParseMTU(01024) = %v, %v; want 1024", got, err)
 	}
 }
 

@@ -2,8 +2,9 @@ package wire
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
+
+	"github.com/vsh-rdma/vsh/internal/number"
 )
 
 // Transport is the service type in bits 7:5 of a BTH opcode.
@@ -407,7 +408,7 @@ func Opcodes() []Opcode {
 // any case, or a number (0x04, 100). It accepts only opcodes vsh carries.
 func ParseOpcode(s string) (Opcode, error) {
 	t := strings.TrimSpace(s)
-	if v, err := strconv.ParseUint(t, 0, 8); err == nil {
+	if v, err := number.Parse(t, 8); err == nil {
 		op := Opcode(v)
 		if !op.Valid() {
 			return op, fmt.Errorf("%w: %#02x is %s, which vsh (like rxe) does not carry", ErrBadOpcode, v, op)

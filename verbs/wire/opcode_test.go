@@ -193,6 +193,8 @@ func TestParseOpcode(t *testing.T) {
 		{"IB_OPCODE_UD_SEND_ONLY", UDSendOnly, false},
 		{"0x64", UDSendOnly, false},
 		{"100", UDSendOnly, false},
+		{"0100", UDSendOnly, false}, // decimal, not C's octal 0x40
+		{"0b1100100", 0, true},
 		{"0x15", 0, true},
 		{"0x81", 0, true},
 		{"RD_SEND_FIRST", 0, true},
