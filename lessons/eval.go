@@ -18,6 +18,9 @@ type Unmet struct {
 	// Handle is the object whose state is wrong (qp1 for qp*.state when
 	// qp1 is the one), or "" for completions, errors and the like.
 	Handle string
+	// Final is set when no later command can meet the expectation: a
+	// count that only grows is past what it may be.
+	Final bool
 }
 
 func (u *Unmet) Error() string { return u.Why }
@@ -169,6 +172,25 @@ func (e *Expect) check(x *evalCtx) error {
 			}
 		}
 		return e.compareList(x, got, want)
+	case subjCalls:
+		n := uint64(0)
+		for _, r := range x.recs {
+			for _, c := range r.Calls {
+				if c.Cmd == s.field {
+					n++
+				}
+			}
+		}
+		if e.compare(e.subjText(), value{t: tNum, n: n}, want[0]) == nil {
+			return nil
+		}
+		times := "times"
+		if n == 1 {
+			times = "time"
+		}
+		err := e.unmet("this step ran %s %d %s; the goal is %s %s", s.field, n, times, e.op, want[0])
+		err.(*Unmet).Final = n > want[0].n && (e.op == "==" || e.op == "<=" || e.op == "<")
+		return err
 	case subjHandles:
 		var got []value
 		for _, h := range x.env.Handles() {

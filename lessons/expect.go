@@ -40,6 +40,7 @@ const (
 	subjHandles                     // handles
 	subjView                        // mr0.u64[0], mr1.str[16]: typed views of an MR's bytes
 	subjPackets                     // packets[.opcode|.count|.retransmissions|.drops]
+	subjCalls                       // calls.post_send: how many times the step ran a command
 )
 
 type subject struct {
@@ -77,10 +78,11 @@ const (
 	tName   // a command or a handle
 	tHandle // a handle the object uses: qp0.send_cq == cq0
 	tWireOp // a wire opcode name: RC SEND_ONLY (a part of it matches)
+	tPSN    // a packet sequence number: shown in decimal and hex
 )
 
 var typeNames = map[vtype]string{
-	tNum: "a number", tHex: "a number", tQPN: "a QP number or a QP handle", tQPState: "a QP state (RTS)",
+	tNum: "a number", tHex: "a number", tPSN: "a PSN (a number)", tQPN: "a QP number or a QP handle", tQPState: "a QP state (RTS)",
 	tQPType: "a QP type (RC)", tMTU: "an MTU (1024)", tAccess: "access flags (local_write|remote_write)",
 	tWCStatus: "a completion status (IBV_WC_SUCCESS)", tWCOpcode: "a completion opcode (IBV_WC_RECV)",
 	tPortState: "a port state (ACTIVE)", tLinkLayer: "a link layer (Ethernet)", tBool: "true or false",
@@ -106,6 +108,8 @@ func (v value) String() string {
 		return strconv.FormatUint(v.n, 10)
 	case tHex:
 		return fmt.Sprintf("0x%x", v.n)
+	case tPSN:
+		return fmt.Sprintf("%d (0x%06x)", v.n, v.n)
 	case tQPN:
 		if v.s != "" {
 			return v.s // with its handle
@@ -184,6 +188,9 @@ type fieldSpec struct {
 
 var handlePattern = regexp.MustCompile(`^(ctx|pd|mr|ch|cq|srq|qp|ah)([0-9]+|\*)$`)
 
+// commandName is what a command's canonical name looks like.
+var commandName = regexp.MustCompile(`^[a-z][a-z_]*$`)
+
 var kindNouns = map[string]string{
 	"ctx": "device context", "pd": "protection domain", "mr": "memory region", "ch": "completion channel",
 	"cq": "completion queue", "srq": "shared receive queue", "qp": "queue pair", "ah": "address handle",
@@ -210,8 +217,8 @@ var fieldTables = map[string]map[string]fieldSpec{
 		"qp_num":             qpField(tQPN, func(_ verbs.QPAttr, _ verbs.QPInitAttr, q verbs.QP) uint64 { return uint64(q.Num()) }),
 		"path_mtu":           qpField(tMTU, func(a verbs.QPAttr, _ verbs.QPInitAttr, _ verbs.QP) uint64 { return uint64(a.PathMTU) }),
 		"dest_qpn":           qpField(tQPN, func(a verbs.QPAttr, _ verbs.QPInitAttr, _ verbs.QP) uint64 { return uint64(a.DestQPN) }),
-		"rq_psn":             qpField(tHex, func(a verbs.QPAttr, _ verbs.QPInitAttr, _ verbs.QP) uint64 { return uint64(a.RQPSN) }),
-		"sq_psn":             qpField(tHex, func(a verbs.QPAttr, _ verbs.QPInitAttr, _ verbs.QP) uint64 { return uint64(a.SQPSN) }),
+		"rq_psn":             qpField(tPSN, func(a verbs.QPAttr, _ verbs.QPInitAttr, _ verbs.QP) uint64 { return uint64(a.RQPSN) }),
+		"sq_psn":             qpField(tPSN, func(a verbs.QPAttr, _ verbs.QPInitAttr, _ verbs.QP) uint64 { return uint64(a.SQPSN) }),
 		"qkey":               qpField(tHex, func(a verbs.QPAttr, _ verbs.QPInitAttr, _ verbs.QP) uint64 { return uint64(a.QKey) }),
 		"access":             qpField(tAccess, func(a verbs.QPAttr, _ verbs.QPInitAttr, _ verbs.QP) uint64 { return uint64(a.AccessFlags) }),
 		"pkey_index":         qpField(tNum, func(a verbs.QPAttr, _ verbs.QPInitAttr, _ verbs.QP) uint64 { return uint64(a.PKeyIndex) }),
@@ -540,6 +547,12 @@ func parseSubject(s string) (subject, error) {
 	case s == "handles" || s == "handles.count":
 		sub.kind, sub.count = subjHandles, s == "handles.count"
 		return sub, nil
+	case strings.HasPrefix(s, "calls"):
+		sub.kind, sub.field = subjCalls, strings.TrimPrefix(s, "calls.")
+		if !strings.HasPrefix(s, "calls.") || !commandName.MatchString(sub.field) {
+			return sub, fmt.Errorf("%q: write calls.COMMAND, how many times the step ran a command: calls.post_send", s)
+		}
+		return sub, nil
 	case s == "packets" || strings.HasPrefix(s, "packets."):
 		sub.kind = subjPackets
 		switch f := strings.TrimPrefix(strings.TrimPrefix(s, "packets"), "."); f {
@@ -722,6 +735,8 @@ func (e *Expect) elemType() vtype {
 			return tBytes
 		}
 		return tNum
+	case subjCalls:
+		return tNum
 	case subjPackets:
 		if s.count || s.field != "opcode" {
 			return tNum
@@ -742,7 +757,7 @@ func (e *Expect) checkOp() error {
 	t := e.elemType()
 	switch e.op {
 	case "<", "<=", ">", ">=":
-		if e.isList() || !(t == tNum || t == tHex || t == tQPN || t == tMTU) {
+		if e.isList() || !(t == tNum || t == tHex || t == tPSN || t == tQPN || t == tMTU) {
 			return fmt.Errorf("%s compares numbers; %s is %s", e.op, e.subjText(), e.describeSubject())
 		}
 	case "contains":
@@ -873,7 +888,7 @@ func parseValue(x *evalCtx, t vtype, lit string) (value, error) {
 	}
 	v := value{t: t}
 	switch t {
-	case tNum, tHex:
+	case tNum, tHex, tPSN:
 		n, err := number.Parse(lit, 64)
 		if err != nil {
 			return value{}, fmt.Errorf("%q: %v", lit, err)

@@ -52,6 +52,8 @@ func TestParseExpect(t *testing.T) {
 		{"packets.opcode contains RC SEND_ONLY", ""},
 		{"packets.retransmissions == 1", ""},
 		{"packets.drops >= 1", ""},
+		{"calls.post_send == 4", ""},
+		{"calls.post_recv <= 1", ""},
 
 		{"", "empty"},
 		{"qp0.state", "no operator"},
@@ -79,6 +81,9 @@ func TestParseExpect(t *testing.T) {
 		{"qp0.send_cq == 3", "is not a handle (cq0) or none"},
 		{"mr0.u8[0] == 256", "is 1 bytes wide"},
 		{"mr0.u65[0] == 1", "has no field"},
+		{"calls == 4", "write calls.COMMAND"},
+		{"calls.Post_Send == 4", "write calls.COMMAND"},
+		{"calls.post_send == [4]", "one value, not a list"},
 		{"packets.bytes == 4", "packets.count, packets.retransmissions or packets.drops"},
 		{"packets == SEND_ONLY", "is a list"},
 		// Numbers are read as the shell reads them: decimal or 0x hex.
@@ -187,6 +192,12 @@ func TestCheckExpect(t *testing.T) {
 		{"mr1.str[0] == \"hello\"", `mr1.str[0] is "helloen-bytes-..hello"; the goal is "hello"`},
 		{"cq0.unpolled == 0", ""},
 		{"packets.count == 2", "the packets of this step are not known"},
+		{"calls.post_send == 1", ""},
+		{"calls.poll_cq == 2", ""},
+		{"calls.modify_qp == 1", ""},
+		{"calls.post_send == 4", "this step ran post_send 1 time; the goal is == 4"},
+		{"calls.poll_cq < 2", "this step ran poll_cq 2 times; the goal is < 2"},
+		{"calls.req_notify_cq >= 1", "this step ran req_notify_cq 0 times"},
 	}
 	for _, tc := range tests {
 		e, err := lessons.ParseExpect(tc.expect)

@@ -484,7 +484,7 @@ func (j *Judge) Verdict() *Verdict {
 		j.prev[s] = l
 		v.Mapping[s] = l
 	}
-	j.placeFailure(recs)
+	j.placeFailure(le, recs)
 	j.last, j.lastCount = le, len(recs)
 	j.tg = &target{after: j.ref.after, recs: j.ref.cellRecs}
 	if !j.l.Steps[j.step].Cell.ByExpect {
@@ -517,7 +517,11 @@ func (j *Judge) Verdict() *Verdict {
 		if text == full {
 			full = ""
 		}
-		v.Diffs = append(v.Diffs, Diff{Kind: DiffExpect, Pending: pending, Text: text, Detail: full})
+		d := Diff{Kind: DiffExpect, Pending: pending, Text: text, Detail: full}
+		if u, ok := err.(*Unmet); ok && u.Final {
+			d.Pending, d.Lost = false, true
+		}
+		v.Diffs = append(v.Diffs, d)
 	}
 	v.Met = len(v.Diffs) == 0
 	return v
@@ -526,10 +530,11 @@ func (j *Judge) Verdict() *Verdict {
 // placeFailure checks the learner's last command, when it failed as one of
 // the step's "! " lines does and was the only command since the last
 // verdict: the session it was typed in must match the reference's just
-// before its own failing command. A probe made before the setup it probes
-// (get_cq_event before req_notify_cq) fails the same way for another
-// reason: it is marked out of place.
-func (j *Judge) placeFailure(recs []Record) {
+// before its own failing command, or just after it, with the failure's
+// effect (a post that took some of its WRs). A probe made before the setup
+// it probes (get_cq_event before req_notify_cq) fails the same way for
+// another reason: it is marked out of place.
+func (j *Judge) placeFailure(le *snapshot, recs []Record) {
 	defer func() { j.tg = &target{after: j.ref.after, recs: j.ref.cellRecs} }()
 	if j.last == nil || len(recs) != j.lastCount+1 {
 		return
@@ -547,16 +552,29 @@ func (j *Judge) placeFailure(recs []Record) {
 		if c > 0 && c-1 < len(j.ref.trail) {
 			at = j.ref.trail[c-1]
 		}
-		j.tg = at
-		pm := match(at.after, j.last, j.prev)
-		near := related(at.after, lastCall(r), pm)
-		for _, d := range j.diffs(j.last, pm, recs[:len(recs)-1]) {
-			if near[d.Ref] || near[pm.l2s[d.Handle]] {
-				j.outOfPlace[r.N] = true
+		if j.misplaced(at, j.last, r, recs[:len(recs)-1]) {
+			after := &target{after: j.ref.after, recs: j.ref.cellRecs}
+			if c < len(j.ref.trail) {
+				after = j.ref.trail[c]
 			}
+			j.outOfPlace[r.N] = j.misplaced(after, le, r, recs)
 		}
 		return
 	}
+}
+
+// misplaced reports whether the learner's session sn differs from the
+// reference's target at where the failed call r is about.
+func (j *Judge) misplaced(at *target, sn *snapshot, r Record, recs []Record) bool {
+	j.tg = at
+	pm := match(at.after, sn, j.prev)
+	near := related(at.after, lastCall(r), pm)
+	for _, d := range j.diffs(sn, pm, recs) {
+		if near[d.Ref] || near[pm.l2s[d.Handle]] {
+			return true
+		}
+	}
+	return false
 }
 
 // related lists the reference objects a learner's call is about: those it

@@ -149,6 +149,25 @@ func TestTutorJudgesState(t *testing.T) {
 			{"req_notify_cq cq1", nil, []string{"goal reached"}},
 			{"get_cq_event ch0", []string{"✓ goal reached"}, []string{"not yet"}},
 		}},
+		{"four receives in four calls where the step batches them", "paths", 5, []turn{
+			{"repeat 4 post_recv qp0 mr=mr0 length=64", []string{"out of reach from here: this step ran post_recv 4 times, not what this step's goal asks for", "lesson reset"}, []string{"goal reached"}},
+		}},
+		{"four sends in one call where the step makes four", "paths", 5, []turn{
+			{"post_recv qp0 mr=mr0 length=64 count=4", nil, []string{"goal reached"}},
+			{"post_send qp0 mr=mr0 offset=2048 length=8 count=4", nil, []string{"goal reached"}},
+			{"poll_cq cq0 n=8 wait=5s", []string{"this step ran post_send 1 time, not what this step's goal asks for"}, []string{"goal reached"}},
+		}},
+		{"four sends in four calls where the step makes one", "paths", 7, []turn{
+			{"post_recv qp0 mr=mr0 length=64 count=4", nil, []string{"goal reached"}},
+			{"repeat 4 post_send qp0 mr=mr0 offset=2048 length=8", []string{"out of reach from here: this step ran post_send 4 times"}, []string{"goal reached"}},
+		}},
+		{"a full queue reached in two calls", "break-it", 22, []turn{
+			{"post_send qp0 mr=mr0 length=8 count=31", nil, []string{"goal reached", "not yet"}},
+			{"post_send qp0 mr=mr0 length=8", []string{"✓ goal reached"}, []string{"not yet"}},
+		}},
+		{"a full queue on the wrong side", "break-it", 22, []turn{
+			{"post_send qp1 mr=mr1 length=8 count=32", []string{"out of reach from here: qp1 has 31 sends posted in this step; this step posts 0"}, []string{"goal reached"}},
+		}},
 		{"the expected failure is no mistake", "lifecycle", 13, []turn{
 			{"dealloc_pd pd0", []string{"» not yet: this step makes dealloc_pd pd1 fail (with EBUSY); it has not failed yet"}, nil},
 			{"dealloc_pd pd1", []string{"✓ goal reached"}, []string{"not yet"}},

@@ -23,10 +23,17 @@ mqp qp1 port=1 pkey_index=0 access=0 state=init
 mqp qp0 access=0 port=1 state=init pkey_index=0
 recv qp1 sge=mr2:0:4096
 #! step 8
+mqp qp0 state=rtr dest_qpn=qp1 rq_psn=0 path_mtu=1024 max_dest_rd_atomic=1 min_rnr_timer=12 dgid=B sgid_index=1
+# A wrong turn: a PSN other than the lesson's 0.
 mqp qp1 state=rtr dest_qpn=qp0 rq_psn=100 path_mtu=1024 max_dest_rd_atomic=1 min_rnr_timer=12 dgid=A sgid_index=1
-mqp qp0 state=rtr dest_qpn=qp1 rq_psn=200 path_mtu=1024 max_dest_rd_atomic=1 min_rnr_timer=12 dgid=B sgid_index=1
-mqp qp1 state=rts sq_psn=200 timeout=14 retry_cnt=7 rnr_retry=7 max_rd_atomic=1
-mqp qp0 state=rts sq_psn=100 timeout=14 retry_cnt=7 rnr_retry=7 max_rd_atomic=1
+#! hint
+# RTR cannot change its PSN: back to RESET, INIT again, the receive again.
+mqp qp1 state=reset
+mqp qp1 port=1 pkey_index=0 access=0 state=init
+recv qp1 sge=mr2:0:4096
+mqp qp1 state=rtr dest_qpn=qp0 rq_psn=0 path_mtu=1024 max_dest_rd_atomic=1 min_rnr_timer=12 dgid=A sgid_index=1
+mqp qp1 state=rts sq_psn=0 timeout=14 retry_cnt=7 rnr_retry=7 max_rd_atomic=1
+mqp qp0 state=rts sq_psn=0 timeout=14 retry_cnt=7 rnr_retry=7 max_rd_atomic=1
 fill mr0 "hello"
 send qp0 mr=mr0 len=5 wr_id=42
 poll cq0 n=1

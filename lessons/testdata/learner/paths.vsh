@@ -1,7 +1,7 @@
 # paths taken another way: aliases, sizes in hex and with suffixes, a CQ
 # resized up to size and a QP with queues of its own sizes, the receives
-# posted one by one where the lesson uses count=4 and the four sends typed
-# by hand where it uses repeat, each in another form.
+# the four sends typed by hand where the lesson uses repeat, each in another
+# form.
 lesson next
 #! step 2
 # Remote write without local write: ibv_reg_mr refuses it (EINVAL).
@@ -20,7 +20,7 @@ paths all
 #! quiet
 paths
 #! step 5
-repeat 4 recv qp0 mr=mr0 length=64
+recv qp0 mr=mr0 length=64 count=4
 send qp0 sge=mr0:2048:8
 send qp0 sge=mr0:0x800:8 wr_id=2
 send qp0 mr=mr0 offset=2k length=8
