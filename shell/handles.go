@@ -2,7 +2,6 @@ package shell
 
 import (
 	"fmt"
-	"sort"
 	"strings"
 
 	"github.com/vsh-rdma/vsh/verbs"
@@ -45,6 +44,7 @@ type object struct {
 	name   string
 	kind   kind
 	seq    int     // creation order across all kinds
+	at     int     // index in handles.order
 	parent *object // ctx for pd/cq/ch; pd for mr/qp/srq/ah
 	dev    string  // device name
 
@@ -95,6 +95,14 @@ func (o *object) trackGroup(g verbs.GID, attach bool) {
 // handles is the session's table of objects.
 type handles struct {
 	byName map[string]*object
+	// order holds the live objects in creation order, nil where one
+	// left; the holes are squeezed out once they outnumber the objects,
+	// so that removing n objects costs O(n) in any order.
+	order []*object
+	holes int
+	// walked counts the slots compaction has gone through, so that tests
+	// can check teardown is linear without timing it.
+	walked int
 	next   [numKinds]int
 	seq    int
 }
@@ -109,18 +117,62 @@ func (h *handles) add(o *object) *object {
 	h.seq++
 	o.seq = h.seq
 	h.byName[o.name] = o
+	o.at = len(h.order)
+	h.order = append(h.order, o)
 	return o
 }
 
-func (h *handles) remove(o *object) { delete(h.byName, o.name) }
+func (h *handles) remove(o *object) {
+	if o.at < 0 || o.at >= len(h.order) || h.order[o.at] != o {
+		return // removed already
+	}
+	delete(h.byName, o.name)
+	h.order[o.at], o.at = nil, -1
+	if h.holes++; h.holes > len(h.byName) {
+		h.compact()
+	}
+}
 
-// all returns the live objects in creation order.
+// clear removes every object at once; numbering goes on.
+func (h *handles) clear() {
+	for _, o := range h.order {
+		if o != nil {
+			o.at = -1
+		}
+	}
+	h.byName, h.order, h.holes = map[string]*object{}, nil, 0
+}
+
+// compact squeezes the holes out of order, into a smaller slice when most
+// of it is spare (a million objects gone should not pin their slots).
+func (h *handles) compact() {
+	h.walked += len(h.order)
+	inPlace := cap(h.order) <= 4*(len(h.byName)+16)
+	live := h.order[:0]
+	if !inPlace {
+		live = make([]*object, 0, 2*len(h.byName))
+	}
+	for _, o := range h.order {
+		if o != nil {
+			o.at = len(live)
+			live = append(live, o)
+		}
+	}
+	if inPlace {
+		clear(h.order[len(live):])
+	}
+	h.order, h.holes = live, 0
+}
+
+// all returns the live objects in creation order, in a slice of the
+// caller's.
 func (h *handles) all() []*object {
 	out := make([]*object, 0, len(h.byName))
-	for _, o := range h.byName {
-		out = append(out, o)
+	for _, o := range h.order {
+		if o != nil {
+			out = append(out, o)
+		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].seq < out[j].seq })
 	return out
 }
 

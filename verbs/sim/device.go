@@ -33,6 +33,11 @@ type device struct {
 	mrs       map[uint32]*mr // by pool index (key >> 8)
 	lastMR    *mr            // the MR found last, tried before the map
 	ctxs      []*context
+	pooled    [numPools]int // objects in each of rxe's pools (poolFull)
+	// listWork counts the slots moved or swept as objects left their
+	// lists and queues, so that tests can check teardown is linear without
+	// timing it.
+	listWork int
 	// peer marks a stand-in for another host on the UDP link
 	// (udplink.go): not one of the fabric's devices, only a destination.
 	peer bool
@@ -55,8 +60,12 @@ func (d *device) Open() (verbs.Context, error) {
 	if f.closed {
 		return nil, verbs.Errorf("ibv_open_device", verbs.ENODEV, "create a new simulator with sim.New", "the simulator was closed")
 	}
+	if err := d.poolFull("ibv_open_device", poolUContext); err != nil {
+		return nil, err
+	}
 	c := &context{dev: d}
-	d.ctxs = append(d.ctxs, c)
+	d.poolAdd(poolUContext)
+	listAdd(&d.ctxs, c)
 	return c, nil
 }
 
@@ -173,11 +182,13 @@ type asyncEv struct {
 
 // context is an open device (struct ibv_context, a uverbs file).
 type context struct {
+	inList
 	dev    *device
 	closed bool
 	why    string // why it is closed
 
-	events []asyncEv // the async event queue, oldest first
+	events []asyncEv // the async event queue, oldest first; stale ones are skipped
+	gone   int       // objects destroyed since the queue was last swept (objectGone)
 
 	pds      []*pd
 	cqs      []*cq
@@ -284,8 +295,12 @@ func (c *context) AllocPD() (verbs.PD, error) {
 	if err := c.check("ibv_alloc_pd"); err != nil {
 		return nil, err
 	}
+	if err := c.dev.poolFull("ibv_alloc_pd", poolPD); err != nil {
+		return nil, err
+	}
 	p := &pd{ctx: c}
-	c.pds = append(c.pds, p)
+	c.dev.poolAdd(poolPD)
+	listAdd(&c.pds, p)
 	return p, nil
 }
 
@@ -298,7 +313,7 @@ func (c *context) CreateCompChannel() (verbs.CompChannel, error) {
 		return nil, err
 	}
 	ch := &channel{ctx: c}
-	c.channels = append(c.channels, ch)
+	listAdd(&c.channels, ch)
 	return ch, nil
 }
 
@@ -313,10 +328,10 @@ func (c *context) GetAsyncEvent(wait time.Duration) (verbs.AsyncEvent, error) {
 	if err := c.check("ibv_get_async_event"); err != nil {
 		return verbs.AsyncEvent{}, err
 	}
-	if len(c.events) == 0 && wait > 0 {
-		f.waitFor(wait, func() bool { return len(c.events) > 0 })
+	if !c.eventPending() && wait > 0 {
+		f.waitFor(wait, c.eventPending)
 	}
-	if len(c.events) == 0 {
+	if !c.eventPending() {
 		return verbs.AsyncEvent{}, verbs.Errorf("ibv_get_async_event", verbs.EAGAIN, "",
 			"no async event is pending")
 	}
@@ -373,37 +388,35 @@ func (c *context) Close() error {
 
 func (c *context) closeLocked(why string) {
 	gone := "its device context was closed"
+	d := c.dev
+	c.events = nil // before the objects go: nothing left to sweep
 	for _, p := range c.pds {
-		for _, q := range append([]*qp(nil), p.qps...) {
+		for _, q := range append([]*qp(nil), p.qps...) { // each takes itself out
 			q.destroyLocked(gone)
 		}
 		for _, s := range p.srqs {
 			s.kill(gone)
 		}
 		for _, a := range p.ahs {
-			a.dead = gone
+			a.kill(gone)
 		}
 		for _, m := range p.mrs {
 			m.destroyLocked(gone)
 		}
 		p.qps, p.srqs, p.ahs, p.mrs = nil, nil, nil, nil
 		p.dead = gone
+		d.poolDel(poolPD)
 	}
 	for _, q := range c.cqs {
-		q.dead = gone
+		q.kill(gone)
 	}
 	for _, ch := range c.channels {
 		ch.dead = gone
 	}
-	c.pds, c.cqs, c.channels, c.events = nil, nil, nil, nil
+	c.pds, c.cqs, c.channels = nil, nil, nil
 	c.closed, c.why = true, why
-	d := c.dev
-	for i, x := range d.ctxs {
-		if x == c {
-			d.ctxs = append(d.ctxs[:i], d.ctxs[i+1:]...)
-			break
-		}
-	}
+	listRemove(&d.ctxs, c, &d.listWork)
+	d.poolDel(poolUContext)
 }
 
 // mrByIndex returns the MR with pool index idx (rxe_pool_get_index), or

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/netip"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/vsh-rdma/vsh/verbs"
@@ -16,10 +17,132 @@ func deadErr(op, what, why string) error {
 		"%s was destroyed (%s)", what, why)
 }
 
+// ---------------------------------------------------------------- lists
+
+// The objects an owner holds (a device's contexts, a context's PDs and
+// CQs, a PD's MRs and QPs, ...) are a plain slice in no particular order.
+// Each object keeps its index there and leaves in O(1), the last one taking
+// its place; nothing depends on the order (MRs never overlap, so findMem
+// finds the same one in any). Searching the slice on every removal made
+// teardown quadratic: exit with a million CQs, destroyed newest first,
+// took minutes.
+
+// member is an object a list holds: it knows its index there.
+type member interface {
+	comparable
+	slot() *int32
+}
+
+// inList is embedded in every object a list holds.
+type inList struct{ at int32 }
+
+func (m *inList) slot() *int32 { return &m.at }
+
+// listAdd appends x to *list.
+func listAdd[T member](list *[]T, x T) {
+	*x.slot() = int32(len(*list))
+	*list = append(*list, x)
+}
+
+// listRemove takes x out of *list, if there, and counts in *work the slots
+// it moved. A list that is mostly spare capacity is copied into a smaller
+// one (a million objects gone should not pin their slots); that copies
+// fewer slots than there were removals since the list got its capacity.
+func listRemove[T member](list *[]T, x T, work *int) {
+	l := *list
+	i := int(*x.slot())
+	if i < 0 || i >= len(l) || l[i] != x {
+		return
+	}
+	n := len(l) - 1
+	last := l[n]
+	l[i], *last.slot() = last, int32(i)
+	var zero T
+	l[n] = zero
+	*x.slot() = -1
+	*work++
+	if cap(l) > 64 && n < cap(l)/4 {
+		l = append(make([]T, 0, 2*n), l[:n]...)
+		*work += n
+	}
+	*list = l[:n]
+}
+
+// ---------------------------------------------------------------- pools
+
+// pool is one of rxe's object pools (rxe_pool.c rxe_type_info). A device
+// counts each kind of object it holds, for every context on it, against
+// the pool's max_elem and refuses one more: __rxe_add_to_pool fails with
+// EINVAL, and rxe_alloc (MRs) with NULL, which rxe_reg_user_mr returns as
+// ENOMEM. max_elem is the limit ibv_query_device reports since "RDMA/rxe:
+// Fix inaccurate constants in rxe_type_info" (Linux 6.2, backported to
+// 6.1.y). The simulator does not hold the PD, CQ and DMA MR the kernel's
+// MAD layer makes on every port (ib_mad_port_open), so it leaves room for
+// one of each more than a real device.
+type pool uint8
+
+const (
+	poolUContext pool = iota
+	poolPD
+	poolCQ
+	poolSRQ
+	poolQP
+	poolAH
+	poolMR
+	numPools
+)
+
+// rxeMaxUContext is RXE_MAX_UCONTEXT, the ucontext pool's max_elem; no
+// attribute reports it.
+const rxeMaxUContext = defaultMaxValue
+
+var pools = [numPools]struct {
+	name  string // rxe_type_info's
+	attr  string // the ibv_query_device attribute that reports the limit
+	noun  string
+	max   int
+	held  string // an object of the pool the kernel holds itself, if any
+	fn    string // the rxe function that refuses
+	errno syscall.Errno
+	hint  string
+}{
+	poolUContext: {"uc", "RXE_MAX_UCONTEXT", "open device contexts", rxeMaxUContext, "", "rxe_add_to_pool", verbs.EINVAL, "close contexts you no longer use"},
+	poolPD:       {"pd", "max_pd", "PDs", rxeMaxPD, "", "rxe_add_to_pool", verbs.EINVAL, "deallocate PDs you no longer use"},
+	poolCQ:       {"cq", "max_cq", "CQs", rxeMaxCQ, "", "rxe_add_to_pool", verbs.EINVAL, "destroy CQs you no longer use; one CQ can serve many QPs"},
+	poolSRQ:      {"srq", "max_srq", "SRQs", rxeMaxSRQ, "", "rxe_add_to_pool", verbs.EINVAL, "destroy SRQs you no longer use"},
+	// QP index 16 is the GSI QP's from the start (rxe_qp_init_misc).
+	poolQP: {"qp", "max_qp", "QPs", rxeMaxQP, "the GSI QP (QP1)", "rxe_add_to_pool", verbs.EINVAL, "destroy QPs you no longer use"},
+	poolAH: {"ah", "max_ah", "AHs", rxeMaxAH, "", "rxe_add_to_pool", verbs.EINVAL, "destroy AHs you no longer use; one AH serves every send to its destination"},
+	poolMR: {"mr", "max_mr", "MRs", rxeMaxMR, "", "rxe_alloc", verbs.ENOMEM, "deregister MRs you no longer use, or register one larger region"},
+}
+
+// poolFull refuses one more object of pool k on d, as rxe's pool does,
+// when the device already holds max_elem of them.
+func (d *device) poolFull(op string, k pool) error {
+	p := &pools[k]
+	n, held := d.pooled[k], ""
+	if p.held != "" {
+		n++
+		held = ", " + p.held + " among them"
+	}
+	if n >= p.max {
+		return verbs.Errorf(op, p.errno, p.hint,
+			"%s already holds %d %s%s, its %s (%s: the %s pool's max_elem)", d.name, n, p.noun, held, p.attr, p.fn, p.name)
+	}
+	return nil
+}
+
+// poolAdd counts one more object of pool k on d, after poolFull let it in.
+func (d *device) poolAdd(k pool) { d.pooled[k]++ }
+
+// poolDel counts one object of pool k less on d.
+func (d *device) poolDel(k pool) { d.pooled[k]-- }
+
 // ---------------------------------------------------------------- PD
 
 // pd is a protection domain (struct rxe_pd).
 type pd struct {
+	inList
 	ctx  *context
 	dead string
 	mrs  []*mr
@@ -66,13 +189,9 @@ func (p *pd) Dealloc() error {
 			"the PD is still used by %s (uverbs_free_pd: pd->usecnt != 0)", strings.Join(users, ", "))
 	}
 	p.dead = "ibv_dealloc_pd"
-	c := p.ctx
-	for i, x := range c.pds {
-		if x == p {
-			c.pds = append(c.pds[:i], c.pds[i+1:]...)
-			break
-		}
-	}
+	d := p.ctx.dev
+	listRemove(&p.ctx.pds, p, &d.listWork)
+	d.poolDel(poolPD)
 	return nil
 }
 
@@ -81,9 +200,10 @@ func (p *pd) Dealloc() error {
 // mr is a registered memory region (struct rxe_mr) over memory the
 // simulator owns.
 type mr struct {
-	pd     *pd
-	dead   string
-	index  uint32
+	pd    *pd
+	dead  string
+	index uint32
+	inList
 	addr   uint64
 	buf    []byte
 	lkey   uint32
@@ -128,6 +248,11 @@ func (p *pd) AllocMR(length int, access verbs.Access) (verbs.MR, error) {
 		return nil, verbs.Errorf(op, verbs.EINVAL, "drop on_demand; register the memory normally",
 			"IBV_ACCESS_ON_DEMAND needs on-demand paging, which rxe in Linux 6.1 does not support (ib_check_mr_access)")
 	}
+	// rxe_reg_user_mr takes the MR from its pool before it pins the pages.
+	d := p.ctx.dev
+	if err := d.poolFull(op, poolMR); err != nil {
+		return nil, err
+	}
 	if length <= 0 {
 		return nil, verbs.Errorf(op, verbs.EINVAL, "register at least one byte",
 			"a region of %d bytes covers no page (ib_umem_get: npages == 0)", length)
@@ -137,7 +262,6 @@ func (p *pd) AllocMR(length int, access verbs.Access) (verbs.MR, error) {
 			"the simulator keeps registered memory under %d MiB per MR and %d MiB in all (%d MiB in use)",
 			maxMRBytes>>20, maxTotalBytes>>20, f.memUsed>>20)
 	}
-	d := p.ctx.dev
 	idx, ok := d.allocMRIndex()
 	if !ok {
 		return nil, verbs.Errorf(op, verbs.ENOMEM, "deregister some MRs", "the device has no free MR index")
@@ -149,7 +273,8 @@ func (p *pd) AllocMR(length int, access verbs.Access) (verbs.MR, error) {
 	}
 	f.memUsed += int64(length)
 	d.mrs[idx] = m
-	p.mrs = append(p.mrs, m)
+	d.poolAdd(poolMR)
+	listAdd(&p.mrs, m)
 	return m, nil
 }
 
@@ -177,13 +302,7 @@ func (m *mr) Dereg() error {
 		return err
 	}
 	m.destroyLocked("ibv_dereg_mr")
-	p := m.pd
-	for i, x := range p.mrs {
-		if x == m {
-			p.mrs = append(p.mrs[:i], p.mrs[i+1:]...)
-			break
-		}
-	}
+	listRemove(&m.pd.mrs, m, &m.pd.ctx.dev.listWork)
 	return nil
 }
 
@@ -195,6 +314,7 @@ func (m *mr) destroyLocked(why string) {
 	if d.mrs[m.index] == m {
 		delete(d.mrs, m.index)
 	}
+	d.poolDel(poolMR)
 }
 
 // contains reports whether [addr, addr+n) lies inside the region
@@ -208,6 +328,7 @@ func (m *mr) contains(addr uint64, n uint64) bool {
 
 // ah is an address handle (struct rxe_ah).
 type ah struct {
+	inList
 	pd    *pd
 	dead  string
 	attr  verbs.AHAttr // as the program gave it
@@ -237,6 +358,11 @@ func (f *Fabric) resolveAV(op, field string, d *device, av *verbs.AHAttr) error 
 	if f.deviceByGID(g) != nil || (f.link != nil && f.link.peerFor(d, g) != nil) {
 		av.GRH.HopLimit = defaultHopLimit
 		return nil
+	}
+	if f.link != nil {
+		if err := f.link.peerErr(op, field, d, g); err != nil {
+			return err // the UDP link has no room for another peer (udplink.go)
+		}
 	}
 	a := netip.AddrFrom16(g)
 	onLink := a.IsLinkLocalUnicast()
@@ -298,8 +424,12 @@ func (p *pd) CreateAH(attr verbs.AHAttr) (verbs.AH, error) {
 	if err := f.resolveAV(op, "ah_attr", p.ctx.dev, &av); err != nil {
 		return nil, err
 	}
+	if err := p.ctx.dev.poolFull(op, poolAH); err != nil {
+		return nil, err
+	}
 	a := &ah{pd: p, attr: attr, av: av, route: f.makeRoute(p.ctx.dev, &av)}
-	p.ahs = append(p.ahs, a)
+	p.ctx.dev.poolAdd(poolAH)
+	listAdd(&p.ahs, a)
 	return a, nil
 }
 
@@ -326,25 +456,66 @@ func (a *ah) Destroy() error {
 	if err := a.ctxCheck(op); err != nil {
 		return err
 	}
-	a.dead = "ibv_destroy_ah"
-	p := a.pd
-	for i, x := range p.ahs {
-		if x == a {
-			p.ahs = append(p.ahs[:i], p.ahs[i+1:]...)
-			break
-		}
-	}
+	a.kill("ibv_destroy_ah")
+	listRemove(&a.pd.ahs, a, &a.pd.ctx.dev.listWork)
 	return nil
+}
+
+func (a *ah) kill(why string) {
+	a.dead = why
+	a.pd.ctx.dev.poolDel(poolAH)
 }
 
 // ---------------------------------------------------------------- channel
 
 // channel is a completion event channel (struct ibv_comp_channel).
 type channel struct {
+	inList
 	ctx    *context
 	dead   string
 	refcnt int   // CQs that use it
-	events []*cq // completion events, oldest first
+	events []*cq // completion events, oldest first; a destroyed CQ's are skipped
+	gone   int   // CQs destroyed since the events were last swept
+}
+
+// pending reports whether an event of a live CQ is queued.
+func (ch *channel) pending() bool { return pendingIn(&ch.events, (*cq).destroyed) }
+
+// cqGone forgets the unread events of a destroyed CQ (ib_uverbs_release_ucq).
+func (ch *channel) cqGone() { sweep(&ch.events, &ch.gone, (*cq).destroyed, &ch.ctx.dev.listWork) }
+
+// pendingIn drops the stale events at the head of the queue *q and reports
+// whether one is left.
+func pendingIn[T any](q *[]T, stale func(T) bool) bool {
+	var zero T
+	for len(*q) > 0 && stale((*q)[0]) {
+		(*q)[0] = zero
+		*q = (*q)[1:]
+	}
+	return len(*q) > 0
+}
+
+// sweep is called as an object that may have events in the queue *q is
+// destroyed: the events of destroyed objects go with them. pendingIn skips
+// them anyway, so the queue is swept only once as many objects went as it
+// holds events (counted in *gone): destroying n objects costs O(n) even
+// when each had an event queued. *work counts the slots swept.
+func sweep[T any](q *[]T, gone *int, stale func(T) bool, work *int) {
+	if len(*q) == 0 {
+		return
+	}
+	if *gone++; *gone < len(*q) {
+		return
+	}
+	*gone, *work = 0, *work+len(*q)
+	kept := (*q)[:0]
+	for _, e := range *q {
+		if !stale(e) {
+			kept = append(kept, e)
+		}
+	}
+	clear((*q)[len(kept):])
+	*q = kept
 }
 
 var _ verbs.CompChannel = (*channel)(nil)
@@ -363,10 +534,10 @@ func (ch *channel) GetEvent(wait time.Duration) (verbs.CQ, error) {
 	if err := ch.ctx.check(op); err != nil {
 		return nil, err
 	}
-	if len(ch.events) == 0 && wait > 0 {
-		f.waitFor(wait, func() bool { return len(ch.events) > 0 })
+	if !ch.pending() && wait > 0 {
+		f.waitFor(wait, ch.pending)
 	}
-	if len(ch.events) == 0 {
+	if !ch.pending() {
 		return nil, verbs.Errorf(op, verbs.EAGAIN, "arm the CQ with req_notify_cq before waiting, and poll what is already there",
 			"no completion event is pending")
 	}
@@ -394,13 +565,7 @@ func (ch *channel) Destroy() error {
 			"%d CQ(s) still use this completion channel (ibv_destroy_comp_channel: channel->refcnt)", ch.refcnt)
 	}
 	ch.dead = "ibv_destroy_comp_channel"
-	c := ch.ctx
-	for i, x := range c.channels {
-		if x == ch {
-			c.channels = append(c.channels[:i], c.channels[i+1:]...)
-			break
-		}
-	}
+	listRemove(&ch.ctx.channels, ch, &ch.ctx.dev.listWork)
 	return nil
 }
 
@@ -415,6 +580,7 @@ const (
 
 // cq is a completion queue (struct rxe_cq): a ring of cqe entries.
 type cq struct {
+	inList
 	ctx          *context
 	dead         string
 	ch           *channel
@@ -476,12 +642,16 @@ func (c *context) CreateCQ(attr verbs.CQInitAttr) (verbs.CQ, error) {
 	if err := checkCQE(op, attr.CQE, 0); err != nil {
 		return nil, err
 	}
+	if err := c.dev.poolFull(op, poolCQ); err != nil {
+		return nil, err
+	}
 	n := roundQueue(attr.CQE)
 	q := &cq{ctx: c, ch: ch, cqe: n, ring: make([]verbs.WC, n)}
 	if ch != nil {
 		ch.refcnt++
 	}
-	c.cqs = append(c.cqs, q)
+	c.dev.poolAdd(poolCQ)
+	listAdd(&c.cqs, q)
 	return q, nil
 }
 
@@ -636,45 +806,48 @@ func (q *cq) Destroy() error {
 			"%d completion event(s) and %d async event(s) of this CQ were read but not acknowledged; "+
 				"real libibverbs would block forever here waiting for them (ibv_cmd_destroy_cq)", q.compUnacked, q.asyncUnacked)
 	}
-	q.dead = "ibv_destroy_cq"
+	q.kill("ibv_destroy_cq")
 	if q.ch != nil {
 		q.ch.refcnt--
-		// Unread events of this CQ go with it (ib_uverbs_release_ucq).
-		kept := q.ch.events[:0]
-		for _, x := range q.ch.events {
-			if x != q {
-				kept = append(kept, x)
-			}
-		}
-		q.ch.events = kept
+		q.ch.cqGone() // unread events of this CQ go with it
 	}
-	q.ctx.dropEvents(func(e *verbs.AsyncEvent) bool { return e.CQ == verbs.CQ(q) })
-	c := q.ctx
-	for i, x := range c.cqs {
-		if x == q {
-			c.cqs = append(c.cqs[:i], c.cqs[i+1:]...)
-			break
-		}
-	}
+	q.ctx.objectGone()
+	listRemove(&q.ctx.cqs, q, &q.ctx.dev.listWork)
 	return nil
 }
 
-// dropEvents removes queued async events of a destroyed object
-// (ib_uverbs_release_uevent).
-func (c *context) dropEvents(match func(*verbs.AsyncEvent) bool) {
-	kept := c.events[:0]
-	for _, e := range c.events {
-		if !match(&e.ev) {
-			kept = append(kept, e)
-		}
-	}
-	c.events = kept
+func (q *cq) kill(why string) {
+	q.dead = why
+	q.ctx.dev.poolDel(poolCQ)
 }
+
+func (q *cq) destroyed() bool { return q.dead != "" }
+
+// stale reports whether e is about an object that was destroyed: its
+// unread events went with it (ib_uverbs_release_uevent).
+func (e asyncEv) stale() bool {
+	switch {
+	case e.ev.QP != nil:
+		return e.ev.QP.(*qp).dead != ""
+	case e.ev.CQ != nil:
+		return e.ev.CQ.(*cq).dead != ""
+	case e.ev.SRQ != nil:
+		return e.ev.SRQ.(*srq).dead != ""
+	}
+	return false
+}
+
+// eventPending reports whether an event of a live object is queued.
+func (c *context) eventPending() bool { return pendingIn(&c.events, asyncEv.stale) }
+
+// objectGone forgets the queued async events of an object just destroyed.
+func (c *context) objectGone() { sweep(&c.events, &c.gone, asyncEv.stale, &c.dev.listWork) }
 
 // ---------------------------------------------------------------- SRQ
 
 // srq is a shared receive queue (struct rxe_srq).
 type srq struct {
+	inList
 	pd            *pd
 	dead          string
 	rq            recvQueue
@@ -693,7 +866,10 @@ func (s *srq) check(op string) error {
 	return s.pd.ctx.check(op)
 }
 
-func (s *srq) kill(why string) { s.dead = why }
+func (s *srq) kill(why string) {
+	s.dead = why
+	s.pd.ctx.dev.poolDel(poolSRQ)
+}
 
 // CreateSRQ implements verbs.PD (ibv_create_srq; rxe_srq_chk_init,
 // rxe_srq_from_init). max_wr is rounded like every rxe queue; max_sge 0
@@ -726,9 +902,13 @@ func (p *pd) CreateSRQ(attr verbs.SRQInitAttr) (verbs.SRQ, error) {
 	if a.SRQLimit < 0 {
 		a.SRQLimit = 0
 	}
+	if err := p.ctx.dev.poolFull(op, poolSRQ); err != nil {
+		return nil, err
+	}
 	s := &srq{pd: p, limit: a.SRQLimit, context: attr.Context}
 	s.rq.init(roundQueue(a.MaxWR), a.MaxSGE)
-	p.srqs = append(p.srqs, s)
+	p.ctx.dev.poolAdd(poolSRQ)
+	listAdd(&p.srqs, s)
 	return s, nil
 }
 
@@ -839,14 +1019,8 @@ func (s *srq) Destroy() error {
 			"%d async event(s) of this SRQ were read but not acknowledged; real libibverbs would block forever here (ibv_cmd_destroy_srq)",
 			s.eventsUnacked)
 	}
-	s.dead = "ibv_destroy_srq"
-	s.pd.ctx.dropEvents(func(e *verbs.AsyncEvent) bool { return e.SRQ == verbs.SRQ(s) })
-	p := s.pd
-	for i, x := range p.srqs {
-		if x == s {
-			p.srqs = append(p.srqs[:i], p.srqs[i+1:]...)
-			break
-		}
-	}
+	s.kill("ibv_destroy_srq")
+	s.pd.ctx.objectGone()
+	listRemove(&s.pd.srqs, s, &s.pd.ctx.dev.listWork)
 	return nil
 }

@@ -26,6 +26,7 @@ type qp struct {
 	sched   [numTasks]bool
 	needSkb bool   // see inflight
 	srcPort uint16 // qp->src_port: the UDP source port of every packet it sends
+	inList
 
 	attr          verbs.QPAttr  // qp->attr: what modify_qp stored
 	cached        verbs.QPState // libibverbs' ibv_qp.state
@@ -145,6 +146,9 @@ func (p *pd) CreateQP(attr verbs.QPInitAttr) (verbs.QP, error) {
 		return nil, err
 	}
 	d := p.ctx.dev
+	if err := d.poolFull(op, poolQP); err != nil {
+		return nil, err
+	}
 	qpn, ok := d.allocQPN()
 	if !ok {
 		return nil, verbs.Errorf(op, verbs.ENOMEM, "destroy some QPs", "the device has no free QP number")
@@ -176,7 +180,8 @@ func (p *pd) CreateQP(attr verbs.QPInitAttr) (verbs.QP, error) {
 	scq.usecnt++
 	rcq.usecnt++
 	d.setQP(qpn, q)
-	p.qps = append(p.qps, q)
+	d.poolAdd(poolQP)
+	listAdd(&p.qps, q)
 	return q, nil
 }
 
@@ -785,12 +790,7 @@ func (q *qp) destroyLocked(why string) {
 	if q.srq != nil {
 		q.srq.usecnt--
 	}
-	q.pd.ctx.dropEvents(func(e *verbs.AsyncEvent) bool { return e.QP == verbs.QP(q) })
-	p := q.pd
-	for i, x := range p.qps {
-		if x == q {
-			p.qps = append(p.qps[:i], p.qps[i+1:]...)
-			break
-		}
-	}
+	d.poolDel(poolQP)
+	q.pd.ctx.objectGone()
+	listRemove(&q.pd.qps, q, &d.listWork)
 }

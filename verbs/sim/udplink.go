@@ -43,25 +43,52 @@ import (
 // in-process driver does after a verb. The receiver's checks, the ICRC
 // among them, are the core's (receive).
 //
+// Peers: the link keeps at most maxPeers stand-ins. A QP's or an AH's
+// route makes one (peerFor); a datagram makes one only when it passes the
+// checks the link can make before the core sees it (vouches: a RoCEv2
+// header, to a live QP of ours that takes it from that address, with a
+// good ICRC). When the table is full, the least recently used stand-in
+// that no live QP or AH is aimed at makes room, so strangers, however
+// well-formed their packets (an ICRC authenticates nothing), never keep a
+// QP from reaching a new peer; only a table full of peers that QPs and AHs
+// are aimed at refuses one (ENOBUFS, naming the limit). A datagram that
+// earns no place in the table still reaches the core, from a throwaway
+// stand-in; the core's checks drop it with their reason (or take it: a UD
+// QP hears from anyone).
+//
 // Time: the virtual clock follows the wall clock (it never runs behind it),
 // and a ticker fires the timers that fall due, so rxe's retransmit and RNR
 // timers run in real time. Waiting for a completion event (GetEvent with a
 // wait, GetAsyncEvent) really waits; polling an empty CQ lets no virtual
 // time pass. In step mode (verbs.DeliverStep) arriving packets queue up
-// until Step, Run or Advance, and only those move the clock.
+// until Step, Run or Advance, and only those move the clock; at most
+// udpHeldMax of them wait, and the rest are dropped as a full receive
+// queue drops them.
 
 // UDPPort is the port of the UDP link: RoCEv2's, where every peer sends.
 const UDPPort = wire.UDPPort
 
-// maxPeers bounds the stand-in devices of one link (a peer is created for
-// each address a QP is connected to or a datagram comes from).
+// maxPeers bounds the link's table of peers: the stand-ins, one per
+// address, that QPs and AHs of the link's device are aimed at or that
+// datagrams the link vouched for came from. A full table evicts its least
+// recently used stand-in that no live QP or AH is aimed at; a route to a
+// new peer fails (ENOBUFS, as a full neighbour table fails) only when
+// every one is aimed at.
 const maxPeers = 256
+
+// udpHeldMax bounds the packets the fabric holds in step mode
+// (verbs.DeliverStep), where datagrams wait for Step, Run or Advance:
+// while it holds that many, an arriving datagram is dropped and counted
+// (UDPLinkStats.HeldDrops), as a NIC drops what its full receive queue
+// cannot take. At 64 KiB a datagram at most, 64 MiB.
+const udpHeldMax = 1024
 
 // udpTick is how often the link looks for timers that fell due.
 const udpTick = time.Millisecond
 
 // udpQueueMax bounds the datagrams read but not yet handed to the fabric;
-// beyond it they are dropped, as a full socket buffer drops them.
+// beyond it they are dropped and counted (UDPLinkStats.QueueDrops), as a
+// full socket buffer drops them.
 const udpQueueMax = 1 << 14
 
 // udpLink is the UDP driver of a fabric.
@@ -70,7 +97,16 @@ type udpLink struct {
 	conn  *net.UDPConn
 	local netip.AddrPort // the bound address, ADDR:4791
 	dev   *device        // the device on the link (sim0)
-	peers map[netip.Addr]*device
+
+	// peers is the table of stand-ins (at most maxPeers), used counts
+	// their uses (each stand-in keeps the count of its last), and
+	// strangers holds the throwaway stand-ins of the datagrams of one
+	// batch that earned no place in the table.
+	peers     map[netip.Addr]*standIn
+	used      uint64
+	strangers map[netip.Addr]*device
+	evicted   uint64 // stand-ins evicted to make room
+	heldDrops uint64 // datagrams dropped in step mode: the fabric held udpHeldMax
 
 	start time.Time     // wall time when the link started
 	base  time.Duration // the virtual time then
@@ -88,7 +124,7 @@ type udpLink struct {
 	batch   []datagram
 	free    [][]byte
 	inReady chan struct{}
-	dropped uint64 // datagrams dropped because the queue was full
+	dropped uint64 // datagrams dropped because the queue held udpQueueMax
 
 	done chan struct{}
 	wg   sync.WaitGroup
@@ -97,6 +133,12 @@ type udpLink struct {
 type datagram struct {
 	b    []byte
 	from netip.AddrPort
+}
+
+// standIn is a peer in the link's table.
+type standIn struct {
+	dev  *device
+	used uint64 // udpLink.used at its last use
 }
 
 // NewUDP builds a fabric (as New does) whose device sim0 is on the UDP
@@ -121,11 +163,12 @@ func NewUDP(cfg Config, addr string) (*Fabric, error) {
 	f := New(cfg)
 	l := &udpLink{
 		f: f, conn: conn, local: local, dev: f.devs[0],
-		peers:   map[netip.Addr]*device{},
-		start:   time.Now(),
-		wake:    make(chan struct{}),
-		inReady: make(chan struct{}, 1),
-		done:    make(chan struct{}),
+		peers:     map[netip.Addr]*standIn{},
+		strangers: map[netip.Addr]*device{},
+		start:     time.Now(),
+		wake:      make(chan struct{}),
+		inReady:   make(chan struct{}, 1),
+		done:      make(chan struct{}),
 	}
 	_ = conn.SetReadBuffer(4 << 20) // as much as net.core.rmem_max allows
 	_ = conn.SetWriteBuffer(4 << 20)
@@ -173,6 +216,28 @@ func (f *Fabric) UDPAddr() netip.AddrPort {
 		return netip.AddrPort{}
 	}
 	return f.link.local
+}
+
+// UDPLinkStats is what the UDP link counts (Fabric.UDPStats).
+type UDPLinkStats struct {
+	Peers      int    // stand-ins in the table of peers, at most maxPeers (256)
+	Evicted    uint64 // idle stand-ins evicted to make room for another peer
+	QueueDrops uint64 // datagrams dropped: the reader's queue held udpQueueMax (16384)
+	HeldDrops  uint64 // datagrams dropped in step mode: the fabric held udpHeldMax (1024) packets
+}
+
+// UDPStats returns the UDP link's counters; all zero for an in-process
+// fabric.
+func (f *Fabric) UDPStats() UDPLinkStats {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	l := f.link
+	if l == nil {
+		return UDPLinkStats{}
+	}
+	l.inMu.Lock()
+	defer l.inMu.Unlock()
+	return UDPLinkStats{Peers: len(l.peers), Evicted: l.evicted, QueueDrops: l.dropped, HeldDrops: l.heldDrops}
 }
 
 // ParseUDPAddr checks a --sim-addr value: an IP address, optionally with
@@ -256,16 +321,42 @@ func bindError(ap netip.AddrPort, err error) error {
 // ---------------------------------------------------------------- hooks
 
 // peerFor returns the stand-in device for the host with GID g, reached
-// from device d over the link, or nil when g is not reachable that way.
+// from device d over the link, or nil when g is not reachable that way or
+// the table of peers is full of live ones (peerErr says so).
 func (l *udpLink) peerFor(d *device, g verbs.GID) *device {
-	if d != l.dev || isMcastGID(g) {
+	a, ok := l.peerAddr(d, g)
+	if !ok {
 		return nil
+	}
+	if p := l.lookup(a); p != nil {
+		return p
+	}
+	return l.admit(a)
+}
+
+// peerAddr returns the address of GID g when the link can reach it from
+// device d.
+func (l *udpLink) peerAddr(d *device, g verbs.GID) (netip.Addr, bool) {
+	if d != l.dev || isMcastGID(g) {
+		return netip.Addr{}, false
 	}
 	a := netip.AddrFrom16(g).Unmap()
-	if !l.reaches(a) {
+	return a, l.reaches(a)
+}
+
+// peerErr is resolveAV's error for a GID the link reaches but has no room
+// for: the table holds maxPeers stand-ins, and a live QP or AH is aimed
+// at each. It is nil otherwise.
+func (l *udpLink) peerErr(op, field string, d *device, g verbs.GID) error {
+	a, ok := l.peerAddr(d, g)
+	if !ok || l.peers[a] != nil || len(l.peers) < maxPeers {
 		return nil
 	}
-	return l.peer(a)
+	return verbs.Errorf(op, syscall.ENOBUFS,
+		"destroy the QPs and AHs aimed at peers this program no longer talks to (each distinct peer address holds one entry)",
+		"%s.grh.dgid %s would be one peer too many: the simulator's UDP link keeps at most %d peers (maxPeers), "+
+			"and a live QP or AH of %s is aimed at each of them, so none can be evicted "+
+			"(the kernel's neighbour table fails the same way when full: ENOBUFS)", field, g, maxPeers, l.dev.name)
 }
 
 // reaches reports whether the link can send to address a: the same IP
@@ -283,20 +374,120 @@ func (l *udpLink) reaches(a netip.Addr) bool {
 	return !a.Is6() || !a.IsLinkLocalUnicast()
 }
 
-// peer returns (creating it) the stand-in device for address a, or nil
-// when the link has maxPeers already.
-func (l *udpLink) peer(a netip.Addr) *device {
-	if p := l.peers[a]; p != nil {
-		return p
-	}
-	if len(l.peers) >= maxPeers {
-		return nil
-	}
+// newStandIn makes a stand-in device for the host at address a.
+func (l *udpLink) newStandIn(a netip.Addr) *device {
 	p := &device{f: l.f, idx: -1, name: a.String(), ip: a, peer: true, portState: verbs.PortActive}
 	p.gids[1] = verbs.GID(a.As16())
 	p.link.cfg = LinkConfig{MTU: maxLinkMTU}.withDefaults()
-	l.peers[a] = p
 	return p
+}
+
+// lookup returns the stand-in in the table for address a, marking it
+// used, or nil.
+func (l *udpLink) lookup(a netip.Addr) *device {
+	s := l.peers[a]
+	if s == nil {
+		return nil
+	}
+	l.used++
+	s.used = l.used
+	return s.dev
+}
+
+// admit puts a new stand-in for address a in the table, evicting one to
+// make room when it is full, and returns it; nil when every stand-in in
+// the full table is live.
+func (l *udpLink) admit(a netip.Addr) *device {
+	if len(l.peers) >= maxPeers && !l.evict() {
+		return nil
+	}
+	d := l.newStandIn(a)
+	l.used++
+	l.peers[a] = &standIn{dev: d, used: l.used}
+	return d
+}
+
+// evict removes from the table the least recently used stand-in that no
+// live QP or AH of the link's device is aimed at, and reports whether
+// there was one. Packets still in flight from it keep it as their source.
+func (l *udpLink) evict() bool {
+	live := l.liveTargets()
+	var victim netip.Addr
+	var oldest *standIn
+	for a, s := range l.peers {
+		if !live[s.dev] && (oldest == nil || s.used < oldest.used) {
+			victim, oldest = a, s
+		}
+	}
+	if oldest == nil {
+		return false
+	}
+	delete(l.peers, victim)
+	l.evicted++
+	return true
+}
+
+// liveTargets returns the stand-ins that the routes of the live QPs and
+// AHs of the link's device go to.
+func (l *udpLink) liveTargets() map[*device]bool {
+	live := map[*device]bool{}
+	mark := func(rt *route) {
+		if rt != nil && rt.to != nil && rt.to.peer {
+			live[rt.to] = true
+		}
+	}
+	for _, c := range l.dev.ctxs {
+		for _, pd := range c.pds {
+			for _, q := range pd.qps {
+				if q.dead == "" {
+					mark(q.route)
+				}
+			}
+			for _, a := range pd.ahs {
+				if a.dead == "" {
+					mark(&a.route)
+				}
+			}
+		}
+	}
+	return live
+}
+
+// vouches reports whether datagram p from address a passes the checks the
+// link can make before the core sees it, so that its source may have a
+// stand-in in the table: a peer's address, a RoCEv2 header (wire.Decode),
+// for a live QP of the link's device that takes this opcode in its state
+// from this address (check_type_state, check_addr), with a good ICRC. The
+// keys are left to the core, whose check counts their violations. None of
+// this authenticates the source: it only keeps stray and malformed traffic
+// from taking a place.
+func (l *udpLink) vouches(a netip.Addr, p *packet) bool {
+	if !l.reaches(a) || wire.Decode(p.enc, &p.hdr) != nil || p.hdr.BTH.TVer != 0 {
+		return false
+	}
+	q := l.dev.qp(p.hdr.BTH.DestQP)
+	return q != nil && q.dead == "" && q.checkTypeState(p) == "" && q.checkAddr(p) == "" && l.f.icrcOK(p)
+}
+
+// source returns the device datagram p from address a comes from: its
+// stand-in in the table, a new one when p vouches for it and there is
+// room, or else a throwaway one (the same for every datagram from a in
+// this batch) that the table never holds.
+func (l *udpLink) source(a netip.Addr, p *packet) *device {
+	if d := l.lookup(a); d != nil {
+		return d
+	}
+	if l.vouches(a, p) {
+		if d := l.admit(a); d != nil {
+			return d
+		}
+	}
+	d := l.strangers[a]
+	if d == nil {
+		d = l.newStandIn(a)
+		l.strangers[a] = d
+	}
+	return d
 }
 
 // send puts p on the wire to its peer: one datagram, BTH through ICRC.
@@ -331,6 +522,7 @@ func (l *udpLink) send(p *packet) error {
 		n.pool.put(p)
 		return nil
 	}
+	l.lookup(p.to.ip) // the peer is in use
 	dst := netip.AddrPortFrom(p.to.ip, UDPPort)
 	for i := 0; i < 1+b2i(dup); i++ {
 		if _, err := l.conn.WriteToUDPAddrPort(p.enc, dst); err != nil {
@@ -403,6 +595,7 @@ func (l *udpLink) drainLocked() bool {
 		l.batch[i] = datagram{}
 	}
 	l.inMu.Unlock()
+	clear(l.strangers)
 	return true
 }
 
@@ -534,23 +727,25 @@ func (l *udpLink) injector() {
 
 // injectLocked queues datagram b from the peer at from for delivery to
 // the link's device, now. It returns a buffer to reuse (the packet keeps
-// b and gives back the one it had).
+// b and gives back the one it had). In step mode, while the fabric holds
+// udpHeldMax packets, it drops b instead.
 func (l *udpLink) injectLocked(b []byte, from netip.AddrPort) []byte {
 	f := l.f
-	src := from.Addr().Unmap()
-	peer := l.peer(src)
-	if peer == nil {
+	n := &f.net
+	if f.mode != verbs.DeliverAuto && n.pkts.len()+len(n.held) >= udpHeldMax {
+		l.heldDrops++
 		return b
 	}
-	n := &f.net
+	src := from.Addr().Unmap()
 	p := n.pool.get()
 	spare := p.enc[:0]
 	p.enc, p.encoded = b, true
-	p.from, p.to = peer, l.dev
+	p.to = l.dev
 	p.sgid, p.dgid = verbs.GID(src.As16()), verbs.GID(l.local.Addr().As16())
 	p.netw = wire.Network{Src: src, Dst: l.local.Addr(), SrcPort: from.Port(), DstPort: l.local.Port()}
 	p.netwSet = true
 	p.ipv6 = !src.Is4()
+	p.from = l.source(src, p)
 	n.seq++
 	p.seq = n.seq
 	p.at = f.now
