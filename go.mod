@@ -49,3 +49,5 @@ require (
 	golang.org/x/sys v0.49.0 // indirect
 	golang.org/x/text v0.43.0 // indirect
 )
+
+replace github.com/c-bata/go-prompt => ./third_party/go-prompt

@@ -11,6 +11,8 @@ import (
 	"sort"
 	"strings"
 	"sync"
+
+	"github.com/vsh-rdma/vsh/verbs"
 )
 
 //go:generate go run ./internal/gencatalog -o ../docs/lessons.md
@@ -92,15 +94,37 @@ func IDs() []string {
 	return out
 }
 
+// MaxFileSize is the largest lesson file Parse takes; the longest shipped
+// lesson is about 23 KB.
+const MaxFileSize = 1 << 20
+
+// ReadFile reads a lesson file, refusing one larger than MaxFileSize
+// without reading it all (a device, a huge file).
+func ReadFile(name string) ([]byte, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, MaxFileSize+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > MaxFileSize {
+		return nil, fmt.Errorf("%s is larger than %d bytes (lessons.MaxFileSize), the largest lesson file vsh reads", name, MaxFileSize)
+	}
+	return data, nil
+}
+
 // Load finds a lesson by the id of an embedded one, or else reads it from
 // a file: an instructor's own lesson ("my/lesson.md"). read is how files
-// are read (nil: os.ReadFile).
+// are read (nil: ReadFile).
 func Load(idOrPath string, read func(string) ([]byte, error)) (*Lesson, error) {
 	if l, ok := Find(idOrPath); ok {
 		return l, nil
 	}
 	if read == nil {
-		read = os.ReadFile
+		read = ReadFile
 	}
 	looksLikeFile := strings.ContainsAny(idOrPath, `/\`) || path.Ext(idOrPath) != ""
 	data, err := read(idOrPath)
@@ -119,6 +143,9 @@ func Load(idOrPath string, read func(string) ([]byte, error)) (*Lesson, error) {
 }
 
 func nearestID(s string) string {
+	if len(s) > verbs.MaxSuggestWord {
+		return ""
+	}
 	best, bestD := "", 4
 	for _, id := range IDs() {
 		if d := editDistance(s, id); d < bestD {

@@ -1,10 +1,13 @@
 package lessons
 
 import (
+	"bytes"
+	"fmt"
 	"regexp"
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/vsh-rdma/vsh/internal/number"
 	"github.com/vsh-rdma/vsh/verbs"
@@ -24,6 +27,12 @@ var requiredKeys = map[string]bool{"id": true, "title": true, "level": true, "mi
 // "my/lesson.md"). Every problem found is reported, each with its line, as
 // Errors; a lesson with problems is not returned.
 func Parse(name string, src []byte) (*Lesson, error) {
+	if len(src) > MaxFileSize {
+		return nil, fmt.Errorf("%s: %d bytes; a lesson file holds at most %d (lessons.MaxFileSize): split it into lessons", name, len(src), MaxFileSize)
+	}
+	if !utf8.Valid(src) || bytes.IndexByte(src, 0) >= 0 {
+		return nil, fmt.Errorf("%s is not a lesson: it is not UTF-8 text (a lesson is Markdown; see docs/writing-lessons.md)", name)
+	}
 	p := &parser{l: &Lesson{Name: name, Order: 1000}}
 	p.parse(strings.ReplaceAll(string(src), "\r\n", "\n"))
 	if len(p.errs) > 0 {

@@ -1,6 +1,7 @@
 package lessons
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"strings"
@@ -24,6 +25,10 @@ type PlayOptions struct {
 	// does; on the simulator with another seed, that nothing random by
 	// nature is compared.
 	Judge bool
+	// Context stops the play when it ends: the command running then is
+	// stopped too where the Env can (an ExecContext method), and Play
+	// returns a PlayError that says so. nil never stops.
+	Context context.Context
 }
 
 // PlayError is a lesson that did not play to its end: a command that
@@ -105,14 +110,29 @@ func Play(env Env, l *Lesson, w io.Writer, o PlayOptions) error {
 	}
 	secs := skippedSections(l, caps)
 	skips := stepSkips(l, secs)
+	ctx := o.Context
+	if ctx == nil {
+		ctx = context.Background()
+	}
 	sleep := o.Sleep
 	if sleep == nil {
-		sleep = time.Sleep
+		sleep = func(d time.Duration) {
+			t := time.NewTimer(d)
+			defer t.Stop()
+			select {
+			case <-t.C:
+			case <-ctx.Done():
+			}
+		}
 	}
-	pause := func() {
+	pause := func() error {
 		if o.Pace > 0 {
 			sleep(o.Pace)
 		}
+		if ctx.Err() != nil {
+			return fmt.Errorf("stopped (%v)", context.Cause(ctx))
+		}
+		return nil
 	}
 	var j *Judge
 	if o.Judge {
@@ -124,7 +144,13 @@ func Play(env Env, l *Lesson, w io.Writer, o PlayOptions) error {
 		if skips[i] != nil && i > 0 && skips[i-1] == skips[i] {
 			continue // said at the section's first step
 		}
-		pause()
+		if err := pause(); err != nil {
+			line := 1
+			if s.Cell != nil {
+				line = s.Cell.Line
+			}
+			return &PlayError{Name: l.Name, Line: line, Msg: err.Error()}
+		}
 		io.WriteString(w, "\n"+stepHeader(l, i))
 		p := RenderMarkdown(visibleProse(l, i, skips), env.Plain())
 		io.WriteString(w, p)
@@ -147,7 +173,7 @@ func Play(env Env, l *Lesson, w io.Writer, o PlayOptions) error {
 				return &PlayError{Name: l.Name, Line: s.Cell.Line, Msg: err.Error()}
 			}
 		}
-		if err := playCell(env, l, s.Cell, w, pause); err != nil {
+		if err := playCell(ctx, env, l, s.Cell, w, pause); err != nil {
 			return err
 		}
 		if j != nil {
@@ -227,7 +253,7 @@ func skippedSteps(secs []*SkippedSection) int {
 }
 
 // playCell runs a cell's commands and checks its expectations.
-func playCell(env Env, l *Lesson, c *Cell, w io.Writer, pause func()) error {
+func playCell(ctx context.Context, env Env, l *Lesson, c *Cell, w io.Writer, pause func() error) error {
 	if wantsPackets(c) {
 		env.RecordPackets(true)
 		defer env.RecordPackets(false)
@@ -237,8 +263,10 @@ func playCell(env Env, l *Lesson, c *Cell, w io.Writer, pause func()) error {
 		if isComment(cmd.Text) {
 			continue
 		}
-		pause()
-		if err := runCommand(env, w, cmd); err != nil {
+		if err := pause(); err != nil {
+			return &PlayError{Name: l.Name, Line: cmd.Line, Msg: err.Error()}
+		}
+		if err := runCommandContext(ctx, env, w, cmd); err != nil {
 			return &PlayError{Name: l.Name, Line: cmd.Line, Msg: err.Error()}
 		}
 	}
@@ -248,8 +276,25 @@ func playCell(env Env, l *Lesson, c *Cell, w io.Writer, pause func()) error {
 // runCommand runs one command as a script would, writing its transcript:
 // the prompt and the command, its output, its error.
 func runCommand(env Env, w io.Writer, cmd Command) error {
+	return runCommandContext(context.Background(), env, w, cmd)
+}
+
+// contextExec is an Env whose commands stop when a context ends.
+type contextExec interface {
+	ExecContext(ctx context.Context, line string) (string, error)
+}
+
+// runCommandContext is runCommand that stops the command when ctx ends,
+// where the Env can.
+func runCommandContext(ctx context.Context, env Env, w io.Writer, cmd Command) error {
 	io.WriteString(w, env.Prompt()+cmd.Text+"\n")
-	out, err := env.Exec(cmd.Text)
+	var out string
+	var err error
+	if ce, ok := env.(contextExec); ok {
+		out, err = ce.ExecContext(ctx, cmd.Text)
+	} else {
+		out, err = env.Exec(cmd.Text)
+	}
 	io.WriteString(w, out)
 	if err != nil {
 		io.WriteString(w, env.FormatError(err))

@@ -126,6 +126,11 @@ func RunPair(ctx context.Context, server, client verbs.Context, o Options, h Pai
 	starts[1] = now()
 	last := time.Now()
 	for spins := 0; !srv.Done() || !cli.Done(); spins++ {
+		// At every spin, whether it moved or not: on the simulator every
+		// spin moves, and Ctrl-C must still stop the pair.
+		if err := ctx.Err(); err != nil {
+			return res, fail("Interrupted", err, "")
+		}
 		progress := false
 		for i, e := range sides {
 			if e.Done() {
@@ -159,9 +164,6 @@ func RunPair(ctx context.Context, server, client verbs.Context, o Options, h Pai
 			return res, pairStall(sides, names, 0)
 		}
 		if spins%256 == 0 {
-			if err := ctx.Err(); err != nil {
-				return res, fail("Interrupted", err, "")
-			}
 			runtime.Gosched()
 			if o.Timeout > 0 && time.Since(last) >= o.Timeout {
 				return res, pairStall(sides, names, o.Timeout) // as Run says it: the timeout, not the overshoot

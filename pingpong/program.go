@@ -337,8 +337,13 @@ func (p *Program) exchange(ctx context.Context, o Options, ep *Endpoint, client 
 		return nil, connErr
 	}
 	if err != nil {
+		// rdma-core's server says "Couldn't read remote address" when the
+		// client's message does not come whole, and "Couldn't send/recv
+		// local address" when its own write or the read of "done" fails. A
+		// message that came whole but does not parse (rdma-core's sscanf
+		// does not check) is a remote address this side could not read.
 		msg := "Couldn't read remote address"
-		if cc.read >= slots*exchange.MsgSize {
+		if cc.read >= slots*exchange.MsgSize && !errors.Is(err, exchange.ErrMalformed) {
 			msg = "Couldn't send/recv local address"
 		}
 		return nil, exchangeError(ctx, msg, err, cc.read, o, false)

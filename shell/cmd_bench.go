@@ -132,9 +132,8 @@ func cmdBench(c *call) error {
 	defer b.Close()
 	c.verb(pathControl, "ibv_open_device(%s) for A, ibv_open_device(%s) for B", da.Name(), db.Name())
 
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	pr := s.startBenchProgress(cancel)
+	ctx := s.ctx
+	pr := s.startBenchProgress()
 	cfg.Progress = pr.point
 	wallStart := time.Now()
 	res, runErr := sweep.Run(ctx, a, b, cfg)
@@ -460,7 +459,7 @@ func benchErr(c *call, err error) error {
 		where = fmt.Sprintf("%s, %d bytes: %s", se.Program, se.Size, se.Msg)
 	}
 	if errors.Is(se.Err, context.Canceled) {
-		return usagef("run it again with a smaller max= or fewer iters=", "interrupted (%s, %d bytes)", se.Program, se.Size)
+		return c.s.stopped("%s stopped at %d bytes; run it again with a smaller max= or fewer iters=", se.Program, se.Size)
 	}
 	if ve, ok := verbs.AsError(se.Err); ok {
 		hint := ve.Hint
@@ -479,7 +478,7 @@ func benchErr(c *call, err error) error {
 // benchProgress shows a sweep's progress on stderr, since a cell's output
 // appears only when it ends: on a terminal one line rewritten in place; off
 // a terminal a line per size, once the run has taken a second. It also
-// turns Ctrl-C (Interrupt) into cancel.
+// is stopped with its cell (Ctrl-C, Interrupt).
 type benchProgress struct {
 	mu       sync.Mutex
 	tty      bool
@@ -490,7 +489,7 @@ type benchProgress struct {
 	finished chan struct{}
 }
 
-func (s *Shell) startBenchProgress(cancel func()) *benchProgress {
+func (s *Shell) startBenchProgress() *benchProgress {
 	p := &benchProgress{tty: term.IsTerminal(int(os.Stderr.Fd())), start: time.Now(),
 		done: make(chan struct{}), finished: make(chan struct{})}
 	go func() {
@@ -502,9 +501,6 @@ func (s *Shell) startBenchProgress(cancel func()) *benchProgress {
 			case <-p.done:
 				return
 			case <-tick.C:
-				if s.intr.Load() {
-					cancel()
-				}
 				p.mu.Lock()
 				if p.tty && p.status != "" && time.Since(p.start) >= 300*time.Millisecond {
 					fmt.Fprintf(os.Stderr, "\r\033[K%s, %s (Ctrl-C stops it)", p.status, time.Since(p.start).Round(100*time.Millisecond))

@@ -132,7 +132,18 @@ func cmdGetCQEvent(c *call) error {
 	if err != nil {
 		return err
 	}
-	cq, err := o.ch.GetEvent(wait)
+	var cq verbs.CQ
+	_, err = c.s.waitIn(wait, func(d time.Duration) (bool, error) {
+		var err error
+		cq, err = o.ch.GetEvent(d)
+		if waitErr(err) {
+			return false, err
+		}
+		return true, err
+	})
+	if err != nil && waitErr(err) && c.s.interrupted() {
+		return c.s.stopped("get_cq_event stopped waiting for an event on %s", c.s.hn(o))
+	}
 	if err != nil {
 		if waitErr(err) {
 			if ve, ok := verbs.AsError(err); ok {
@@ -207,6 +218,7 @@ func cmdPollCQ(c *call) error {
 	if err != nil {
 		return err
 	}
+	clock, t0 := c.s.virtualClock()
 	wcs := make([]verbs.WC, n)
 	// Completions a lesson's judge already took off the device to look at
 	// them come first: for the program they were never polled.
@@ -240,15 +252,47 @@ func cmdPollCQ(c *call) error {
 	}
 	if got == 0 {
 		c.line("%s", c.s.whyNoCompletion(o))
-		return nil
+	} else {
+		c.out.add(c.s.wcTable(wcs, o.dev))
+		failed := false
+		for _, wc := range wcs {
+			if wc.Status != verbs.WCSuccess {
+				c.line("wr_id %d: %s (%s); explain %s", wc.WRID, wc.Status, wc.Status.Str(), wc.Status)
+				failed = true
+			}
+		}
+		if failed {
+			c.line("%s", errorWCNote)
+		}
 	}
-	c.out.add(c.s.wcTable(wcs, o.dev))
-	for _, wc := range wcs {
-		if wc.Status != verbs.WCSuccess {
-			c.line("wr_id %d: %s (%s); explain %s", wc.WRID, wc.Status, wc.Status.Str(), wc.Status)
+	if clock != nil {
+		if now := clock.Now(); now-t0 > time.Millisecond {
+			why := "an empty poll lets the simulator's clock run to its timers, as time passes for a program spinning on ibv_poll_cq"
+			if wait > 0 {
+				why = "poll_cq waited on the simulator's clock"
+			}
+			c.line("virtual time ran %s forward, to t=%s: %s; no wall time passed", (now - t0).Round(time.Microsecond), now, why)
 		}
 	}
 	return nil
+}
+
+// errorWCNote explains the opcode of an error completion, which rxe leaves
+// zero (IBV_WC_SEND) whatever the work request was.
+const errorWCNote = "opcode and byte_len mean nothing in an error completion: rxe fills only wr_id, status and qp_num " +
+	"(make_send_cqe in rxe_comp.c, flush_recv_wqe in rxe_resp.c), so the opcode reads 0, IBV_WC_SEND, whatever the WR was"
+
+// virtualClock returns the simulator's clock and its time now, or nil
+// where time is wall time (real devices, the simulator's UDP link).
+func (s *Shell) virtualClock() (verbs.Stepper, time.Duration) {
+	st, ok := s.prov.(verbs.Stepper)
+	if !ok {
+		return nil, 0
+	}
+	if rt, ok := s.prov.(verbs.RealTimeClock); ok && rt.RealTime() {
+		return nil, 0
+	}
+	return st, st.Now()
 }
 
 // poll polls cq until it has len(wcs) completions or wait is over. On a
@@ -271,7 +315,7 @@ func (s *Shell) poll(cq verbs.CQ, wcs []verbs.WC, wait time.Duration) (got, call
 		}
 		var waited time.Duration
 		step := time.Millisecond
-		for waited < wait && got < len(wcs) && !s.intr.Load() {
+		for waited < wait && got < len(wcs) && !s.interrupted() {
 			packets, timers := st.Pending()
 			if packets == 0 && timers == 0 {
 				break // nothing in flight: no completion can come
@@ -290,7 +334,7 @@ func (s *Shell) poll(cq verbs.CQ, wcs []verbs.WC, wait time.Duration) (got, call
 		return got, calls, nil
 	}
 	deadline := time.Now().Add(wait)
-	for got < len(wcs) && time.Now().Before(deadline) && !s.intr.Load() {
+	for got < len(wcs) && time.Now().Before(deadline) && !s.interrupted() {
 		time.Sleep(time.Millisecond)
 		n, err = cq.Poll(wcs[got:])
 		calls++

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/vsh-rdma/vsh/verbs"
 )
@@ -424,8 +425,16 @@ func cmdAsyncEvents(c *call) error {
 	}
 	n := 0
 	for n < 1000 {
-		ev, err := o.ctx.GetAsyncEvent(wait)
+		var ev verbs.AsyncEvent
+		_, err := c.s.waitIn(wait, func(d time.Duration) (bool, error) {
+			var err error
+			ev, err = o.ctx.GetAsyncEvent(d)
+			return verbs.ErrnoOf(err) != verbs.EAGAIN, err
+		})
 		if err != nil {
+			if c.s.interrupted() && n == 0 {
+				return c.s.stopped("async_events stopped waiting for an event of %s", c.s.hn(o))
+			}
 			if verbs.ErrnoOf(err) == verbs.EAGAIN {
 				break
 			}

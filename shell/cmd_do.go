@@ -60,7 +60,10 @@ func cmdDo(c *call) error {
 	if len(subs) == 0 {
 		return usagef("do post_send qp0 mr=mr0; poll_cq cq0", "do needs commands, separated by ;")
 	}
-	for _, sb := range subs {
+	for i, sb := range subs {
+		if c.s.interrupted() {
+			return c.s.stopped("do ran %d of its %d commands", i, len(subs))
+		}
 		if len(subs) > 1 {
 			c.line("; %s", sb.text)
 		}

@@ -1,6 +1,7 @@
 package shell
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"hash/fnv"
@@ -380,27 +381,12 @@ func (c *call) xchgRead(conn net.Conn, slots int, wait time.Duration, from strin
 // that Ctrl-C (Interrupt) stops it.
 func (s *Shell) netWait(conn net.Conn, wait time.Duration, fn func() error) error {
 	deadline := time.Now().Add(wait)
-	stop := make(chan struct{})
-	defer close(stop)
 	conn.SetDeadline(deadline)
-	go func() {
-		t := time.NewTicker(50 * time.Millisecond)
-		defer t.Stop()
-		for {
-			select {
-			case <-stop:
-				return
-			case <-t.C:
-				if s.intr.Load() {
-					conn.SetDeadline(time.Unix(1, 0))
-					return
-				}
-			}
-		}
-	}()
+	stop := context.AfterFunc(s.ctx, func() { conn.SetDeadline(time.Unix(1, 0)) })
+	defer stop()
 	err := fn()
 	conn.SetDeadline(time.Time{})
-	if err != nil && s.intr.Load() {
+	if err != nil && s.interrupted() {
 		return errInterrupted
 	}
 	return err
@@ -446,7 +432,7 @@ func (c *call) xchgConnect(host string, names []string, wait time.Duration) erro
 	for {
 		left := time.Until(deadline)
 		var err error
-		if left > 0 && !c.s.intr.Load() {
+		if left > 0 && !c.s.interrupted() {
 			d := net.Dialer{Timeout: left}
 			conn, err = d.Dial("tcp", addr)
 			if err == nil {
@@ -463,7 +449,7 @@ func (c *call) xchgConnect(host string, names []string, wait time.Duration) erro
 		}
 		why := "nobody listens on that port (connection refused)"
 		switch {
-		case c.s.intr.Load():
+		case c.s.interrupted():
 			why = "interrupted"
 		case err != nil:
 			why = err.Error()
@@ -548,7 +534,7 @@ func (c *call) xchgListen(names []string, wait time.Duration) error {
 		if !errors.As(err, &ne) || !ne.Timeout() {
 			return usagef("try again", "accept on port %d failed: %v", port, err)
 		}
-		if c.s.intr.Load() {
+		if c.s.interrupted() {
 			return usagef("run exchange listen again, then start the client", "no client came: interrupted")
 		}
 		if !time.Now().Before(deadline) {

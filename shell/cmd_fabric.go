@@ -205,7 +205,7 @@ func cmdFault(c *call) error {
 			return usagef("fault del 1 (fault list shows the ids)", "bad rule id %s: %v", words[1].text, err)
 		}
 		if err := fi.RemoveFault(int(id)); err != nil {
-			return err
+			return faultErr(err, "fault list shows the rules and their ids")
 		}
 		c.line("fault rule %d removed", id)
 		return nil
@@ -265,11 +265,29 @@ func cmdFault(c *call) error {
 	}
 	id, err := fi.AddFault(r)
 	if err != nil {
-		return err
+		return faultErr(err, "")
 	}
 	r.ID = id
 	c.line("fault rule %d: %s", id, describeFault(r))
 	return nil
+}
+
+// faultErr is an error of the fabric's fault rules as the fault command
+// reports it: the command already names itself, so the fabric's Op
+// ("fault") is dropped; hint, when given, replaces the fabric's.
+func faultErr(err error, hint string) error {
+	ve, ok := verbs.AsError(err)
+	if !ok {
+		return err
+	}
+	e := *ve
+	if e.Op == "fault" {
+		e.Op = ""
+	}
+	if hint != "" {
+		e.Hint = hint
+	}
+	return &e
 }
 
 func describeFault(r verbs.FaultRule) string {
@@ -278,7 +296,7 @@ func describeFault(r verbs.FaultRule) string {
 		parts = append(parts, "opcode~"+r.Opcode)
 	}
 	if r.HasPSN {
-		parts = append(parts, fmt.Sprintf("psn=%d", r.PSN))
+		parts = append(parts, "psn="+psnHex(r.PSN))
 	}
 	if r.From != "" {
 		parts = append(parts, "from="+r.From)

@@ -103,6 +103,10 @@ func cmdMem(c *call) error {
 		return usagef(fmt.Sprintf("%s has %d bytes from offset %d", o.name, uint64(len(buf))-off, off),
 			"offset %d + length %d is past the end of %s (%d bytes)", off, n, o.name, len(buf))
 	}
+	if n > MaxMemDump {
+		return usagef(fmt.Sprintf("show a part at a time: mem %s %d %d, then mem %s %d %d", o.name, off, MaxMemDump, o.name, off+MaxMemDump, MaxMemDump),
+			"mem shows at most %d bytes at a time (MaxMemDump), not %d", MaxMemDump, n)
+	}
 	c.line("%s at 0x%x, bytes %d..%d of %d:", o.name, o.mr.Addr()+off, off, off+n, len(buf))
 	c.out.add(hexdump(buf[off:off+n], off))
 	return nil
@@ -180,20 +184,53 @@ func cmdFill(c *call) error {
 			"%d bytes of text do not fit at offset %d of %s (%d bytes)", len(src), off, o.name, len(buf))
 	}
 	dst := buf[off : off+n]
+	if err := c.s.fillBytes(o.name, dst, src, repeat); err != nil {
+		return err
+	}
 	if repeat {
-		for i := range dst {
-			dst[i] = src[0]
-		}
 		c.line("%s bytes %d..%d = 0x%02x", o.name, off, off+n, src[0])
 	} else {
-		for i := range dst {
-			if i < len(src) {
-				dst[i] = src[i]
-			} else {
-				dst[i] = 0
-			}
+		c.line("%s bytes %d..%d = %s", o.name, off, off+n, filled(src, n))
+	}
+	return nil
+}
+
+// filled says what fill wrote: the text cut to length n, or the text and
+// the zero bytes that pad it to n.
+func filled(src []byte, n uint64) string {
+	switch {
+	case n < uint64(len(src)):
+		return fmt.Sprintf("%s (the first %d of the %d bytes of %s)", quote(string(src[:n])), n, len(src), quote(string(src)))
+	case n > uint64(len(src)):
+		pad := n - uint64(len(src))
+		return fmt.Sprintf("%s and %d zero byte%s", quote(string(src)), pad, plural(int(pad)))
+	}
+	return quote(string(src))
+}
+
+// fillChunk is how much fill writes between two looks at its cell's
+// context: well under a millisecond of memory bandwidth.
+const fillChunk = 1 << 20
+
+// fillBytes writes dst: src's one byte over and over (repeat), or src then
+// zero bytes, a chunk at a time, stopping when the cell is.
+func (s *Shell) fillBytes(name string, dst, src []byte, repeat bool) error {
+	for start := 0; start < len(dst); start += fillChunk {
+		if s.interrupted() {
+			return s.stopped("fill wrote %d of the %d bytes of %s it was to write", start, len(dst), name)
 		}
-		c.line("%s bytes %d..%d = %s", o.name, off, off+n, quote(string(src)))
+		part := dst[start:min(start+fillChunk, len(dst))]
+		switch {
+		case repeat:
+			part[0] = src[0]
+			for k := 1; k < len(part); k *= 2 {
+				copy(part[k:], part[:k])
+			}
+		case start < len(src):
+			clear(part[copy(part, src[start:]):])
+		default:
+			clear(part)
+		}
 	}
 	return nil
 }

@@ -1,7 +1,6 @@
 package shell
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -167,11 +166,9 @@ func cmdPingpong(c *call) error {
 			return true
 		}
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	stopProgress := c.s.ppProgress(t, o.Iters, cancel)
+	stopProgress := c.s.ppProgress(t, o.Iters)
 	wallStart := time.Now()
-	res, err := pingpong.RunPair(ctx, server, client, o, hooks)
+	res, err := pingpong.RunPair(c.s.ctx, server, client, o, hooks)
 	stopProgress()
 	if err != nil {
 		if res != nil { // how far it got: the addresses, not figures of a loop that did not finish
@@ -194,8 +191,8 @@ func cmdPingpong(c *call) error {
 			if hint == "" {
 				hint = "explain the status or errno above; help pingpong lists the options"
 			}
-			if c.s.intr.Load() {
-				return usagef("run it again with fewer iters=", "interrupted (%s)", msg)
+			if c.s.interrupted() {
+				return c.s.stopped("pingpong %s stopped before its %d iterations; run it again with fewer iters=", t, o.Iters)
 			}
 			return usagef(hint, "%s %s", t, msg)
 		}
@@ -214,9 +211,9 @@ func cmdPingpong(c *call) error {
 }
 
 // ppProgress shows that a long run is alive — on a terminal, on stderr,
-// since a cell's output only appears when it ends — and turns Ctrl-C
-// (Interrupt) into cancel. It returns the function that stops it.
-func (s *Shell) ppProgress(t pingpong.Transport, iters int, cancel func()) func() {
+// since a cell's output only appears when it ends. It returns the function
+// that stops it.
+func (s *Shell) ppProgress(t pingpong.Transport, iters int) func() {
 	done := make(chan struct{})
 	finished := make(chan struct{})
 	tty := term.IsTerminal(int(os.Stderr.Fd()))
@@ -234,9 +231,6 @@ func (s *Shell) ppProgress(t pingpong.Transport, iters int, cancel func()) func(
 				}
 				return
 			case <-tick.C:
-				if s.intr.Load() {
-					cancel()
-				}
 				if el := time.Since(start); tty && el >= time.Second {
 					fmt.Fprintf(os.Stderr, "\r\033[Kpingpong %s: %d iterations, running for %s (Ctrl-C stops it)", t, iters, el.Round(time.Second))
 					shown = true

@@ -155,7 +155,7 @@ func qpAttrs(c *call) (verbs.QPAttr, verbs.QPAttrMask, []string, error) {
 			} else {
 				attr.SQPSN, mask = uint32(n), mask|verbs.AttrSQPSN
 			}
-			desc = append(desc, fmt.Sprintf("%s=%d", sp.name, n))
+			desc = append(desc, sp.name+"="+psnHex(uint32(n)))
 		case "max_dest_rd_atomic":
 			attr.MaxDestRdAtomic, err = c.u8(sp.name, 0)
 			mask |= verbs.AttrMaxDestRdAtomic
@@ -314,6 +314,13 @@ func modifyQP(c *call, o *object, sameAs bool) error {
 	if sameAs {
 		c.line("same as: %s", modifyLine(o, c.a))
 	}
+	if err == nil && !sameAs && mask&verbs.AttrAV != 0 && c.has("hop_limit") && routedHopLimit(attr.AH) {
+		// The kernel may have changed the hop limit given: say so where it
+		// was given (connect leaves it to query_qp).
+		if got, _, qerr := o.qp.Query(verbs.AttrAV); qerr == nil && got.AH.GRH.HopLimit != attr.AH.GRH.HopLimit {
+			c.line("hop_limit=%d became %d: %s", attr.AH.GRH.HopLimit, got.AH.GRH.HopLimit, hopLimitWhy)
+		}
+	}
 	return err
 }
 
@@ -342,8 +349,31 @@ func cmdQueryQP(c *call) error {
 		}
 		c.out.add(kvTable(g))
 	}
+	var notes []string
+	if attr.CurState != attr.State {
+		notes = append(notes, fmt.Sprintf("cur_qp_state is not %s's state: rxe returns the one a modify_qp with IBV_QP_CUR_STATE "+
+			"stored, RESET if none did (rxe_qp_to_attr; commit 775e6d3c8fda, Linux 6.13, makes it the state); read qp_state", o.name))
+	}
+	if routedHopLimit(attr.AH) {
+		notes = append(notes, fmt.Sprintf("ah_attr.grh.hop_limit is %d whatever modify_qp gave: %s",
+			attr.AH.GRH.HopLimit, hopLimitWhy))
+	}
+	if len(notes) > 0 {
+		c.line("")
+		c.out.add(strings.Join(notes, "\n"))
+	}
 	return nil
 }
+
+// routedHopLimit reports whether the kernel chose the hop limit of an
+// address vector: a RoCE v2 unicast destination.
+func routedHopLimit(av verbs.AHAttr) bool {
+	return av.IsGlobal && !av.GRH.DGID.IsZero() && !av.GRH.DGID.IsMulticast()
+}
+
+// hopLimitWhy says where a unicast address vector's hop limit comes from.
+const hopLimitWhy = "for a unicast RoCE v2 destination the kernel sets it from the route " +
+	"(ib_resolve_unicast_gid_dmac, drivers/infiniband/core/verbs.c)"
 
 // qpAttrGroups lists a QP's attributes in two columns, as pyverbs prints
 // them, in groups (identity and state, connection, capacities, address
@@ -360,8 +390,8 @@ func (s *Shell) qpAttrGroups(o *object, a verbs.QPAttr, init verbs.QPInitAttr) [
 		{"path_mtu", a.PathMTU.String()},
 		{"path_mig_state", a.PathMigState.String()},
 		{"qkey", fmt.Sprintf("0x%x", a.QKey)},
-		{"rq_psn", fmt.Sprint(a.RQPSN)},
-		{"sq_psn", fmt.Sprint(a.SQPSN)},
+		{"rq_psn", psnHex(a.RQPSN)},
+		{"sq_psn", psnHex(a.SQPSN)},
 		{"dest_qp_num", s.qpName(a.DestQPN, "")},
 		{"qp_access_flags", a.AccessFlags.String()},
 		{"pkey_index", fmt.Sprint(a.PKeyIndex)},

@@ -3,7 +3,6 @@ package shell
 import (
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/vsh-rdma/vsh/verbs"
@@ -34,10 +33,11 @@ func cmdRepeat(c *call) error {
 	if len(c.a.pos) < 2 {
 		return usagef("repeat 4 post_recv qp1 mr=mr1 wr_id={i}", "repeat needs a count and a command")
 	}
-	n, err := strconv.Atoi(c.a.pos[0].text)
-	if err != nil || n < 0 {
-		return usagef("repeat 4 post_recv qp1 mr=mr1", "bad count %q", c.a.pos[0].text)
+	u, err := parseUint(c.a.pos[0].text, 31)
+	if err != nil {
+		return usagef("repeat 4 post_recv qp1 mr=mr1", "bad count %s: %v", c.a.pos[0].text, err)
 	}
+	n := int(u)
 	if n > maxRepeat {
 		return usagef(fmt.Sprintf("repeat at most %d times", maxRepeat), "repeat %d is too many", n)
 	}
@@ -51,6 +51,9 @@ func cmdRepeat(c *call) error {
 		return usagef("run it once, on its own line", "repeat cannot run %s", cmd.Name)
 	}
 	for i := 0; i < n; i++ {
+		if c.s.interrupted() {
+			return c.s.stopped("repeat ran %d of its %d repetitions", i, n)
+		}
 		line := substituteIndex(text, i) // cmd_do.go: {i}, {i+16}, {i*2+1}
 		toks, err := tokenize(line)
 		if err != nil {

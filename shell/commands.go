@@ -561,6 +561,7 @@ func WriteMarkdown(w io.Writer) error {
 	for g := group(0); g < numGroups; g++ {
 		fmt.Fprintf(&b, "- [%s](#%s)\n", groupTitles[g], anchor(groupTitles[g]))
 	}
+	b.WriteString("- [Stopping a command, and limits](#stopping-a-command-and-limits)\n")
 	b.WriteString("\n")
 	for g := group(0); g < numGroups; g++ {
 		fmt.Fprintf(&b, "## %s\n\n", groupTitles[g])
@@ -596,6 +597,7 @@ func WriteMarkdown(w io.Writer) error {
 			}
 		}
 	}
+	writeLimits(&b)
 	_, err := io.WriteString(w, b.String())
 	return err
 }

@@ -1,6 +1,7 @@
 package shell
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -23,10 +24,16 @@ type lessonEnv struct{ s *Shell }
 var _ lessons.Env = lessonEnv{}
 
 func (e lessonEnv) Exec(line string) (string, error) {
+	return e.ExecContext(context.Background(), line)
+}
+
+// ExecContext runs a lesson's command in a cell that stops when ctx ends
+// (lessons.Play's PlayOptions.Context).
+func (e lessonEnv) ExecContext(ctx context.Context, line string) (string, error) {
 	st := e.s.lessonState()
 	st.inTutor++
 	defer func() { st.inTutor-- }()
-	return e.s.Exec(line)
+	return e.s.ExecContext(ctx, line)
 }
 
 func (e lessonEnv) FormatError(err error) string { return e.s.FormatError(err) }
@@ -250,7 +257,7 @@ func (e lessonEnv) Unpolled(cq string, want int, wait time.Duration) ([]verbs.WC
 		if n == len(buf) && len(o.stash) < 1<<16 {
 			continue
 		}
-		if len(o.stash) >= want || !time.Now().Before(deadline) || e.s.intr.Load() {
+		if len(o.stash) >= want || !time.Now().Before(deadline) || e.s.interrupted() {
 			break
 		}
 		time.Sleep(time.Millisecond)

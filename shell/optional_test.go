@@ -182,7 +182,7 @@ func TestLiveViewWithInspector(t *testing.T) {
 	out = mustExec(t, sh, "show qp0")
 	assert.Contains(t, out, "timer retransmit fires at 1ms")
 	assert.Contains(t, out, "send queue:")
-	assert.Contains(t, out, "7      send    64      sent   0..0")
+	assert.Contains(t, out, "7      send    64      sent   0x000000")
 
 	out = mustExec(t, sh, "create_srq pd0", "show srq0")
 	assert.Contains(t, out, "srq0 SRQ 2/64 limit 1 (armed)")

@@ -14,6 +14,8 @@ import (
 // as numbered cells.
 type output struct {
 	lines []outLine
+	size  int  // bytes of text in lines
+	cut   bool // lines past MaxCellOutput were dropped
 }
 
 type outLine struct {
@@ -25,8 +27,18 @@ type outLine struct {
 func (o *output) add(text string) {
 	text = strings.TrimRight(text, "\n")
 	for _, l := range strings.Split(text, "\n") {
-		o.lines = append(o.lines, outLine{text: l})
+		o.push(outLine{text: l})
 	}
+}
+
+// push appends a line while the cell's output is under MaxCellOutput.
+func (o *output) push(l outLine) {
+	if o.size+len(l.text) > MaxCellOutput {
+		o.cut = true
+		return
+	}
+	o.size += len(l.text) + 1
+	o.lines = append(o.lines, l)
 }
 
 func (o *output) addf(format string, a ...any) { o.add(fmt.Sprintf(format, a...)) }
@@ -38,7 +50,7 @@ func (o *output) addRaw(text string) {
 		return
 	}
 	for _, l := range strings.Split(text, "\n") {
-		o.lines = append(o.lines, outLine{text: l, raw: true})
+		o.push(outLine{text: l, raw: true})
 	}
 }
 
@@ -70,6 +82,9 @@ func (o *output) render(st *styles, n int) string {
 			b.WriteString(text)
 		}
 		b.WriteString("\n")
+	}
+	if o.cut {
+		fmt.Fprintf(&b, "%s(the rest of this cell's output is cut: a cell shows at most %d MiB, MaxCellOutput)\n", pad, MaxCellOutput>>20)
 	}
 	return b.String()
 }

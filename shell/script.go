@@ -2,6 +2,7 @@ package shell
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -42,12 +43,20 @@ func IsNotebook(name string) bool {
 // "! " must fail. The first failing command stops the script unless
 // keepGoing. A notebook (a name ending in .md, or text starting with a
 // Markdown heading or fence) runs only its ```vsh blocks. quit ends the
-// script successfully.
+// script successfully. A line longer than MaxLine fails without being read
+// further.
 func (s *Shell) RunScript(r io.Reader, w io.Writer, name string, keepGoing bool) error {
-	return s.runScript(r, w, name, keepGoing, IsNotebook(name))
+	return s.RunScriptContext(context.Background(), r, w, name, keepGoing)
 }
 
-func (s *Shell) runScript(r io.Reader, w io.Writer, name string, keepGoing, notebook bool) error {
+// RunScriptContext is RunScript that stops when ctx ends: the command
+// running then is stopped as Interrupt stops it, and the script ends with
+// an error that wraps ctx's cause.
+func (s *Shell) RunScriptContext(ctx context.Context, r io.Reader, w io.Writer, name string, keepGoing bool) error {
+	return s.runScript(ctx, r, w, name, keepGoing, IsNotebook(name))
+}
+
+func (s *Shell) runScript(ctx context.Context, r io.Reader, w io.Writer, name string, keepGoing, notebook bool) error {
 	br := bufio.NewReader(r)
 	var first *ScriptError
 	failed := 0
@@ -57,16 +66,40 @@ func (s *Shell) runScript(r io.Reader, w io.Writer, name string, keepGoing, note
 	sniffed := notebook
 	var pending strings.Builder
 	pendingLine := 0
+	fail := func(line int, err error) *ScriptError {
+		failed++
+		if first == nil {
+			first = &ScriptError{Name: name, Line: line, Err: err}
+		}
+		if !keepGoing {
+			first.Failed, first.Stop = failed, true
+			return first
+		}
+		return nil
+	}
 	for {
-		raw, rerr := br.ReadString('\n')
-		if raw == "" && rerr != nil {
-			if rerr != io.EOF {
-				return rerr
-			}
+		if ctx.Err() != nil {
+			return &ScriptError{Name: name, Line: lineno + 1, Err: context.Cause(ctx), Failed: failed + 1, Stop: true}
+		}
+		line, long, more, rerr := readLine(br)
+		if rerr != nil && rerr != io.EOF {
+			return rerr
+		}
+		if !long && line == "" && rerr == io.EOF {
 			break
 		}
 		lineno++
-		line := strings.TrimRight(raw, "\r\n")
+		if long {
+			if se := fail(lineno, s.scriptLimit(w, name, lineno)); se != nil {
+				return se
+			}
+			if more {
+				if err := skipLine(br); err != nil {
+					break
+				}
+			}
+			continue
+		}
 		if !sniffed {
 			if t := strings.TrimSpace(line); t != "" {
 				sniffed = true
@@ -95,6 +128,13 @@ func (s *Shell) runScript(r io.Reader, w io.Writer, name string, keepGoing, note
 		if pending.Len() == 0 {
 			pendingLine = lineno
 		}
+		if pending.Len()+len(line) > MaxLine {
+			pending.Reset()
+			if se := fail(pendingLine, s.scriptLimit(w, name, pendingLine)); se != nil {
+				return se
+			}
+			continue
+		}
 		if strings.HasSuffix(line, `\`) && !strings.HasSuffix(line, `\\`) {
 			pending.WriteString(strings.TrimSuffix(line, `\`))
 			pending.WriteString(" ")
@@ -107,21 +147,19 @@ func (s *Shell) runScript(r io.Reader, w io.Writer, name string, keepGoing, note
 			line = pending.String() + line
 			pending.Reset()
 		}
-		stop, err := s.scriptLine(w, line)
+		_, err := s.scriptLine(ctx, w, line)
 		if errors.Is(err, ErrExit) {
 			return nil
 		}
 		if err != nil {
-			failed++
-			if first == nil {
-				first = &ScriptError{Name: name, Line: pendingLine, Err: err}
+			if se := fail(pendingLine, err); se != nil {
+				return se
 			}
-			if !keepGoing {
+			if ctx.Err() != nil { // stopped: the rest does not run, even with -k
 				first.Failed, first.Stop = failed, true
 				return first
 			}
 		}
-		_ = stop
 		if rerr != nil {
 			break
 		}
@@ -147,16 +185,27 @@ func vshFence(t string) (string, bool) {
 	return "", false
 }
 
+// scriptLimit writes and returns the error for a line longer than MaxLine,
+// which runs as no cell.
+func (s *Shell) scriptLimit(w io.Writer, name string, line int) error {
+	err := lineTooLong(0)
+	ce := &CmdError{Cell: s.cell, Err: err}
+	first, hint := ce.parts()
+	fmt.Fprintf(w, "%s%s:%d: %s\n", s.st.render(s.st.errText, "error: "), name, line, first)
+	fmt.Fprintf(w, "       %s%s\n", s.st.render(s.st.hint, "hint: "), hint)
+	return err
+}
+
 // scriptLine runs one line of a script and writes its transcript.
-func (s *Shell) scriptLine(w io.Writer, line string) (bool, error) {
+func (s *Shell) scriptLine(ctx context.Context, w io.Writer, line string) (bool, error) {
 	body, _ := splitBang(line)
 	toks, terr := tokenize(body)
 	if terr == nil && len(toks) == 0 && strings.TrimSpace(line) != "!" {
 		return false, nil
 	}
-	echo := strings.TrimSpace(line)
+	echo := escapeControls(strings.TrimSpace(line))
 	io.WriteString(w, s.st.render(s.st.prompt, s.Prompt())+echo+"\n")
-	out, err := s.Exec(line)
+	out, err := s.ExecContext(ctx, line)
 	io.WriteString(w, out)
 	if errors.Is(err, ErrExit) {
 		return true, err
@@ -255,11 +304,14 @@ func cmdSource(c *call) error {
 	c.line("running %s", name)
 	var b strings.Builder
 	c.s.depth++
-	err = c.s.runScript(strings.NewReader(string(data)), &b, name, false, IsNotebook(name))
+	err = c.s.runScript(c.s.ctx, strings.NewReader(string(data)), &b, name, false, IsNotebook(name))
 	c.s.depth--
 	c.out.addRaw(b.String())
 	if err != nil {
 		var se *ScriptError
+		if errors.As(err, &se) && c.s.interrupted() {
+			return c.s.stopped("source %s stopped at line %d; the rest did not run", name, se.Line)
+		}
 		if errors.As(err, &se) {
 			return usagef("fix the command at "+fmt.Sprintf("%s:%d", se.Name, se.Line)+" and source it again",
 				"%s:%d failed; the rest of %s did not run", se.Name, se.Line, name)

@@ -1,12 +1,13 @@
 package shell
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
 	"runtime/debug"
 	"strings"
-	"sync/atomic"
+	"sync"
 
 	"github.com/vsh-rdma/vsh/lessons"
 	"github.com/vsh-rdma/vsh/verbs"
@@ -33,6 +34,11 @@ type Options struct {
 	// own cells on, with the given number of devices (Env.Shadow); nil
 	// uses Open, which must then be the simulator.
 	Shadow func(devices int) (verbs.Provider, error)
+	// TestPanic makes the shell panic where it names, for tests of what a
+	// crash leaves behind (vsh reads it from VSH_TEST_PANIC): a command's
+	// name (the command panics; its cell fails), "executor" (the TTY's
+	// executor panics outside any command) or "complete" (completion does).
+	TestPanic string
 }
 
 // Cell is one command of the session, numbered as the prompt showed it.
@@ -87,14 +93,16 @@ type Shell struct {
 
 	files     fileSystem
 	noRecover bool // tests: let panics through
-	intr      atomic.Bool
-	lesson    *lessonState // lesson_env.go: the tutor, when a lesson runs
-	pkts      *packetLog   // packets.go: the packets of each cell, while recorded
+	// ctx is the running cell's context, nil between cells; cancel ends
+	// it (Interrupt), under mu, since front ends call it from another
+	// goroutine.
+	ctx    context.Context
+	mu     sync.Mutex
+	cancel context.CancelCauseFunc
+	logOut int          // bytes of output the log keeps (MaxLogOutput)
+	lesson *lessonState // lesson_env.go: the tutor, when a lesson runs
+	pkts   *packetLog   // packets.go: the packets of each cell, while recorded
 }
-
-// Interrupt asks the command that is waiting (poll_cq wait=) to stop
-// waiting. Front ends call it on Ctrl-C; it is safe from any goroutine.
-func (s *Shell) Interrupt() { s.intr.Store(true) }
 
 // New starts a session on the backend opts.Open returns.
 func New(opts Options) (*Shell, error) {
@@ -242,18 +250,45 @@ func splitBang(line string) (string, bool) {
 	return line, false
 }
 
-// Exec runs one line as a numbered cell and returns its output: what the
+// Exec runs one line as a numbered cell, as ExecContext does with a
+// context that is never cancelled: only Interrupt stops it.
+func (s *Shell) Exec(line string) (cellOut string, cellErr error) {
+	return s.ExecContext(context.Background(), line)
+}
+
+// ExecContext runs one line as a numbered cell and returns its output: what the
 // verbs did, then what changed (QP states, queue occupancy, packets when
 // tracing, watched objects). The error is the command's failure, a *CmdError
 // that names the verb, the errno, why and how to fix it; print it with
 // FormatError. A line that starts with "! " expects its command to fail:
 // then the failure is part of the output and Exec returns nil, and a success
 // is the error. An empty or comment-only line is no cell: ("", nil).
-// Exec returns ErrExit for quit.
-func (s *Shell) Exec(line string) (cellOut string, cellErr error) {
+// Exec returns ErrExit for quit. When ctx ends, or Interrupt is called,
+// the cell's long command stops and returns an error that wraps
+// ErrInterrupted (or ctx's cause). A line run by a running cell (source,
+// a lesson's commands) runs in that cell's context.
+func (s *Shell) ExecContext(ctx context.Context, line string) (cellOut string, cellErr error) {
+	if s.ctx == nil {
+		cctx, cancel := context.WithCancelCause(ctx)
+		s.mu.Lock()
+		s.ctx, s.cancel = cctx, cancel
+		s.mu.Unlock()
+		defer func() {
+			s.mu.Lock()
+			s.ctx, s.cancel = nil, nil
+			s.mu.Unlock()
+			cancel(nil)
+		}()
+	}
 	defer s.afterCell(s.cell, &cellOut, &cellErr)
 	body, expect := splitBang(line)
-	toks, terr := tokenize(body)
+	var toks []token
+	var terr error
+	if len(body) > MaxLine {
+		body, terr = body[:64]+" …", lineTooLong(len(body)) // not read further
+	} else {
+		toks, terr = tokenize(body)
+	}
 	if terr == nil && len(toks) == 0 {
 		if expect {
 			s.cell++
@@ -261,13 +296,14 @@ func (s *Shell) Exec(line string) (cellOut string, cellErr error) {
 		}
 		return "", nil
 	}
-	if s.depth == 0 {
-		s.intr.Store(false)
+	if s.cell >= MaxCells {
+		return "", &CmdError{Cell: s.cell, Err: usagef("save the session (save FILE.md) and start vsh again",
+			"the session has run %d cells, the most one session keeps (MaxCells)", MaxCells)}
 	}
 	s.cell++
 	c := &Cell{N: s.cell, Line: strings.TrimSpace(body), ExpectFail: expect}
 	out, err := s.runCell(c, body, toks, terr)
-	c.Out, c.Err = out, err
+	c.Out, c.Err = s.keepOutput(out), err
 	if errors.Is(err, ErrExit) {
 		c.Err = nil
 	}
@@ -308,7 +344,10 @@ func (s *Shell) runCell(c *Cell, src string, toks []token, terr error) (string, 
 	}
 	cl := &call{s: s, cmd: cmd, a: a, out: &output{}, cell: c, src: src}
 	s.recordCall(c, cmd, a)
-	err = s.protect(cmd.Name, func() error { return cmd.run(cl) })
+	err = s.protect(cmd.Name, func() error {
+		s.testPanic(cmd.Name)
+		return cmd.run(cl)
+	})
 	if err != nil && !errors.Is(err, ErrExit) {
 		err = &CmdError{Cell: c.N, Cmd: cmd.Name, Err: err}
 	}
@@ -497,6 +536,8 @@ type writeCloser interface {
 
 type osFiles struct{}
 
-func (osFiles) ReadFile(name string) ([]byte, error)     { return os.ReadFile(name) }
+func (osFiles) ReadFile(name string) ([]byte, error) {
+	return readFileLimit(name, MaxScriptFile, "MaxScriptFile", "script or lesson file")
+}
 func (osFiles) WriteFile(name string, data []byte) error { return os.WriteFile(name, data, 0o644) }
 func (osFiles) Create(name string) (writeCloser, error)  { return os.Create(name) }

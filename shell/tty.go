@@ -4,8 +4,23 @@ package shell
 // the only file that knows go-prompt; everything it does goes through
 // Shell.Exec and Shell.Complete.
 //
-// Three defects of go-prompt v0.2.6 are fixed here, by a wrapping input
-// parser (prompt.OptionParser) and by how the prompt is run:
+// Signals are vsh's, not go-prompt's: vsh carries go-prompt with its signal
+// handler cut down to SIGWINCH (third_party/go-prompt/FORK.md). Here:
+//
+//   - Ctrl-C while a command runs interrupts it (Shell.Interrupt) and the
+//     prompt comes back; at the prompt go-prompt reads it as a key that
+//     clears the line, and a SIGINT sent from elsewhere is ignored, as a
+//     shell's prompt ignores it.
+//   - SIGTERM, SIGHUP and SIGQUIT end the session: a running command is
+//     interrupted first, the terminal is restored (termios and blocking
+//     mode), and RunTTY returns 128+N without waiting for go-prompt, whose
+//     goroutine is left behind. From then on the parser neither reads nor
+//     puts the terminal in raw mode again.
+//   - A panic outside a command (a command's own is an error of its cell)
+//     restores the terminal before RunTTY returns it as an error.
+//
+// Two defects of go-prompt v0.2.6 are also fixed here, by a wrapping input
+// parser (prompt.OptionParser):
 //
 //  1. It leaves the terminal raw when it exits: its SetRaw edits the saved
 //     termios in place, so its Restore restores raw mode. ttyParser saves
@@ -14,11 +29,6 @@ package shell
 //  2. It takes one read as one key, so text pasted with its newlines
 //     ("alloc_pd ctx0⏎quit⏎" in one chunk) is neither run nor shown.
 //     ttyParser.Read hands out one line, then one Enter, at a time.
-//  3. On SIGTERM, SIGQUIT or SIGINT it tears down and calls os.Exit itself.
-//     go-prompt calls TearDown before that os.Exit; once a signal has come,
-//     ttyParser.TearDown restores the terminal and never returns, and RunTTY
-//     (which runs go-prompt on its own goroutine) returns to main, which
-//     cleans up and exits with the signal's status.
 //
 // go-prompt is never used off a terminal (it panics without one); scripts
 // and pipes go through RunScript.
@@ -38,37 +48,61 @@ import (
 	"golang.org/x/term"
 )
 
-// ttyParser wraps go-prompt's input parser.
+// ttyParser wraps go-prompt's input parser. Its mutex orders go-prompt's
+// Setup and TearDown with the session's end: once stopping is set, the
+// terminal is restored and nothing puts it in raw mode again.
 type ttyParser struct {
 	inner   prompt.ConsoleParser
 	fd      int
 	saved   *term.State
 	pending [][]byte
 
-	stopping atomic.Bool   // a terminating signal came
-	poke     atomic.Bool   // hand out one harmless key so go-prompt looks at its exit checker
-	parked   chan struct{} // closed when TearDown parks for good
-	parkOnce sync.Once
+	mu       sync.Mutex
+	stopping bool // the session is ending: a signal, a panic
 }
 
 var _ prompt.ConsoleParser = (*ttyParser)(nil)
 
-// Setup puts the terminal in raw mode, through go-prompt's parser.
-func (p *ttyParser) Setup() error { return p.inner.Setup() }
+// Setup puts the terminal in raw mode, through go-prompt's parser, unless
+// the session is ending.
+func (p *ttyParser) Setup() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.stopping {
+		return nil
+	}
+	return p.inner.Setup()
+}
 
-// TearDown restores the terminal as it was before vsh started. After a
-// terminating signal it then blocks for good, so that go-prompt never
-// reaches its os.Exit; RunTTY has returned by then.
+// TearDown restores the terminal as it was before vsh started.
 func (p *ttyParser) TearDown() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.restoreLocked()
+}
+
+// restoreLocked undoes go-prompt's Setup (raw mode, non-blocking reads),
+// then restores the state saved at the start.
+func (p *ttyParser) restoreLocked() error {
 	err := p.inner.TearDown()
 	if rerr := term.Restore(p.fd, p.saved); rerr != nil && err == nil {
 		err = rerr
 	}
-	if p.stopping.Load() {
-		p.parkOnce.Do(func() { close(p.parked) })
-		select {}
-	}
 	return err
+}
+
+// stop marks the session as ending and restores the terminal.
+func (p *ttyParser) stop() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.stopping = true
+	p.restoreLocked()
+}
+
+func (p *ttyParser) isStopping() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.stopping
 }
 
 // GetWinSize returns the terminal's size, or 80x24 when it cannot be read
@@ -82,10 +116,10 @@ func (p *ttyParser) GetWinSize() *prompt.WinSize {
 }
 
 // Read returns one key as go-prompt expects: a chunk of text with no line
-// break, or a lone Enter.
+// break, or a lone Enter. Once the session is ending it reads nothing.
 func (p *ttyParser) Read() ([]byte, error) {
-	if p.poke.CompareAndSwap(true, false) {
-		return []byte{0x01}, nil // Ctrl-A: moves the cursor, harmless
+	if p.isStopping() {
+		return nil, io.EOF
 	}
 	if len(p.pending) == 0 {
 		b, err := p.inner.Read()
@@ -135,8 +169,9 @@ func signalStatus(sig os.Signal) int {
 // RunTTY runs the interactive session on a terminal: in is the terminal's
 // input, out its output. It shows the banner, then intro (vsh lesson ID's
 // first step; "" for none), then the prompt. It returns the exit status: 0
-// after quit or Ctrl-D, 128+N after signal N (the terminal restored either
-// way). It never calls os.Exit.
+// after quit or Ctrl-D, 128+N after signal N, 2 with the error after a
+// panic outside a command (the terminal restored each way). It never calls
+// os.Exit.
 func (s *Shell) RunTTY(in, out *os.File, intro string) (int, error) {
 	fd := int(in.Fd())
 	if !term.IsTerminal(fd) {
@@ -153,10 +188,34 @@ func (s *Shell) RunTTY(in, out *os.File, intro string) (int, error) {
 	}
 	defer term.Restore(fd, saved)
 
-	p := &ttyParser{inner: prompt.NewStandardInputParser(), fd: fd, saved: saved, parked: make(chan struct{})}
-	var inExec atomic.Bool
-	var quit atomic.Bool
-	var caught atomic.Value // os.Signal
+	p := &ttyParser{inner: prompt.NewStandardInputParser(), fd: fd, saved: saved}
+	var (
+		mu        sync.Mutex // orders the executor with the end of the session
+		executing bool
+		ending    bool
+		caught    os.Signal
+		crash     any // a panic outside a command
+		quit      atomic.Bool
+	)
+	ended := make(chan struct{}) // closed when RunTTY may return
+	var endOnce sync.Once
+	end := func() { endOnce.Do(func() { close(ended) }) }
+	// finish ends the session from any goroutine: the terminal is restored
+	// at once; RunTTY returns now, or when the running command has stopped.
+	finish := func(sig os.Signal, r any) {
+		mu.Lock()
+		defer mu.Unlock()
+		if ending {
+			return
+		}
+		ending, caught, crash = true, sig, r
+		p.stop()
+		if executing {
+			s.Interrupt()
+			return
+		}
+		end()
+	}
 
 	sigCh := make(chan os.Signal, 4)
 	signal.Notify(sigCh, syscall.SIGTERM, syscall.SIGQUIT, syscall.SIGINT, syscall.SIGHUP)
@@ -169,25 +228,37 @@ func (s *Shell) RunTTY(in, out *os.File, intro string) (int, error) {
 			case <-done:
 				return
 			case sig := <-sigCh:
-				if sig == syscall.SIGINT && inExec.Load() {
-					s.Interrupt() // Ctrl-C while a command waits: stop waiting
+				if sig == syscall.SIGINT {
+					s.Interrupt() // Ctrl-C stops the running command; at the prompt, nothing runs
 					continue
 				}
-				caught.CompareAndSwap(nil, sig)
-				p.stopping.Store(true)
-				// go-prompt reacts by itself while it reads; if it does not
-				// (between commands), make it look at its exit checker.
-				go func() {
-					time.Sleep(100 * time.Millisecond)
-					p.poke.Store(true)
-				}()
+				finish(sig, nil)
 			}
 		}
 	}()
 
 	executor := func(line string) {
-		inExec.Store(true)
-		defer inExec.Store(false)
+		mu.Lock()
+		if ending {
+			mu.Unlock()
+			return
+		}
+		executing = true
+		mu.Unlock()
+		defer func() {
+			r := recover()
+			mu.Lock()
+			executing = false
+			stopped := ending
+			mu.Unlock()
+			if r != nil {
+				finish(nil, r)
+			}
+			if stopped {
+				end()
+			}
+		}()
+		s.testPanic("executor")
 		o, err := s.Exec(line)
 		io.WriteString(out, o)
 		switch {
@@ -197,16 +268,22 @@ func (s *Shell) RunTTY(in, out *os.File, intro string) (int, error) {
 			io.WriteString(out, s.FormatError(err))
 		}
 	}
-	completer := func(d prompt.Document) []prompt.Suggest {
+	completer := func(d prompt.Document) (sugs []prompt.Suggest) {
+		defer func() {
+			if r := recover(); r != nil {
+				finish(nil, r)
+				sugs = nil
+			}
+		}()
 		text := d.TextBeforeCursor()
 		if text == "" {
 			return nil
 		}
-		var out []prompt.Suggest
+		s.testPanic("complete")
 		for _, sg := range s.Complete(text) {
-			out = append(out, prompt.Suggest{Text: sg.Text, Description: sg.Description})
+			sugs = append(sugs, prompt.Suggest{Text: sg.Text, Description: sg.Description})
 		}
-		return out
+		return sugs
 	}
 	prefixColor := prompt.Cyan
 	if s.st.plain {
@@ -216,6 +293,7 @@ func (s *Shell) RunTTY(in, out *os.File, intro string) (int, error) {
 	if intro != "" {
 		io.WriteString(out, "\n"+intro)
 	}
+	leaving := func() bool { return quit.Load() || p.isStopping() }
 	pr := prompt.New(executor, completer,
 		prompt.OptionParser(p),
 		prompt.OptionPrefix(""),
@@ -223,7 +301,7 @@ func (s *Shell) RunTTY(in, out *os.File, intro string) (int, error) {
 		// before it asks its exit checker; after quit that prompt is empty,
 		// so that nothing follows the quit line.
 		prompt.OptionLivePrefix(func() (string, bool) {
-			if quit.Load() {
+			if leaving() {
 				return "", true
 			}
 			return s.Prompt(), true
@@ -231,19 +309,38 @@ func (s *Shell) RunTTY(in, out *os.File, intro string) (int, error) {
 		prompt.OptionPrefixTextColor(prefixColor),
 		prompt.OptionCompletionWordSeparator(WordSeparators),
 		prompt.OptionMaxSuggestion(8),
-		prompt.OptionSetExitCheckerOnInput(func(string, bool) bool { return quit.Load() || p.stopping.Load() }),
+		prompt.OptionSetExitCheckerOnInput(func(string, bool) bool { return leaving() }),
 	)
 	runDone := make(chan struct{})
 	go func() {
 		defer close(runDone)
+		defer func() {
+			if r := recover(); r != nil {
+				finish(nil, r)
+			}
+		}()
 		pr.Run()
 	}()
 	select {
 	case <-runDone:
-	case <-p.parked:
+	case <-ended:
+		// go-prompt leaves by itself after a command that was stopped;
+		// give it a moment so that its last prompt is drawn before the
+		// message below, and leave it behind otherwise.
+		select {
+		case <-runDone:
+		case <-time.After(100 * time.Millisecond):
+		}
 	}
-	term.Restore(fd, saved)
-	if sig, ok := caught.Load().(os.Signal); ok {
+	p.stop()
+	mu.Lock()
+	sig, r := caught, crash
+	mu.Unlock()
+	switch {
+	case r != nil:
+		io.WriteString(out, "\n")
+		return 2, fmt.Errorf("internal error: %v (this is a bug in vsh; please report it); the terminal is restored", r)
+	case sig != nil:
 		fmt.Fprintf(out, "\nvsh: %v; the terminal is restored\n", sig)
 		return signalStatus(sig), nil
 	}

@@ -283,11 +283,18 @@ func (s *Shell) draw(o *object, detail bool) string {
 		}
 		add("%s", qpQueues(o, in))
 		if detail {
-			add("requester: next_psn %d, oldest unacked %d, retries left %d, RNR retries left %d, READ/atomic in flight %d",
-				in.NextPSN, in.UnackedPSN, in.RetryLeft, in.RNRRetryLeft, in.InflightRdAtomic)
-			add("responder: expected_psn %d, msn %d", in.ExpectedPSN, in.MSN)
-			for _, t := range in.Timers {
-				add("timer %s fires at %s", t.Name, t.Deadline)
+			add("requester: next_psn %s, oldest unacked %s, retries left %d, RNR retries left %d, READ/atomic in flight %d",
+				psnHex(in.NextPSN), psnHex(in.UnackedPSN), in.RetryLeft, in.RNRRetryLeft, in.InflightRdAtomic)
+			add("responder: expected_psn %s, msn %d", psnHex(in.ExpectedPSN), in.MSN)
+			switch {
+			case attr.State == verbs.QPSErr && len(in.Timers) > 0:
+				// rxe_qp_error leaves the timers armed; when one fires, the
+				// requester and completer find the QP in ERR and only flush.
+				add("no retransmit or RNR retry in ERR: rxe_qp_error leaves the timers armed, but one that fires only flushes (rxe_req.c, rxe_comp.c)")
+			default:
+				for _, t := range in.Timers {
+					add("timer %s fires at %s", t.Name, t.Deadline)
+				}
 			}
 			if len(in.SQ) > 0 {
 				add("send queue:\n%s", wqeTable(in.SQ))
@@ -304,6 +311,11 @@ func (s *Shell) draw(o *object, detail bool) string {
 	return strings.Join(out, "\n")
 }
 
+// psnHex prints a packet sequence number as the wire trace and rdma-core's
+// ping-pongs do (%06x): 24 bits, six hex digits, 0x000064. The shell prints
+// every PSN so, in attribute lines, query_qp, show and fault rules alike.
+func psnHex(n uint32) string { return fmt.Sprintf("0x%06x", n&0xffffff) }
+
 func listOrNone(names []string) string {
 	if len(names) == 0 {
 		return "nothing made from it yet"
@@ -315,8 +327,12 @@ func wqeTable(q []verbs.WQEInfo) string {
 	var rows [][]string
 	for _, w := range q {
 		psn := "-"
-		if w.State != "posted" {
-			psn = fmt.Sprintf("%d..%d", w.FirstPSN, w.LastPSN)
+		switch {
+		case w.State == "posted":
+		case w.FirstPSN == w.LastPSN:
+			psn = psnHex(w.FirstPSN)
+		default:
+			psn = psnHex(w.FirstPSN) + ".." + psnHex(w.LastPSN)
 		}
 		rows = append(rows, []string{fmt.Sprint(w.WRID), w.Opcode, fmt.Sprint(w.Length), w.State, psn})
 	}

@@ -170,10 +170,19 @@ func bitsOf[T ~uint32 | ~uint64](v T) []T {
 	return out
 }
 
+// MaxSuggestWord is the longest word Nearest looks for a near name for:
+// no name is longer, and a longer word is no typo of one. It bounds the
+// cost of a suggestion (an edit distance is quadratic).
+const MaxSuggestWord = 64
+
 // Nearest returns the candidate closest to s by edit distance, when it is
-// close enough to be a plausible typo (or s is a prefix of it); "" otherwise.
-// The shell uses it to suggest commands and argument names.
+// close enough to be a plausible typo (or s is a prefix of it); "" otherwise,
+// and for a word longer than MaxSuggestWord. The shell uses it to suggest
+// commands and argument names.
 func Nearest(s string, candidates []string) string {
+	if len(s) > MaxSuggestWord {
+		return ""
+	}
 	best, bestD := "", 1<<30
 	for _, c := range candidates {
 		if s != "" && strings.HasPrefix(c, s) {

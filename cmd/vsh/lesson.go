@@ -180,6 +180,8 @@ func (r *lessonRun) play(which string) int {
 		list = []*lessons.Lesson{l}
 	}
 	played, partly, skipped, failed := 0, 0, 0, 0
+	ctx, caught, stop := stopOnSignals()
+	defer stop()
 	for i, l := range list {
 		if i > 0 {
 			fmt.Fprintln(r.stdout)
@@ -189,7 +191,12 @@ func (r *lessonRun) play(which string) int {
 			fmt.Fprintf(r.stderr, "vsh: %v\n", err)
 			return 1
 		}
-		err = lessons.Play(sh.LessonEnv(), l, r.stdout, lessons.PlayOptions{Pace: r.pace, Judge: r.judge})
+		err = lessons.Play(sh.LessonEnv(), l, r.stdout, lessons.PlayOptions{Pace: r.pace, Judge: r.judge, Context: ctx})
+		if sig := caught(); sig != nil {
+			sh.Close()
+			fmt.Fprintf(r.stderr, "vsh: %v: lesson play stopped\n", sig)
+			return signalStatus(sig)
+		}
 		if err == nil && len(lessons.SkippedSections(l, sh.LessonEnv().Provider())) > 0 {
 			partly++
 		}
@@ -232,7 +239,7 @@ func plural(n int) string {
 func (r *lessonRun) check(files []string) int {
 	status := 0
 	for _, f := range files {
-		data, err := os.ReadFile(f)
+		data, err := lessons.ReadFile(f)
 		if err != nil {
 			fmt.Fprintf(r.stderr, "vsh: %v\n", err)
 			status = 1
@@ -289,12 +296,19 @@ func (r *lessonRun) interactive(which string) int {
 		status, err := sh.RunTTY(r.stdin, r.stdout.(*os.File), out)
 		if err != nil {
 			fmt.Fprintf(r.stderr, "vsh: %v\n", err)
-			return 1
+			return max(status, 1)
 		}
 		return status
 	}
 	io.WriteString(r.stdout, out)
-	if err := sh.RunScript(r.stdin, r.stdout, "stdin", true); err != nil {
+	ctx, caught, stop := stopOnSignals()
+	err = sh.RunScriptContext(ctx, r.stdin, r.stdout, "stdin", true)
+	stop()
+	if sig := caught(); sig != nil {
+		fmt.Fprintf(r.stderr, "vsh: %v: the lesson stopped\n", sig)
+		return signalStatus(sig)
+	}
+	if err != nil {
 		var se *shell.ScriptError
 		if !errors.As(err, &se) {
 			fmt.Fprintf(r.stderr, "vsh: %v\n", err)

@@ -171,6 +171,20 @@ func TestLessonCheck(t *testing.T) {
 	}
 }
 
+// TestLessonCheckAnyBackend: lesson check plays on the simulator whatever
+// --backend says (docs/writing-lessons.md), so it works with --backend
+// ibverbs where that backend is not built in or has no device.
+func TestLessonCheckAnyBackend(t *testing.T) {
+	good := writeFile(t, "good.md", needyLesson)
+	status, out, errs := runVsh(t, "", "--backend", "ibverbs", "lesson", "check", good)
+	if status != 0 || !strings.Contains(out, "good.md: ok: lesson needy, 1 step (1 for the learner), played on the simulator") {
+		t.Errorf("vsh --backend ibverbs lesson check = %d, stdout %q, stderr %q; want 0 and ok", status, out, errs)
+	}
+	if status, _, errs := runVsh(t, "", "--backend", "bogus", "lesson", "check", good); status != 2 || !strings.Contains(errs, `unknown backend "bogus"`) {
+		t.Errorf("vsh --backend bogus lesson check = %d, stderr %q; want 2 and the unknown backend", status, errs)
+	}
+}
+
 // TestLessonInteractive takes a lesson with no terminal: the learner's
 // commands come from stdin, mistakes and all.
 func TestLessonInteractive(t *testing.T) {

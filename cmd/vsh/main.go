@@ -110,6 +110,22 @@ func run(argv []string, stdin *os.File, stdout, stderr io.Writer) int {
 		return 2
 	}
 
+	_, noColor := os.LookupEnv("NO_COLOR")
+	if v := os.Getenv("NO_COLOR"); noColor && v == "" {
+		noColor = false // NO_COLOR= (empty) does not count, as no-color.org says
+	}
+	if len(lessonArgs) > 0 && lessonArgs[0] == "check" {
+		// lesson check plays on the simulator whatever --backend says
+		// (docs/writing-lessons.md), so it needs no other backend, nor
+		// even one that could open.
+		if *backend != "sim" && *backend != "ibverbs" {
+			fmt.Fprintf(stderr, "vsh: unknown backend %q: sim or ibverbs\n", *backend)
+			return 2
+		}
+		return runLesson(lessonArgs, &lessonRun{desc: "sim", plain: *plain || noColor || !isTerminal(stdout),
+			devices: *devices, seed: *seed, pace: *lf.pace, stdin: stdin, stdout: stdout, stderr: stderr})
+	}
+
 	var open func() (verbs.Provider, error)
 	var desc string
 	switch *backend {
@@ -162,21 +178,18 @@ func run(argv []string, stdin *os.File, stdout, stderr io.Writer) int {
 	}
 
 	interactive := *file == "" && isTerminal(stdin) && isTerminal(stdout)
-	_, noColor := os.LookupEnv("NO_COLOR")
-	if v := os.Getenv("NO_COLOR"); noColor && v == "" {
-		noColor = false // NO_COLOR= (empty) does not count, as no-color.org says
-	}
 	if lessonArgs != nil {
 		return runLesson(lessonArgs, &lessonRun{open: open, desc: desc, plain: *plain || noColor || !isTerminal(stdout),
 			devices: *devices, seed: *seed, pace: *lf.pace, stdin: stdin, stdout: stdout, stderr: stderr, judge: *backend != "sim",
 			terminal: isTerminal(stdin) && isTerminal(stdout)})
 	}
 	sh, err := shell.New(shell.Options{
-		Open:    open,
-		Shadow:  shadowSim(*seed),
-		Plain:   *plain || noColor || !isTerminal(stdout),
-		Backend: desc,
-		Version: versionString(),
+		Open:      open,
+		Shadow:    shadowSim(*seed),
+		Plain:     *plain || noColor || !isTerminal(stdout),
+		Backend:   desc,
+		Version:   versionString(),
+		TestPanic: os.Getenv("VSH_TEST_PANIC"),
 	})
 	if err != nil {
 		fmt.Fprintf(stderr, "vsh: %v\n", err)
@@ -188,7 +201,7 @@ func run(argv []string, stdin *os.File, stdout, stderr io.Writer) int {
 		status, err := sh.RunTTY(stdin, stdout.(*os.File), "")
 		if err != nil {
 			fmt.Fprintf(stderr, "vsh: %v\n", err)
-			return 1
+			return max(status, 1)
 		}
 		return status
 	}
@@ -203,7 +216,14 @@ func run(argv []string, stdin *os.File, stdout, stderr io.Writer) int {
 		defer f.Close()
 		in, name = f, *file
 	}
-	if err := sh.RunScript(in, stdout, name, keep); err != nil {
+	ctx, caught, stop := stopOnSignals()
+	err = sh.RunScriptContext(ctx, in, stdout, name, keep)
+	stop()
+	if sig := caught(); sig != nil {
+		fmt.Fprintf(stderr, "vsh: %v: %s stopped\n", sig, name)
+		return signalStatus(sig)
+	}
+	if err != nil {
 		var se *shell.ScriptError
 		if errors.As(err, &se) {
 			fmt.Fprintf(stderr, "vsh: %v\n", firstLine(se.Error()))

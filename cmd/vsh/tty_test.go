@@ -48,6 +48,12 @@ func TestTTY(t *testing.T) {
 		tm.waitFor(prompt)
 	}
 	start := func(n int) { startWith(n, "", `\[1\] vsh> `) }
+	startEnv := func(n int, env string) {
+		tm.run("send-keys", "-t", "t", "clear", "Enter")
+		time.Sleep(100 * time.Millisecond)
+		tm.typeLine(fmt.Sprintf("%s %s; echo VSH_EXIT_%d=$?; stty -a", env, bin, n))
+		tm.waitFor(`\[1\] vsh> `)
+	}
 	// quitClean checks that nothing but vsh's own output comes between the
 	// quit line and the marker printed after vsh exits: no prompt.
 	quitClean := func(n int) {
@@ -135,6 +141,106 @@ func TestTTY(t *testing.T) {
 	tm.typeLine("quit")
 	quitClean(5)
 	sane(5, 0)
+
+	// 6. Ctrl-C at the prompt clears the line, as a shell's does; the
+	// session goes on.
+	start(6)
+	tm.typeText("alloc_pd ctx9")
+	tm.run("send-keys", "-t", "t", "C-c")
+	time.Sleep(200 * time.Millisecond)
+	tm.typeLine("open_device A")
+	tm.waitFor(`\[1\] ibv_open_device\(A = sim0\) → ctx0`)
+	if strings.Contains(tm.screen(), "ctx9") && strings.Contains(tm.screen(), "no device context") {
+		t.Errorf("run 6: Ctrl-C did not clear the line:\n%s", tm.screen())
+	}
+
+	// 7. Ctrl-C stops each long command within a second; the prompt comes
+	// back and the session goes on.
+	script := filepath.Join(t.TempDir(), "long.vsh")
+	if err := os.WriteFile(script, []byte("pingpong rc iters=100000000\ndevices\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tm.typeLine("alloc_pd ctx0")
+	tm.typeLine("reg_mr pd0 length=256m")
+	tm.typeLine("create_cq ctx0")
+	tm.typeLine("create_qp pd0 type=rc send_cq=cq0 recv_cq=cq0")
+	tm.waitFor(`\[5\] ibv_create_qp`)
+	cell := 6
+	for _, long := range []struct{ cmd, says string }{
+		{"pingpong rc iters=100000000", "pingpong rc stopped before its 100000000 iterations"},
+		{"repeat 10000 fill mr0 0xab", "fill wrote"},
+		{"do pingpong uc iters=100000000; devices", "pingpong uc stopped"},
+		{"source " + script, "source " + script + " stopped at line 1"},
+		{"bench op=write iters=100000000 min=65536 max=65536", "stopped at 65536 bytes"},
+		{"exchange listen qp0 port=47919 wait=60s", "interrupted"},
+	} {
+		tm.typeLine(long.cmd)
+		time.Sleep(500 * time.Millisecond)
+		tm.run("send-keys", "-t", "t", "C-c")
+		tm.waitWithin(fmt.Sprintf(`\[%d\] error: .*interrupted \(Ctrl-C\)`, cell), time.Second)
+		screen := tm.waitWithin(fmt.Sprintf(`\[%d\] vsh> `, cell+1), time.Second)
+		if !strings.Contains(strings.Join(strings.Fields(screen), " "), long.says) {
+			t.Errorf("run 7: after Ctrl-C, %s does not say %q:\n%s", long.cmd, long.says, screen)
+		}
+		cell++
+	}
+	tm.typeLine("quit")
+	sane(6, 0)
+
+	// 8. SIGHUP at the prompt: the terminal is gone; vsh restores it and
+	// exits 128+1.
+	start(8)
+	tm.signal(syscall.SIGHUP)
+	tm.waitWithin(`VSH_EXIT_8=\d+`, time.Second)
+	sane(8, 129)
+
+	// 9. SIGTERM during a long command stops it and exits within a second.
+	start(9)
+	tm.typeLine("pingpong rc iters=100000000")
+	time.Sleep(300 * time.Millisecond)
+	tm.signal(syscall.SIGTERM)
+	tm.waitWithin(`VSH_EXIT_9=\d+`, time.Second)
+	sane(9, 143)
+
+	// 10. SIGHUP, then SIGTERM 50 to 150 ms later (go-prompt deadlocked
+	// there), at the prompt and during a command.
+	for i, delay := range []int{50, 60, 70, 80, 90, 100, 110, 120, 135, 150} {
+		n := 100 + i
+		start(n)
+		if i%2 == 1 {
+			tm.typeLine("pingpong rc iters=100000000")
+			time.Sleep(200 * time.Millisecond)
+		}
+		pid := tm.vshPID()
+		syscall.Kill(pid, syscall.SIGHUP)
+		time.Sleep(time.Duration(delay) * time.Millisecond)
+		syscall.Kill(pid, syscall.SIGTERM) // vsh may be gone already
+		tm.waitWithin(fmt.Sprintf(`VSH_EXIT_%d=\d+`, n), time.Second)
+		sane(n, 129)
+	}
+
+	// 11. A command that panics is an error of its cell; the session goes on.
+	startEnv(11, "VSH_TEST_PANIC=alloc_pd")
+	tm.typeLine("open_device A")
+	tm.typeLine("alloc_pd ctx0")
+	tm.waitFor(`\[2\] error: alloc_pd: internal error in alloc_pd: a panic for tests`)
+	tm.typeLine("devices")
+	tm.waitFor(`\[3\] `)
+	tm.typeLine("quit")
+	sane(11, 0)
+
+	// 12. A panic outside any command (the executor, completion) ends the
+	// session with the terminal restored.
+	for i, where := range []string{"executor", "complete"} {
+		n := 12 + i
+		startEnv(n, "VSH_TEST_PANIC="+where)
+		tm.typeLine("devices")
+		tm.waitWithin(fmt.Sprintf(`VSH_EXIT_%d=\d+`, n), 2*time.Second)
+		if !strings.Contains(tm.screen(), "vsh: internal error: a panic for tests in "+where) {
+			t.Errorf("run %d: the panic is not reported:\n%s", n, tm.screen())
+		}
+		sane(n, 2)
+	}
 }
 
 // tmux drives one tmux server of the test's own.
@@ -189,8 +295,34 @@ func (tm *tmux) waitFor(re string) string {
 	}
 }
 
-// signal sends sig to the vsh running in the pane: the child of the pane's shell.
+// waitWithin waits at most d until the screen matches re.
+func (tm *tmux) waitWithin(re string, d time.Duration) string {
+	tm.t.Helper()
+	rx := regexp.MustCompile(re)
+	deadline := time.Now().Add(d)
+	for {
+		s := tm.screen()
+		if rx.MatchString(s) {
+			return s
+		}
+		if time.Now().After(deadline) {
+			tm.t.Fatalf("the screen did not show %q within %s:\n%s", re, d, s)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// signal sends sig to the vsh running in the pane.
 func (tm *tmux) signal(sig syscall.Signal) {
+	tm.t.Helper()
+	pid := tm.vshPID()
+	if err := syscall.Kill(pid, sig); err != nil {
+		tm.t.Fatalf("kill %d: %v", pid, err)
+	}
+}
+
+// vshPID is the vsh running in the pane: the child of the pane's shell.
+func (tm *tmux) vshPID() int {
 	tm.t.Helper()
 	shell := strings.TrimSpace(tm.run("list-panes", "-t", "t", "-F", "#{pane_pid}"))
 	data, err := os.ReadFile(fmt.Sprintf("/proc/%s/task/%s/children", shell, shell))
@@ -202,7 +334,5 @@ func (tm *tmux) signal(sig syscall.Signal) {
 		tm.t.Fatalf("the pane's shell has children %v; want just vsh", kids)
 	}
 	pid, _ := strconv.Atoi(kids[0])
-	if err := syscall.Kill(pid, sig); err != nil {
-		tm.t.Fatalf("kill %d: %v", pid, err)
-	}
+	return pid
 }

@@ -70,7 +70,7 @@ func Parse(msg []byte) (Dest, error) {
 	for i, f := range fields[:3] {
 		v, err := strconv.ParseUint(string(f), 16, 32)
 		if err != nil || len(f) == 0 {
-			return Dest{}, fmt.Errorf("%w: field %d %q is not hex", ErrMalformed, i+1, f)
+			return Dest{}, fmt.Errorf("%w: the %s, field %d, %q is not hex", ErrMalformed, [...]string{"LID", "QPN", "PSN"}[i], i+1, f)
 		}
 		vals[i] = v
 	}

@@ -47,7 +47,8 @@ func TestParse(t *testing.T) {
 		{"0000:000011:a3f1c2:00000000000000000000ffff0a000001", ""},
 		{"1:2:3:00000000000000000000000000000000", ""}, // sscanf %x accepts short fields
 		{"0000:000011:a3f1c2", "want LID:QPN:PSN:GID"},
-		{"zzzz:000011:a3f1c2:00000000000000000000ffff0a000001", "not hex"},
+		{"zzzz:000011:a3f1c2:00000000000000000000ffff0a000001", `the LID, field 1, "zzzz" is not hex`},
+		{"0000:0000zz:a3f1c2:00000000000000000000ffff0a000001", `the QPN, field 2, "0000zz" is not hex`},
 		{"0000:000011:a3f1c2:0000", "32 hex digits"},
 		{"10000:1:1:00000000000000000000000000000000", "16 bits"},
 		{"", "want LID:QPN:PSN:GID"},
