@@ -798,8 +798,15 @@ func (q *cq) Destroy() error {
 		return err
 	}
 	if q.usecnt > 0 {
+		n := 0 // the QPs: one that uses the CQ both ways counts twice in usecnt
+		for _, p := range q.ctx.dev.qps {
+			if p != nil && (p.scq == q || p.rcq == q) {
+				n++
+			}
+		}
 		return verbs.Errorf(op, verbs.EBUSY, "destroy the QPs that use this CQ first",
-			"%d QP(s) still use this CQ (ib_destroy_cq_user: cq->usecnt)", q.usecnt)
+			"%d QP%s still use%s this CQ (ib_destroy_cq_user: cq->usecnt is %d, a count for each QP's send CQ and receive CQ)",
+			n, map[bool]string{true: "", false: "s"}[n == 1], map[bool]string{true: "s", false: ""}[n == 1], q.usecnt)
 	}
 	if q.compUnacked > 0 || q.asyncUnacked > 0 {
 		return verbs.Errorf(op, verbs.EBUSY, "ack every completion event with ack_cq_events, and every async event (ibv_ack_async_event; vsh's async_events does it for you)",
