@@ -86,10 +86,13 @@ const udpHeldMax = 1024
 // udpTick is how often the link looks for timers that fell due.
 const udpTick = time.Millisecond
 
-// udpQueueMax bounds the datagrams read but not yet handed to the fabric;
-// beyond it they are dropped and counted (UDPLinkStats.QueueDrops), as a
-// full socket buffer drops them.
-const udpQueueMax = 1 << 14
+// udpQueueMax bounds the datagrams read but not yet handed to the fabric,
+// and udpQueueBytes their bytes; beyond either they are dropped and
+// counted (UDPLinkStats.QueueDrops), as a full socket buffer drops them.
+const (
+	udpQueueMax   = 1 << 14
+	udpQueueBytes = 32 << 20
+)
 
 // udpLink is the UDP driver of a fabric.
 type udpLink struct {
@@ -121,6 +124,7 @@ type udpLink struct {
 	// part, used under the fabric's lock.
 	inMu    sync.Mutex
 	in      []datagram
+	inBytes int // bytes of the datagrams in in (udpQueueBytes)
 	batch   []datagram
 	free    [][]byte
 	inReady chan struct{}
@@ -222,7 +226,7 @@ func (f *Fabric) UDPAddr() netip.AddrPort {
 type UDPLinkStats struct {
 	Peers      int    // stand-ins in the table of peers, at most maxPeers (256)
 	Evicted    uint64 // idle stand-ins evicted to make room for another peer
-	QueueDrops uint64 // datagrams dropped: the reader's queue held udpQueueMax (16384)
+	QueueDrops uint64 // datagrams dropped: the reader's queue held udpQueueMax (16384) datagrams or udpQueueBytes (32 MiB)
 	HeldDrops  uint64 // datagrams dropped in step mode: the fabric held udpHeldMax (1024) packets
 }
 
@@ -575,6 +579,7 @@ func (l *udpLink) pollLocked() bool {
 func (l *udpLink) drainLocked() bool {
 	l.inMu.Lock()
 	l.batch, l.in = l.in, l.batch[:0]
+	l.inBytes = 0
 	l.inMu.Unlock()
 	if len(l.batch) == 0 {
 		return false
@@ -682,7 +687,7 @@ func (l *udpLink) reader() {
 			continue
 		}
 		l.inMu.Lock()
-		if len(l.in) >= udpQueueMax {
+		if len(l.in) >= udpQueueMax || l.inBytes+n > udpQueueBytes {
 			l.dropped++
 			l.inMu.Unlock()
 			continue
@@ -694,6 +699,7 @@ func (l *udpLink) reader() {
 		}
 		b = append(b, buf[:n]...)
 		l.in = append(l.in, datagram{b: b, from: from})
+		l.inBytes += n
 		l.inMu.Unlock()
 		select {
 		case l.inReady <- struct{}{}:

@@ -323,3 +323,40 @@ func TestUDPLinkStepModeBound(t *testing.T) {
 	sendFrom(t, c, fb.UDPAddr(), udSend(ud.Num(), "room again"))
 	waitFor(t, "a datagram held after a Step", func() bool { held, _ := fb.Pending(); return held == udpHeldMax })
 }
+
+// TestUDPLinkQueueBytesBound: while nothing takes the reader's queue (the
+// fabric is busy), big datagrams fill it only up to udpQueueBytes; the
+// rest are dropped and counted.
+func TestUDPLinkQueueBytesBound(t *testing.T) {
+	fb := newUDPFabric(t)
+	c := strangers(t, 1)[0]
+	l := fb.link
+	queued := func() (n, bytes int, dropped uint64) {
+		l.inMu.Lock()
+		defer l.inMu.Unlock()
+		return len(l.in), l.inBytes, l.dropped
+	}
+	const size = 60000
+	big := make([]byte, size)
+	to := fb.UDPAddr()
+	fb.mu.Lock() // the injector waits: nothing drains the queue
+	sent := 0
+	for sent < udpQueueBytes/size+100 {
+		for k := 0; k < 16; k++ {
+			sendRaw(t, c, to, big)
+			sent++
+		}
+		// The reader takes them before more come, so the kernel's socket
+		// buffer drops none.
+		waitFor(t, fmt.Sprintf("%d datagrams queued or dropped", sent), func() bool {
+			n, _, d := queued()
+			return n+int(d) >= sent
+		})
+	}
+	n, bytes, dropped := queued()
+	fb.mu.Unlock()
+	if want := udpQueueBytes / size; n != want || bytes > udpQueueBytes || dropped != uint64(sent-want) {
+		t.Fatalf("%d datagrams of %d bytes sent: %d queued (%d bytes), %d dropped; want %d queued, %d dropped",
+			sent, size, n, bytes, dropped, want, sent-want)
+	}
+}
