@@ -159,7 +159,9 @@ func quote(s string) string {
 		case c == '\r':
 			b.WriteString(`\r`)
 		case c < 0x20 || c >= 0x7f:
-			fmt.Fprintf(&b, `\x%02x`, c)
+			b.WriteString(`\x`)
+			b.WriteByte(hexDigits[c>>4])
+			b.WriteByte(hexDigits[c&0xf])
 		default:
 			b.WriteByte(c)
 		}
@@ -167,6 +169,8 @@ func quote(s string) string {
 	b.WriteByte('"')
 	return b.String()
 }
+
+const hexDigits = "0123456789abcdef"
 
 func isPrintable(s string) bool {
 	for i := 0; i < len(s); i++ {

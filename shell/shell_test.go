@@ -3,9 +3,11 @@ package shell
 import (
 	"bytes"
 	"errors"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -312,11 +314,24 @@ func FuzzExec(f *testing.F) {
 
 // FuzzTokenize checks that tokenize never panics and that quoting what it
 // returns reads back the same.
+//
+// It reads at most fuzzTokenizeMax bytes of each input. Every state of the
+// tokenizer (blanks, bare words, "..." with escapes, '...', #) is reached in
+// a short line; a longer one only adds loop counts, which the engine's 8-bit
+// coverage counters take for new coverage. The engine then minimizes each such
+// input, trying about n*n/2 candidates for n bytes, each costing a snapshot of
+// the whole shell test binary's counters (~0.3 ms): a 431-byte input kept the
+// only worker busy for the 60 s of -fuzzminimizetime with no execs counted,
+// the "stall at 0 execs/s". Long lines are TestTokenizeLinear's job.
 func FuzzTokenize(f *testing.F) {
-	for _, s := range []string{"a b", `fill mr0 "x\ny"`, "k='v w'", "# c", `"\x41"`, "a=\"b\"c", "'"} {
+	for _, s := range []string{"a b", `fill mr0 "x\ny"`, "k='v w'", "# c", `"\x41"`, "a=\"b\"c", "'",
+		"0" + strings.Repeat("\x15", 430)} { // the input being minimized during the stall
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, line string) {
+		if len(line) > fuzzTokenizeMax {
+			line = line[:fuzzTokenizeMax]
+		}
 		toks, err := tokenize(line)
 		if err != nil {
 			return
@@ -338,4 +353,45 @@ func FuzzTokenize(f *testing.F) {
 			}
 		}
 	})
+}
+
+// fuzzTokenizeMax bounds FuzzTokenize's inputs (see there).
+const fuzzTokenizeMax = 128
+
+// TestTokenizeLinear checks that tokenizing a line and quoting its words
+// back allocate bytes in proportion to the line's length, for lines made of
+// one repeated piece (the shapes the fuzzer grows). A quadratic path costs 64
+// times the bytes for eight times the line; a linear one about 8 times, up to
+// 20 where append's growth steps change from 2x to 1.25x, so the bound is 32.
+// Bytes are counted, not time, so the test is deterministic.
+func TestTokenizeLinear(t *testing.T) {
+	roundTrip := func(line string) {
+		toks, _ := tokenize(line)
+		for _, tk := range toks {
+			quote(tk.text)
+		}
+	}
+	allocated := func(line string) uint64 { // the least of three, against other goroutines' allocations
+		least := uint64(math.MaxUint64)
+		for range 3 {
+			var before, after runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&before)
+			roundTrip(line)
+			runtime.ReadMemStats(&after)
+			least = min(least, after.TotalAlloc-before.TotalAlloc)
+		}
+		return least
+	}
+	for _, piece := range []string{"\x15", "0", "a ", "k=v ", `"\x41"`, `"\\`, "'", "''", `"`, `""`, "=", "#", "\xff\xfe", "x'y z'\"w\" "} {
+		const n = 4096 // bytes in the short line
+		short := strings.Repeat(piece, n/len(piece))
+		long := strings.Repeat(piece, 8*n/len(piece))
+		roundTrip(short) // warm up
+		s, l := allocated(short), allocated(long)
+		if l > 32*s+4096 {
+			t.Errorf("tokenize+quote of %d×%q: %d bytes allocated, of 8 times as much: %d (%.1f×; quadratic is 64×)",
+				n/len(piece), piece, s, l, float64(l)/float64(max(s, 1)))
+		}
+	}
 }
