@@ -19,20 +19,6 @@ type call struct {
 	src  string // the line the tokens came from
 }
 
-// verb prints the line of one libibverbs call, tagged with its path.
-func (c *call) verb(p pathKind, format string, a ...any) {
-	st := c.s.st
-	line := fmt.Sprintf(format, a...)
-	c.s.countVerbs(line) // for paths (cmd_paths.go)
-	text := st.render(st.verb, line)
-	tag := "[control path]"
-	style := st.control
-	if p == pathData {
-		tag, style = "[data path]", st.data
-	}
-	c.out.add(text + "  " + st.render(style, tag))
-}
-
 func (c *call) line(format string, a ...any) { c.out.addf(format, a...) }
 
 func (c *call) created(o *object) {

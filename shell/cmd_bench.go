@@ -130,7 +130,7 @@ func cmdBench(c *call) error {
 		return err
 	}
 	defer b.Close()
-	c.verb(pathControl, "ibv_open_device(%s) for A, ibv_open_device(%s) for B", da.Name(), db.Name())
+	c.verbs(VerbCall{Name: "ibv_open_device", Args: da.Name(), Result: "for A"}, VerbCall{Name: "ibv_open_device", Args: db.Name(), Result: "for B"})
 
 	ctx := s.ctx
 	pr := s.startBenchProgress()

@@ -19,7 +19,7 @@ func cmdCreateChannel(c *call) error {
 	}
 	o := c.s.h.add(&object{kind: kChan, ch: ch, parent: ctx, dev: ctx.dev})
 	c.created(o)
-	c.verb(pathControl, "ibv_create_comp_channel(%s) → %s", c.s.hn(ctx), c.s.hn(o))
+	c.verbs(VerbCall{Name: "ibv_create_comp_channel", Args: c.s.hn(ctx), Result: "→ " + c.s.hn(o)})
 	return nil
 }
 
@@ -31,7 +31,7 @@ func cmdDestroyChannel(c *call) error {
 	if err := o.ch.Destroy(); err != nil {
 		return busyHint(err, c.s, o)
 	}
-	c.verb(pathControl, "ibv_destroy_comp_channel(%s) = 0", c.s.hn(o))
+	c.verbs(VerbCall{Name: "ibv_destroy_comp_channel", Args: c.s.hn(o), Result: "= 0"})
 	c.s.forget(o)
 	return nil
 }
@@ -65,7 +65,7 @@ func cmdCreateCQ(c *call) error {
 	}
 	o := c.s.h.add(&object{kind: kCQ, cq: cq, parent: ctx, dev: ctx.dev, chObj: ch})
 	c.created(o)
-	c.verb(pathControl, "ibv_create_cq(%s, cqe=%d, channel=%s, comp_vector=%d) → %s", c.s.hn(ctx), cqe, chName, vec, c.s.hn(o))
+	c.verbs(VerbCall{Name: "ibv_create_cq", Args: fmt.Sprintf("%s, cqe=%d, channel=%s, comp_vector=%d", c.s.hn(ctx), cqe, chName, vec), Result: "→ " + c.s.hn(o)})
 	c.line("%s: cqe %d (the device rounds up what is asked)", o.name, cq.CQE())
 	return nil
 }
@@ -82,7 +82,7 @@ func cmdResizeCQ(c *call) error {
 	if err := o.cq.Resize(cqe); err != nil {
 		return err
 	}
-	c.verb(pathControl, "ibv_resize_cq(%s, %d) = 0", c.s.hn(o), cqe)
+	c.verbs(VerbCall{Name: "ibv_resize_cq", Args: fmt.Sprintf("%s, %d", c.s.hn(o), cqe), Result: "= 0"})
 	c.line("%s: cqe %d", o.name, o.cq.CQE())
 	return nil
 }
@@ -95,7 +95,7 @@ func cmdDestroyCQ(c *call) error {
 	if err := o.cq.Destroy(); err != nil {
 		return busyHint(err, c.s, o)
 	}
-	c.verb(pathControl, "ibv_destroy_cq(%s) = 0", c.s.hn(o))
+	c.verbs(VerbCall{Name: "ibv_destroy_cq", Args: c.s.hn(o), Result: "= 0"})
 	c.s.forget(o)
 	return nil
 }
@@ -109,7 +109,7 @@ func cmdReqNotify(c *call) error {
 	if err := o.cq.ReqNotify(sol); err != nil {
 		return err
 	}
-	c.verb(pathData, "ibv_req_notify_cq(%s, solicited_only=%d) = 0", c.s.hn(o), b2i(sol))
+	c.verbs(VerbCall{Name: "ibv_req_notify_cq", Args: fmt.Sprintf("%s, solicited_only=%d", c.s.hn(o), b2i(sol)), Result: "= 0"})
 	if o.chObj == nil {
 		c.line("%s has no completion channel, so no event will be seen; create it with channel=ch0", o.name)
 	}
@@ -160,7 +160,7 @@ func cmdGetCQEvent(c *call) error {
 			name = c.s.hn(x)
 		}
 	}
-	c.verb(pathData, "ibv_get_cq_event(%s) → %s", c.s.hn(o), name)
+	c.verbs(VerbCall{Name: "ibv_get_cq_event", Args: c.s.hn(o), Result: fmt.Sprintf("→ %s", name)})
 	c.line("acknowledge it with ack_cq_events, arm the CQ again with req_notify_cq, then poll it")
 	return nil
 }
@@ -195,7 +195,7 @@ func cmdAckCQEvents(c *call) error {
 		return err
 	}
 	o.cq.AckEvents(n)
-	c.verb(pathData, "ibv_ack_cq_events(%s, %d)", c.s.hn(o), n)
+	c.verbs(VerbCall{Name: "ibv_ack_cq_events", Args: fmt.Sprintf("%s, %d", c.s.hn(o), n)})
 	return nil
 }
 
@@ -246,7 +246,7 @@ func cmdPollCQ(c *call) error {
 	if stashed > 0 {
 		suffix += fmt.Sprintf(" (%d of them read from the device earlier, by the tutor's check)", stashed)
 	}
-	c.verb(pathData, "ibv_poll_cq(%s, %d) = %d%s", c.s.hn(o), n, got, suffix)
+	c.verbs(VerbCall{Name: "ibv_poll_cq", Args: fmt.Sprintf("%s, %d", c.s.hn(o), n), Result: fmt.Sprintf("= %d%s", got, suffix)})
 	if got == 0 && len(c.cell.calls) > 0 {
 		c.cell.calls[len(c.cell.calls)-1].Look = true // it found nothing: it only looked
 	}

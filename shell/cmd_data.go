@@ -85,7 +85,7 @@ func cmdPostSRQRecv(c *call) error {
 // which WR was refused (bad_wr).
 func postResult[W any](c *call, verb string, o *object, wrs []W, n int, err error, lines []string) {
 	if err == nil {
-		c.verb(pathData, "%s(%s, %d WR%s) = 0", verb, c.s.hn(o), len(wrs), plural(len(wrs)))
+		c.verbs(postCall(c, verb, o, len(wrs), "= 0"))
 		for _, l := range lines {
 			c.line("%s", l)
 		}
@@ -93,13 +93,13 @@ func postResult[W any](c *call, verb string, o *object, wrs []W, n int, err erro
 	}
 	name := verbs.ErrnoName(verbs.ErrnoOf(err))
 	if n >= len(wrs) {
-		c.verb(pathData, "%s(%s, %d WR%s) = %s", verb, c.s.hn(o), len(wrs), plural(len(wrs)), name)
+		c.verbs(postCall(c, verb, o, len(wrs), "= "+name))
 		for _, l := range lines {
 			c.line("%s  (queued all the same)", l)
 		}
 		return
 	}
-	c.verb(pathData, "%s(%s, %d WR%s) = %s, bad_wr = WR #%d", verb, c.s.hn(o), len(wrs), plural(len(wrs)), name, n+1)
+	c.verbs(postCall(c, verb, o, len(wrs), fmt.Sprintf("= %s, bad_wr = WR #%d", name, n+1)))
 	for i, l := range lines {
 		switch {
 		case i < n:
@@ -263,4 +263,9 @@ func describeSendWR(s *Shell, o *object, w verbs.SendWR, sge, qpnArg string) str
 		d += fmt.Sprintf(" remote_qpn %s remote_qkey 0x%x", qpn, w.RemoteQKey)
 	}
 	return d
+}
+
+// postCall is the call of a post verb that carried n work requests.
+func postCall(c *call, verb string, o *object, n int, result string) VerbCall {
+	return VerbCall{Name: verb, Args: fmt.Sprintf("%s, %d WR%s", c.s.hn(o), n, plural(n)), Result: result, WRs: n}
 }

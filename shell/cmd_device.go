@@ -14,7 +14,7 @@ func cmdDevices(c *call) error {
 	if err != nil {
 		return err
 	}
-	c.verb(pathControl, "ibv_get_device_list() = %d device%s", len(devs), plural(len(devs)))
+	c.verbs(VerbCall{Name: "ibv_get_device_list", Args: "", Result: fmt.Sprintf("= %d device%s", len(devs), plural(len(devs)))})
 	var rows [][]string
 	for _, d := range devs {
 		rows = append(rows, []string{d.Name(), fmt.Sprintf("%016x", d.GUID())})
@@ -75,7 +75,8 @@ func devinfo(c *call, d verbs.Device, ctx verbs.Context, verbose bool) error {
 	if err != nil {
 		return err
 	}
-	c.verb(pathControl, "ibv_open_device(%s), ibv_query_device, ibv_query_port, ibv_close_device", d.Name())
+	c.verbs(VerbCall{Name: "ibv_open_device", Args: d.Name()}, VerbCall{Name: "ibv_query_device", Bare: true},
+		VerbCall{Name: "ibv_query_port", Bare: true}, VerbCall{Name: "ibv_close_device", Bare: true})
 	pairs := [][2]string{
 		{"hca_id", d.Name()},
 		{"fw_ver", attr.FWVer},
@@ -237,7 +238,7 @@ func cmdOpenDevice(c *call) error {
 	if w := c.a.pos[0].text; w != d.Name() {
 		dev = w + " = " + dev
 	}
-	c.verb(pathControl, "ibv_open_device(%s) → %s", dev, c.s.hn(o))
+	c.verbs(VerbCall{Name: "ibv_open_device", Args: dev, Result: "→ " + c.s.hn(o)})
 	return nil
 }
 
@@ -264,7 +265,7 @@ func cmdCloseDevice(c *call) error {
 	if err := o.ctx.Close(); err != nil {
 		return busyHint(err, c.s, o)
 	}
-	c.verb(pathControl, "ibv_close_device(%s) = 0", c.s.hn(o))
+	c.verbs(VerbCall{Name: "ibv_close_device", Args: c.s.hn(o), Result: "= 0"})
 	var gone []string
 	for _, x := range c.s.h.all() {
 		if x != o && ctxOf(x) == o.ctx {
@@ -310,7 +311,7 @@ func cmdQueryDevice(c *call) error {
 	if err != nil {
 		return err
 	}
-	c.verb(pathControl, "ibv_query_device(%s) = 0", c.s.hn(o))
+	c.verbs(VerbCall{Name: "ibv_query_device", Args: c.s.hn(o), Result: "= 0"})
 	pairs := [][2]string{
 		{"fw_ver", a.FWVer},
 		{"node_guid", guid(a.NodeGUID)},
@@ -337,7 +338,7 @@ func cmdQueryPort(c *call) error {
 	if err != nil {
 		return err
 	}
-	c.verb(pathControl, "ibv_query_port(%s, %d) = 0", c.s.hn(o), port)
+	c.verbs(VerbCall{Name: "ibv_query_port", Args: fmt.Sprintf("%s, %d", c.s.hn(o), port), Result: "= 0"})
 	flags := fmt.Sprint(pa.Flags)
 	if pa.Flags&verbs.PortFlagGRHRequired != 0 {
 		flags = "IBV_QPF_GRH_REQUIRED"
@@ -385,10 +386,10 @@ func cmdQueryGID(c *call) error {
 		if err != nil {
 			return err
 		}
-		c.verb(pathControl, "ibv_query_gid(%s, %d, %d) = %s", c.s.hn(o), port, idx, g)
+		c.verbs(VerbCall{Name: "ibv_query_gid", Args: fmt.Sprintf("%s, %d, %d", c.s.hn(o), port, idx), Result: "= " + g.String()})
 		typ, err := o.ctx.QueryGIDType(port, idx)
 		if err == nil {
-			c.verb(pathControl, "ibv_query_gid_type(%s, %d, %d) = %s", c.s.hn(o), port, idx, typ)
+			c.verbs(VerbCall{Name: "ibv_query_gid_type", Args: fmt.Sprintf("%s, %d, %d", c.s.hn(o), port, idx), Result: "= " + typ.String()})
 		}
 		pairs := [][2]string{{"gid", g.String()}, {"wire form", g.Wire()}}
 		if v4, ok := g.IPv4(); ok {
@@ -401,7 +402,8 @@ func cmdQueryGID(c *call) error {
 	if err != nil {
 		return err
 	}
-	c.verb(pathControl, "ibv_query_gid(%s, %d, 0..%d), ibv_query_gid_type", c.s.hn(o), port, min(pa.GIDTblLen, gidScan)-1)
+	c.verbs(VerbCall{Name: "ibv_query_gid", Args: fmt.Sprintf("%s, %d, 0..%d", c.s.hn(o), port, min(pa.GIDTblLen, gidScan)-1)},
+		VerbCall{Name: "ibv_query_gid_type", Bare: true})
 	if pa.GIDTblLen > gidScan {
 		c.line("the table has %d entries; the first %d are listed (query_gid %s index=N reads any one)", pa.GIDTblLen, gidScan, c.s.hn(o))
 	}
@@ -442,12 +444,12 @@ func cmdAsyncEvents(c *call) error {
 		}
 		wait = 0
 		n++
-		c.verb(pathControl, "ibv_get_async_event(%s) = %s", c.s.hn(o), c.s.describeEvent(ev))
+		c.verbs(VerbCall{Name: "ibv_get_async_event", Args: c.s.hn(o), Result: fmt.Sprintf("= %s", c.s.describeEvent(ev))})
 		o.ctx.AckAsyncEvent(ev)
-		c.verb(pathControl, "ibv_ack_async_event")
+		c.verbs(VerbCall{Name: "ibv_ack_async_event", Bare: true})
 	}
 	if n == 0 {
-		c.verb(pathControl, "ibv_get_async_event(%s): EAGAIN (no event pending)", c.s.hn(o))
+		c.verbs(VerbCall{Name: "ibv_get_async_event", Args: c.s.hn(o), Result: ": EAGAIN (no event pending)"})
 	}
 	return nil
 }

@@ -256,15 +256,15 @@ func (c *call) xchgLocal(mode string, names []string) (*xchgSide, error) {
 	if err != nil {
 		return nil, err
 	}
-	verbLine := fmt.Sprintf("ibv_query_port(%s, %d) = 0: lid %d", ctxName, p, pa.LID)
+	calls := []VerbCall{{Name: "ibv_query_port", Args: fmt.Sprintf("%s, %d", ctxName, p), Result: fmt.Sprintf("= 0: lid %d", pa.LID)}}
 	var gid verbs.GID
 	if sd.gidIx >= 0 {
 		if gid, err = ctx.QueryGID(p, sd.gidIx); err != nil {
 			return nil, err
 		}
-		verbLine += fmt.Sprintf("; ibv_query_gid(%s, %d, %d) = 0: %s", ctxName, p, sd.gidIx, gid)
+		calls = append(calls, VerbCall{Name: "ibv_query_gid", Args: fmt.Sprintf("%s, %d, %d", ctxName, p, sd.gidIx), Result: "= 0: " + gid.String()})
 	}
-	c.verb(pathControl, "%s", verbLine)
+	c.verbsJoined("; ", calls...)
 	var base uint64
 	hasPSN := c.has("psn")
 	if hasPSN {
@@ -591,7 +591,7 @@ func (c *call) xchgReply(wait time.Duration) error {
 		if err != nil {
 			return err
 		}
-		c.verb(pathControl, "ibv_query_qp(%s, IBV_QP_STATE|IBV_QP_SQ_PSN) = 0: %s, sq_psn 0x%06x", c.s.hn(o), a.State, a.SQPSN&0xffffff)
+		c.verbs(VerbCall{Name: "ibv_query_qp", Args: fmt.Sprintf("%s, IBV_QP_STATE|IBV_QP_SQ_PSN", c.s.hn(o)), Result: fmt.Sprintf("= 0: %s, sq_psn 0x%06x", a.State, a.SQPSN&0xffffff)})
 		psn := p.psns[i]
 		switch {
 		case a.State == verbs.QPSRTS || a.State == verbs.QPSSQD:

@@ -20,7 +20,7 @@ func cmdAllocPD(c *call) error {
 	}
 	o := c.s.h.add(&object{kind: kPD, pd: pd, parent: ctx, dev: ctx.dev})
 	c.created(o)
-	c.verb(pathControl, "ibv_alloc_pd(%s) → %s", c.s.hn(ctx), c.s.hn(o))
+	c.verbs(VerbCall{Name: "ibv_alloc_pd", Args: c.s.hn(ctx), Result: "→ " + c.s.hn(o)})
 	return nil
 }
 
@@ -32,7 +32,7 @@ func cmdDeallocPD(c *call) error {
 	if err := o.pd.Dealloc(); err != nil {
 		return busyHint(err, c.s, o)
 	}
-	c.verb(pathControl, "ibv_dealloc_pd(%s) = 0", c.s.hn(o))
+	c.verbs(VerbCall{Name: "ibv_dealloc_pd", Args: c.s.hn(o), Result: "= 0"})
 	c.s.forget(o)
 	return nil
 }
@@ -59,7 +59,7 @@ func cmdRegMR(c *call) error {
 	}
 	o := c.s.h.add(&object{kind: kMR, mr: mr, parent: pd, dev: pd.dev})
 	c.created(o)
-	c.verb(pathControl, "ibv_reg_mr(%s, length=%d, %s) → %s", c.s.hn(pd), length, acc, c.s.hn(o))
+	c.verbs(VerbCall{Name: "ibv_reg_mr", Args: fmt.Sprintf("%s, length=%d, %s", c.s.hn(pd), length, acc), Result: "→ " + c.s.hn(o)})
 	c.line("%s", mrLine(o))
 	return nil
 }
@@ -77,7 +77,7 @@ func cmdDeregMR(c *call) error {
 	if err := o.mr.Dereg(); err != nil {
 		return busyHint(err, c.s, o)
 	}
-	c.verb(pathControl, "ibv_dereg_mr(%s) = 0", c.s.hn(o))
+	c.verbs(VerbCall{Name: "ibv_dereg_mr", Args: c.s.hn(o), Result: "= 0"})
 	c.s.forget(o)
 	return nil
 }

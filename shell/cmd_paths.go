@@ -2,13 +2,9 @@ package shell
 
 import (
 	"fmt"
-	"regexp"
-	"runtime"
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
-	"weak"
 
 	"github.com/vsh-rdma/vsh/verbs"
 )
@@ -35,75 +31,8 @@ func pathsCmd() *command {
 		rawArgs: true, meta: true, run: cmdPaths, complete: completePaths}
 }
 
-// verbCount is how often one verb ran, and the work requests it carried.
-type verbCount struct {
-	calls, wrs int
-}
-
-// verbCounts are a session's counts, in the order the verbs first ran.
-type verbCounts struct {
-	h     *handles // the handles they were counted under: a reset replaces them
-	by    map[string]*verbCount
-	order []string
-}
-
-// The counts live beside each Shell, weakly keyed so that a Shell that is
-// dropped takes its counts with it.
-var (
-	countsMu sync.Mutex
-	counts   = map[weak.Pointer[Shell]]*verbCounts{}
-)
-
-// verbCounts returns the session's counts, empty again after a reset.
-func (s *Shell) verbCounts() *verbCounts {
-	wp := weak.Make(s)
-	countsMu.Lock()
-	defer countsMu.Unlock()
-	vc := counts[wp]
-	if vc == nil {
-		vc = &verbCounts{}
-		counts[wp] = vc
-		runtime.AddCleanup(s, func(wp weak.Pointer[Shell]) {
-			countsMu.Lock()
-			delete(counts, wp)
-			countsMu.Unlock()
-		}, wp)
-	}
-	if vc.h != s.h {
-		*vc = verbCounts{h: s.h, by: map[string]*verbCount{}}
-	}
-	return vc
-}
-
-var (
-	// verbName finds the libibverbs functions a verb line names, with the
-	// arguments when they follow.
-	verbName = regexp.MustCompile(`\bibv_[a-z_]+(\([^)]*\))?`)
-	// postWRs reads the work requests of "ibv_post_send(qp0, 3 WR".
-	postWRs = regexp.MustCompile(`^\([^,]*, (\d+) WR`)
-)
-
-// countVerbs counts the verbs one verb line names. call.verb calls it.
-func (s *Shell) countVerbs(line string) {
-	vc := s.verbCounts()
-	for _, m := range verbName.FindAllStringSubmatch(line, -1) {
-		name := strings.TrimSuffix(m[0], m[1])
-		n := vc.by[name]
-		if n == nil {
-			n = &verbCount{}
-			vc.by[name] = n
-			vc.order = append(vc.order, name)
-		}
-		n.calls++
-		if w := postWRs.FindStringSubmatch(m[1]); w != nil {
-			k, _ := strconv.Atoi(w[1])
-			n.wrs += k
-		}
-	}
-}
-
 func cmdPaths(c *call) error {
-	vc := c.s.verbCounts()
+	vc := c.s.counts()
 	if len(c.a.pos) > 1 {
 		return usagef(c.cmd.usageHint(), "paths takes one word, not %d", len(c.a.pos))
 	}

@@ -136,7 +136,7 @@ func cmdPingpong(c *call) error {
 		return err
 	}
 	defer client.Close()
-	c.verb(pathControl, "ibv_open_device(%s) for the server, ibv_open_device(%s) for the client", da.Name(), db.Name())
+	c.verbs(VerbCall{Name: "ibv_open_device", Args: da.Name(), Result: "for the server"}, VerbCall{Name: "ibv_open_device", Args: db.Name(), Result: "for the client"})
 
 	so, co := o, o
 	so.IBDev, co.IBDev = da.Name(), db.Name()

@@ -47,7 +47,7 @@ func cmdPPDest(c *call) error {
 	if err != nil {
 		return err
 	}
-	verbsDone := fmt.Sprintf("ibv_query_port(%s, %d)", ctxName(c.s, o), port)
+	calls := []VerbCall{{Name: "ibv_query_port", Args: fmt.Sprintf("%s, %d", ctxName(c.s, o), port)}}
 	d := exchange.Dest{LID: pa.LID, QPN: o.qp.Num(), PSN: uint32(psn)}
 	if c.has("gid_index") {
 		idx, err := c.intArg("gid_index", 0)
@@ -59,9 +59,9 @@ func cmdPPDest(c *call) error {
 			return err
 		}
 		d.GID = g
-		verbsDone += fmt.Sprintf(", ibv_query_gid(%s, %d, %d)", ctxName(c.s, o), port, idx)
+		calls = append(calls, VerbCall{Name: "ibv_query_gid", Args: fmt.Sprintf("%s, %d, %d", ctxName(c.s, o), port, idx)})
 	}
-	c.verb(pathControl, "%s", verbsDone)
+	c.verbs(calls...)
 	c.line("%s", pingpong.LocalLine(transportOf(o.qp.Type()), d))
 	msg := d.Marshal()
 	c.line("the %d bytes pp_client_exch_dest writes to the TCP socket: sprintf(\"%%04x:%%06x:%%06x:%%s\") and the NUL:", len(msg))

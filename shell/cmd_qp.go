@@ -63,8 +63,7 @@ func cmdCreateQP(c *call) error {
 		o.sqDepth, o.rqDepth = a.Cap.MaxSendWR, a.Cap.MaxRecvWR
 	}
 	c.created(o)
-	c.verb(pathControl, "ibv_create_qp(%s, qp_type=%s, send_cq=%s, recv_cq=%s, srq=%s, sq_sig_all=%d) → %s",
-		c.s.hn(pd), typ, scq.name, rcq.name, srqName, b2i(attr.SQSigAll), c.s.hn(o))
+	c.verbs(VerbCall{Name: "ibv_create_qp", Args: fmt.Sprintf("%s, qp_type=%s, send_cq=%s, recv_cq=%s, srq=%s, sq_sig_all=%d", c.s.hn(pd), typ, scq.name, rcq.name, srqName, b2i(attr.SQSigAll)), Result: "→ " + c.s.hn(o)})
 	c.line("%s: qp_num %s (%d)  cap: max_send_wr %d max_recv_wr %d max_send_sge %d max_recv_sge %d max_inline_data %d",
 		o.name, hex24(qp.Num()), qp.Num(), got.MaxSendWR, got.MaxRecvWR, got.MaxSendSGE, got.MaxRecvSGE, got.MaxInlineData)
 	if got != capa {
@@ -309,7 +308,7 @@ func modifyQP(c *call, o *object, sameAs bool) error {
 	if err == nil && mask&verbs.AttrState != 0 && attr.State == verbs.QPSReset {
 		o.sent, o.recvs = nil, 0 // RESET empties the queues without completions
 	}
-	c.verb(pathControl, "ibv_modify_qp(%s, &attr, %s) = %s", c.s.hn(o), mask, result)
+	c.verbs(VerbCall{Name: "ibv_modify_qp", Args: fmt.Sprintf("%s, &attr, %s", c.s.hn(o), mask), Result: "= " + result})
 	c.line("attr: %s", strings.Join(desc, " "))
 	if sameAs {
 		c.line("same as: %s", modifyLine(o, c.a))
@@ -342,7 +341,7 @@ func cmdQueryQP(c *call) error {
 	if err != nil {
 		return err
 	}
-	c.verb(pathControl, "ibv_query_qp(%s, IBV_QP_STATE|...all) = 0", c.s.hn(o))
+	c.verbs(VerbCall{Name: "ibv_query_qp", Args: fmt.Sprintf("%s, IBV_QP_STATE|...all", c.s.hn(o)), Result: "= 0"})
 	for i, g := range c.s.qpAttrGroups(o, attr, init) {
 		if i > 0 {
 			c.line("")
@@ -445,7 +444,7 @@ func cmdDestroyQP(c *call) error {
 	if err := o.qp.Destroy(); err != nil {
 		return busyHint(err, c.s, o)
 	}
-	c.verb(pathControl, "ibv_destroy_qp(%s) = 0", c.s.hn(o))
+	c.verbs(VerbCall{Name: "ibv_destroy_qp", Args: c.s.hn(o), Result: "= 0"})
 	c.s.forget(o)
 	return nil
 }
@@ -505,7 +504,7 @@ func cmdConnect(c *call) error {
 			return err
 		}
 		states[o] = attr.State
-		c.verb(pathControl, "ibv_query_qp(%s, IBV_QP_STATE) = 0: %s", c.s.hn(o), attr.State)
+		c.verbs(VerbCall{Name: "ibv_query_qp", Args: fmt.Sprintf("%s, IBV_QP_STATE", c.s.hn(o)), Result: fmt.Sprintf("= 0: %s", attr.State)})
 	}
 	pairs := []struct{ me, peer *object }{{a, b}, {b, a}}
 	if a == b {
@@ -599,7 +598,7 @@ func cmdCreateSRQ(c *call) error {
 		o.rqDepth = q.MaxWR
 	}
 	c.created(o)
-	c.verb(pathControl, "ibv_create_srq(%s, max_wr=%d, max_sge=%d, srq_limit=%d) → %s", c.s.hn(pd), a.MaxWR, a.MaxSGE, a.SRQLimit, c.s.hn(o))
+	c.verbs(VerbCall{Name: "ibv_create_srq", Args: fmt.Sprintf("%s, max_wr=%d, max_sge=%d, srq_limit=%d", c.s.hn(pd), a.MaxWR, a.MaxSGE, a.SRQLimit), Result: "→ " + c.s.hn(o)})
 	return nil
 }
 
@@ -631,7 +630,7 @@ func cmdModifySRQ(c *call) error {
 	if q, err := o.srq.Query(); err == nil && q.MaxWR > 0 {
 		o.rqDepth = q.MaxWR
 	}
-	c.verb(pathControl, "ibv_modify_srq(%s, max_wr=%d srq_limit=%d, %s) = 0", c.s.hn(o), a.MaxWR, a.SRQLimit, mask)
+	c.verbs(VerbCall{Name: "ibv_modify_srq", Args: fmt.Sprintf("%s, max_wr=%d srq_limit=%d, %s", c.s.hn(o), a.MaxWR, a.SRQLimit, mask), Result: "= 0"})
 	return nil
 }
 
@@ -644,7 +643,7 @@ func cmdQuerySRQ(c *call) error {
 	if err != nil {
 		return err
 	}
-	c.verb(pathControl, "ibv_query_srq(%s) = 0", c.s.hn(o))
+	c.verbs(VerbCall{Name: "ibv_query_srq", Args: c.s.hn(o), Result: "= 0"})
 	c.out.add(kvTable([][2]string{{"max_wr", fmt.Sprint(a.MaxWR)}, {"max_sge", fmt.Sprint(a.MaxSGE)}, {"srq_limit", fmt.Sprint(a.SRQLimit)}}))
 	return nil
 }
@@ -657,7 +656,7 @@ func cmdDestroySRQ(c *call) error {
 	if err := o.srq.Destroy(); err != nil {
 		return busyHint(err, c.s, o)
 	}
-	c.verb(pathControl, "ibv_destroy_srq(%s) = 0", c.s.hn(o))
+	c.verbs(VerbCall{Name: "ibv_destroy_srq", Args: c.s.hn(o), Result: "= 0"})
 	c.s.forget(o)
 	return nil
 }
@@ -680,7 +679,7 @@ func cmdCreateAH(c *call) error {
 	}
 	o := c.s.h.add(&object{kind: kAH, ah: ah, parent: pd, dev: pd.dev})
 	c.created(o)
-	c.verb(pathControl, "ibv_create_ah(%s, {%s port_num=%d}) → %s", c.s.hn(pd), desc, av.PortNum, c.s.hn(o))
+	c.verbs(VerbCall{Name: "ibv_create_ah", Args: fmt.Sprintf("%s, {%s port_num=%d}", c.s.hn(pd), desc, av.PortNum), Result: "→ " + c.s.hn(o)})
 	return nil
 }
 
@@ -692,7 +691,7 @@ func cmdDestroyAH(c *call) error {
 	if err := o.ah.Destroy(); err != nil {
 		return err
 	}
-	c.verb(pathControl, "ibv_destroy_ah(%s) = 0", c.s.hn(o))
+	c.verbs(VerbCall{Name: "ibv_destroy_ah", Args: c.s.hn(o), Result: "= 0"})
 	c.s.forget(o)
 	return nil
 }
@@ -720,7 +719,7 @@ func mcast(c *call, attach bool) error {
 	if err != nil {
 		return err
 	}
-	c.verb(pathControl, "%s(%s, %s, %d) = 0", name, c.s.hn(o), g, lid)
+	c.verbs(VerbCall{Name: name, Args: fmt.Sprintf("%s, %s, %d", c.s.hn(o), g, lid), Result: "= 0"})
 	o.trackGroup(g, attach)
 	return nil
 }

@@ -86,9 +86,9 @@ func cmdReset(c *call) error {
 		}
 		s.tr = nil
 	}
-	lines, err := s.destroyAll()
-	for _, l := range lines {
-		c.verb(pathControl, "%s", l)
+	calls, err := s.destroyAll()
+	for _, v := range calls {
+		c.verbs(v)
 	}
 	if err != nil {
 		c.line("some objects would not go: %v", err)
@@ -105,12 +105,12 @@ func cmdReset(c *call) error {
 }
 
 // destroyAll destroys every object, newest first, so that each goes before
-// what it was made from, says what it did, and forgets them all. Its cost
+// what it was made from, returns the calls it made, and forgets them all. Its cost
 // is linear in the number of objects: exit and reset with a million of them
 // take seconds.
-func (s *Shell) destroyAll() ([]string, error) {
+func (s *Shell) destroyAll() ([]VerbCall, error) {
 	all := s.h.all()
-	lines := make([]string, 0, len(all))
+	calls := make([]VerbCall, 0, len(all))
 	var errs []error
 	for i := len(all) - 1; i >= 0; i-- {
 		o := all[i]
@@ -136,9 +136,9 @@ func (s *Shell) destroyAll() ([]string, error) {
 		}
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s(%s): %w", verb, o.name, err))
-			lines = append(lines, fmt.Sprintf("%s(%s) = %s", verb, o.name, verbs.ErrnoName(verbs.ErrnoOf(err))))
+			calls = append(calls, VerbCall{Name: verb, Args: o.name, Result: "= " + verbs.ErrnoName(verbs.ErrnoOf(err))})
 		} else {
-			lines = append(lines, fmt.Sprintf("%s(%s) = 0", verb, o.name))
+			calls = append(calls, VerbCall{Name: verb, Args: o.name, Result: "= 0"})
 		}
 	}
 	// What forget does for one object, for all at once: a million map
@@ -146,5 +146,5 @@ func (s *Shell) destroyAll() ([]string, error) {
 	s.h.clear()
 	s.snap = newSnapshot()
 	s.watched = nil
-	return lines, errors.Join(errs...)
+	return calls, errors.Join(errs...)
 }

@@ -468,14 +468,6 @@ func commandTable() []*command {
 	return cmds
 }
 
-// pathTag is the "[control path]" or "[data path]" tag of a verb line.
-type pathKind int
-
-const (
-	pathControl pathKind = iota // sets up or tears down: a uverbs command into the kernel
-	pathData                    // moves data and completions; avoids the kernel where the device allows (verbs.PathOf says how)
-)
-
 // writeHelp lists the commands by group, Delve-style.
 func (s *Shell) writeHelp(o *output) {
 	for g := group(0); g < numGroups; g++ {

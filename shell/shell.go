@@ -59,6 +59,8 @@ type Cell struct {
 	CompletionCQs []string
 	// Created names the handles the cell created.
 	Created []string
+	// Verbs are the libibverbs calls the cell's verb lines show.
+	Verbs []VerbCall
 
 	cmd        string    // canonical command name, "" when unknown
 	unexpected *CmdError // a "! " command that succeeded
@@ -102,6 +104,7 @@ type Shell struct {
 	logOut int          // bytes of output the log keeps (MaxLogOutput)
 	lesson *lessonState // lesson_env.go: the tutor, when a lesson runs
 	pkts   *packetLog   // packets.go: the packets of each cell, while recorded
+	vc     *verbCounts  // verbcall.go: the verbs called, for paths
 }
 
 // New starts a session on the backend opts.Open returns.

@@ -80,6 +80,10 @@ func (p Path) EntersKernel() bool {
 type VerbPath struct {
 	// Verb is the libibverbs function: "ibv_post_send".
 	Verb string
+	// Data is set for the data path's verbs, which move data and
+	// completions (posts, polls, CQ notification and its events); the
+	// control path's verbs set up, query and tear down.
+	Data bool
 	// Path is how rdma-core 44 carries it out on rxe.
 	Path Path
 	// Hardware is how a hardware provider (mlx5) carries it out; zero where
@@ -150,15 +154,15 @@ var verbPaths = []VerbPath{
 		RXE: "ioctl (RESIZE_CQ), munmap() of the old ring, mmap() of the new one", Source: "providers/rxe/rxe.c rxe_resize_cq"},
 	{Verb: "ibv_destroy_cq", Path: PathCommand,
 		RXE: "ioctl (UVERBS_METHOD_CQ_DESTROY), munmap() of the ring", Source: "providers/rxe/rxe.c rxe_destroy_cq; libibverbs/cmd_cq.c ibv_cmd_destroy_cq"},
-	{Verb: "ibv_req_notify_cq", Path: PathCommand, Hardware: PathDoorbellMMIO,
+	{Verb: "ibv_req_notify_cq", Data: true, Path: PathCommand, Hardware: PathDoorbellMMIO,
 		RXE:          "ioctl (REQ_NOTIFY_CQ): rxe arms the CQ in the kernel",
 		HardwareNote: "no system call: mlx5 writes the arm request to the CQ's doorbell record and the UAR page (mlx5_arm_cq)",
 		Source:       "providers/rxe/rxe.c rxe_ctx_ops.req_notify_cq = ibv_cmd_req_notify_cq"},
-	{Verb: "ibv_get_cq_event", Path: PathEvent,
+	{Verb: "ibv_get_cq_event", Data: true, Path: PathEvent,
 		RXE: "read() on the channel's event file: sleeps until an armed CQ gets a completion", Source: "libibverbs/verbs.c ibv_get_cq_event"},
-	{Verb: "ibv_ack_cq_events", Path: PathUser,
+	{Verb: "ibv_ack_cq_events", Data: true, Path: PathUser,
 		RXE: "a counter under a mutex", Source: "libibverbs/verbs.c ibv_ack_cq_events"},
-	{Verb: "ibv_poll_cq", Path: PathUser,
+	{Verb: "ibv_poll_cq", Data: true, Path: PathUser,
 		RXE:          "copies completions out of the CQ ring mapped at create time and moves its consumer index",
 		HardwareNote: "the same idea: mlx5 reads CQEs from its buffer and updates a doorbell record in host memory",
 		Source:       "providers/rxe/rxe.c rxe_poll_cq"},
@@ -180,7 +184,7 @@ var verbPaths = []VerbPath{
 		RXE: "ioctl (QUERY_SRQ)", Source: "providers/rxe/rxe.c rxe_query_srq"},
 	{Verb: "ibv_destroy_srq", Path: PathCommand,
 		RXE: "ioctl (DESTROY_SRQ), munmap() of the ring", Source: "providers/rxe/rxe.c rxe_destroy_srq"},
-	{Verb: "ibv_post_srq_recv", Path: PathUser,
+	{Verb: "ibv_post_srq_recv", Data: true, Path: PathUser,
 		RXE: "writes the WQE into the SRQ ring; the kernel's responder finds it when a SEND arrives", Source: "providers/rxe/rxe.c rxe_post_srq_recv"},
 	{Verb: "ibv_create_ah", Path: PathCommand,
 		RXE: "ioctl (CREATE_AH): the kernel gives the AH an index that UD sends carry", Source: "providers/rxe/rxe.c rxe_create_ah"},
@@ -190,12 +194,12 @@ var verbPaths = []VerbPath{
 		RXE: "ioctl (ATTACH_MCAST)", Source: "providers/rxe/rxe.c rxe_ctx_ops.attach_mcast = ibv_cmd_attach_mcast"},
 	{Verb: "ibv_detach_mcast", Path: PathCommand,
 		RXE: "ioctl (DETACH_MCAST)", Source: "providers/rxe/rxe.c rxe_ctx_ops.detach_mcast = ibv_cmd_detach_mcast"},
-	{Verb: "ibv_post_send", Path: PathDoorbellWrite, Hardware: PathDoorbellMMIO,
+	{Verb: "ibv_post_send", Data: true, Path: PathDoorbellWrite, Hardware: PathDoorbellMMIO,
 		RXE: "writes each WQE into the send queue ring, then one write() on the device file per call: in it the kernel " +
 			"runs rxe's requester (rxe_post_send, rxe_run_task), which builds and sends the packets",
 		HardwareNote: "no system call: mlx5 rings the doorbell with a store to the UAR page (mmio_write64_be, or a BlueFlame copy)",
 		Source:       "providers/rxe/rxe.c rxe_post_send, post_send_db; providers/mlx5/qp.c post_send_db"},
-	{Verb: "ibv_post_recv", Path: PathUser,
+	{Verb: "ibv_post_recv", Data: true, Path: PathUser,
 		RXE:          "writes the WQE into the receive queue ring; the kernel's responder finds it when a SEND arrives",
 		HardwareNote: "the same: mlx5 writes the WQE and a doorbell record in host memory, with no MMIO store",
 		Source:       "providers/rxe/rxe.c rxe_post_recv"},

@@ -102,3 +102,17 @@ func TestPathOf(t *testing.T) {
 		t.Errorf("the zero Path is %q, enters the kernel %v; want unknown, false", Path(0), Path(0).EntersKernel())
 	}
 }
+
+// TestDataPath checks which verbs are on the data path: those that move data
+// and completions, whatever system call rxe makes for them.
+func TestDataPath(t *testing.T) {
+	data := map[string]bool{
+		"ibv_post_send": true, "ibv_post_recv": true, "ibv_post_srq_recv": true, "ibv_poll_cq": true,
+		"ibv_req_notify_cq": true, "ibv_get_cq_event": true, "ibv_ack_cq_events": true,
+	}
+	for _, p := range VerbPaths() {
+		if p.Data != data[p.Verb] {
+			t.Errorf("%s: Data is %v; want %v", p.Verb, p.Data, data[p.Verb])
+		}
+	}
+}
