@@ -102,3 +102,23 @@ func (s *Shell) testPanic(where string) {
 		panic("a panic for tests in " + where + " (VSH_TEST_PANIC)")
 	}
 }
+
+// ticker runs fn every d on a goroutine of its own until the function it
+// returns is called; that function returns once fn has run for the last time.
+func (s *Shell) ticker(d time.Duration, fn func()) (stop func()) {
+	done, finished := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(finished)
+		tick := time.NewTicker(d)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+				fn()
+			}
+		}
+	}()
+	return func() { close(done); <-finished }
+}

@@ -132,3 +132,60 @@ func TestScriptStopsWithContext(t *testing.T) {
 		t.Errorf("a line after the stop ran:\n%s", out.String())
 	}
 }
+
+// TestProgress: a long pingpong and bench report progress through
+// Options.Progress while they run, and clear it when they end.
+func TestProgress(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: each case runs a command for over a second")
+	}
+	for _, tc := range []struct {
+		cmd, status string
+		step        bool // the status comes as a step too
+	}{
+		{"pingpong rc iters=100000000", "pingpong rc: 100000000 iterations, running for", false},
+		{"bench op=write iters=100000 min=1 max=65536", "bench: ib_write_bw", true},
+	} {
+		t.Run(tc.cmd, func(t *testing.T) {
+			sh := newTestShell(t, 2, 1, true, nil)
+			defer sh.Close()
+			type event struct {
+				status string
+				step   bool
+			}
+			events := make(chan event, 1000)
+			sh.opts.Progress = func(status string, step bool) {
+				select {
+				case events <- event{status, step}:
+				default:
+				}
+			}
+			done := make(chan error, 1)
+			go func() { _, err := sh.Exec(tc.cmd); done <- err }()
+			var shown, stepped bool
+			deadline := time.After(10 * time.Second)
+			for !shown || (tc.step && !stepped) {
+				select {
+				case e := <-events:
+					if strings.HasPrefix(e.status, tc.status) {
+						shown = shown || !e.step
+						stepped = stepped || e.step
+					}
+				case err := <-done:
+					t.Fatalf("%s ended before showing progress: %v", tc.cmd, err)
+				case <-deadline:
+					t.Fatalf("no progress %q (step %v) within 10 s", tc.status, tc.step)
+				}
+			}
+			sh.Interrupt()
+			<-done
+			var last event
+			for len(events) > 0 {
+				last = <-events
+			}
+			if last.status != "" {
+				t.Errorf("the last progress is %q; want \"\" (cleared)", last.status)
+			}
+		})
+	}
+}

@@ -4,15 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
-
-	"golang.org/x/term"
 
 	"github.com/vsh-rdma/vsh/pingpong/sweep"
 	"github.com/vsh-rdma/vsh/verbs"
@@ -137,7 +134,7 @@ func cmdBench(c *call) error {
 	cfg.Progress = pr.point
 	wallStart := time.Now()
 	res, runErr := sweep.Run(ctx, a, b, cfg)
-	pr.stop()
+	pr.end()
 	if res != nil && res.QPNA != 0 {
 		benchHeader(c, res, time.Since(wallStart))
 		full := 0.0
@@ -475,41 +472,31 @@ func benchErr(c *call, err error) error {
 	return usagef(hint, "%s", se.Error())
 }
 
-// benchProgress shows a sweep's progress on stderr, since a cell's output
-// appears only when it ends: on a terminal one line rewritten in place; off
-// a terminal a line per size, once the run has taken a second. It also
-// is stopped with its cell (Ctrl-C, Interrupt).
+// benchProgress reports a sweep's progress through Options.Progress: the
+// status with the time so far, every 100 ms once the run has taken 300 ms,
+// and a step for each size done once it has taken a second.
 type benchProgress struct {
-	mu       sync.Mutex
-	tty      bool
-	start    time.Time
-	status   string
-	shown    bool
-	done     chan struct{}
-	finished chan struct{}
+	mu     sync.Mutex
+	show   func(status string, step bool)
+	start  time.Time
+	status string
+	shown  bool
+	stop   func()
 }
 
 func (s *Shell) startBenchProgress() *benchProgress {
-	p := &benchProgress{tty: term.IsTerminal(int(os.Stderr.Fd())), start: time.Now(),
-		done: make(chan struct{}), finished: make(chan struct{})}
-	go func() {
-		defer close(p.finished)
-		tick := time.NewTicker(100 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			select {
-			case <-p.done:
-				return
-			case <-tick.C:
-				p.mu.Lock()
-				if p.tty && p.status != "" && time.Since(p.start) >= 300*time.Millisecond {
-					fmt.Fprintf(os.Stderr, "\r\033[K%s, %s (Ctrl-C stops it)", p.status, time.Since(p.start).Round(100*time.Millisecond))
-					p.shown = true
-				}
-				p.mu.Unlock()
-			}
+	p := &benchProgress{show: s.opts.Progress, start: time.Now()}
+	if p.show == nil {
+		p.show = func(string, bool) {}
+	}
+	p.stop = s.ticker(100*time.Millisecond, func() {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		if p.status != "" && time.Since(p.start) >= 300*time.Millisecond {
+			p.show(fmt.Sprintf("%s, %s (Ctrl-C stops it)", p.status, time.Since(p.start).Round(100*time.Millisecond)), false)
+			p.shown = true
 		}
-	}()
+	})
 	return p
 }
 
@@ -518,15 +505,15 @@ func (p *benchProgress) point(pr sweep.Progress) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.status = fmt.Sprintf("bench: %s %d bytes done (%d of %d)", sweep.Program(pr.Op, pr.Test), pr.Point.Size, pr.Done, pr.Total)
-	if !p.tty && time.Since(p.start) >= time.Second {
-		fmt.Fprintf(os.Stderr, "%s, %s\n", p.status, time.Since(p.start).Round(100*time.Millisecond))
+	if time.Since(p.start) >= time.Second {
+		p.show(fmt.Sprintf("%s, %s", p.status, time.Since(p.start).Round(100*time.Millisecond)), true)
+		p.shown = true
 	}
 }
 
-func (p *benchProgress) stop() {
-	close(p.done)
-	<-p.finished
+func (p *benchProgress) end() {
+	p.stop()
 	if p.shown {
-		fmt.Fprint(os.Stderr, "\r\033[K")
+		p.show("", false)
 	}
 }

@@ -1,13 +1,11 @@
 package shell
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"hash/fnv"
 	"io"
 	"math/rand/v2"
-	"net"
 	"strconv"
 	"strings"
 	"sync"
@@ -67,7 +65,7 @@ func exchangeCmd() *command {
 // xchgPend is a server's half-done exchange: the client's address is read,
 // ours is not yet sent (exchange listen, then exchange reply).
 type xchgPend struct {
-	conn    net.Conn
+	conn    *exchange.Conn
 	qps     []string // handles
 	remote  []exchange.Dest
 	psns    []uint32 // the PSNs printed in the RTS commands
@@ -338,9 +336,9 @@ func plural2(n int, suffix string) string {
 }
 
 // readRemote reads slots messages and parses the used ones.
-func (c *call) xchgRead(conn net.Conn, slots int, wait time.Duration, from string) ([]exchange.Dest, error) {
+func (c *call) xchgRead(conn *exchange.Conn, slots int, wait time.Duration, from string) ([]exchange.Dest, error) {
 	buf := make([]byte, slots*exchange.MsgSize)
-	if err := c.s.netWait(conn, wait, func() error { _, err := io.ReadFull(conn, buf); return err }); err != nil {
+	if err := c.netStep(conn.ReadFull(c.s.ctx, buf, wait)); err != nil {
 		return nil, c.netErr(err, fmt.Sprintf("reading the peer's address (%d bytes) from %s", len(buf), from), wait,
 			"the peer must be the same program: one address for ibv_rc/uc/ud_pingpong, 256 for ibv_srq_pingpong (give exchange a list of QPs, or a QP on an SRQ)")
 	}
@@ -377,16 +375,10 @@ func (c *call) xchgRead(conn net.Conn, slots int, wait time.Duration, from strin
 	return out, nil
 }
 
-// netWait runs fn with conn's deadline at most wait away, in slices so
-// that Ctrl-C (Interrupt) stops it.
-func (s *Shell) netWait(conn net.Conn, wait time.Duration, fn func() error) error {
-	deadline := time.Now().Add(wait)
-	conn.SetDeadline(deadline)
-	stop := context.AfterFunc(s.ctx, func() { conn.SetDeadline(time.Unix(1, 0)) })
-	defer stop()
-	err := fn()
-	conn.SetDeadline(time.Time{})
-	if err != nil && s.interrupted() {
+// netStep turns a network step's error into errInterrupted when the cell
+// was interrupted.
+func (c *call) netStep(err error) error {
+	if err != nil && c.s.interrupted() {
 		return errInterrupted
 	}
 	return err
@@ -396,11 +388,10 @@ var errInterrupted = errors.New("interrupted")
 
 // netErr explains a failed network step.
 func (c *call) netErr(err error, what string, wait time.Duration, hint string) error {
-	var ne net.Error
 	switch {
 	case errors.Is(err, errInterrupted):
 		return usagef("run the command again when the peer is ready", "%s: interrupted", what)
-	case errors.As(err, &ne) && ne.Timeout():
+	case exchange.IsTimeout(err):
 		return usagef(hint+"; or give the peer more time with wait=", "%s: nothing came for %s", what, wait)
 	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, syscall.ECONNRESET):
 		return usagef(hint, "%s: the peer closed the connection (%v); its own output says why", what, err)
@@ -424,35 +415,16 @@ func (c *call) xchgConnect(host string, names []string, wait time.Duration) erro
 	for _, d := range sd.dests {
 		c.line("%s", pingpong.LocalLine(prog, d))
 	}
-	addr := net.JoinHostPort(host, strconv.FormatUint(port, 10))
-	// A server that is not up yet refuses; try again until wait is over, so
-	// that a script can start both sides at once.
-	deadline := time.Now().Add(wait)
-	var conn net.Conn
-	for {
-		left := time.Until(deadline)
-		var err error
-		if left > 0 && !c.s.interrupted() {
-			d := net.Dialer{Timeout: left}
-			conn, err = d.Dial("tcp", addr)
-			if err == nil {
-				break
-			}
-			var dnsErr *net.DNSError
-			if errors.As(err, &dnsErr) {
-				return usagef("give the server's host name or address: localhost, 192.168.1.2", "no host %q: %v", host, dnsErr.Err)
-			}
-			if errors.Is(err, syscall.ECONNREFUSED) {
-				time.Sleep(min(20*time.Millisecond, time.Until(deadline)))
-				continue
-			}
+	addr := exchange.Addr(host, port)
+	conn, err := exchange.Dial(c.s.ctx, addr, wait)
+	if err != nil {
+		var noHost *exchange.NoHostError
+		if errors.As(err, &noHost) {
+			return usagef("give the server's host name or address: localhost, 192.168.1.2", "no host %q: %v", host, noHost.Why)
 		}
-		why := "nobody listens on that port (connection refused)"
-		switch {
-		case c.s.interrupted():
+		why := err.Error()
+		if c.s.interrupted() {
 			why = "interrupted"
-		case err != nil:
-			why = err.Error()
 		}
 		return usagef(fmt.Sprintf("start the server first (%s -g 1, without a host), on the same port: port=%d is its -p %d", prog.Program(), port, port),
 			"couldn't connect to %s within %s: %s", addr, wait, why)
@@ -468,7 +440,7 @@ func (c *call) xchgConnect(host string, names []string, wait time.Duration) erro
 		m := exchange.Dest{}.Marshal()
 		buf = append(buf, m[:]...)
 	}
-	if err := c.s.netWait(conn, wait, func() error { _, err := conn.Write(buf); return err }); err != nil {
+	if err := c.netStep(conn.Write(c.s.ctx, buf, wait)); err != nil {
 		return c.netErr(err, "sending our address", wait, "the server went away; start it again")
 	}
 	c.xchgShowSent(sd.dests, sd.slots, addr)
@@ -477,7 +449,7 @@ func (c *call) xchgConnect(host string, names []string, wait time.Duration) erro
 		return err
 	}
 	done := []byte("done\x00")
-	if err := c.s.netWait(conn, wait, func() error { _, err := conn.Write(done); return err }); err != nil {
+	if err := c.netStep(conn.Write(c.s.ctx, done, wait)); err != nil {
 		return c.netErr(err, "sending \"done\"", wait, "the server went away; its own output says why")
 	}
 	c.line("sent %q (5 bytes): the exchange is over, the TCP connection closes", string(done))
@@ -510,7 +482,7 @@ func (c *call) xchgListen(names []string, wait time.Duration) error {
 		c.line("(the earlier exchange listen that waited for exchange reply is abandoned)")
 	}
 	prog := sd.program()
-	ln, err := net.Listen("tcp", ":"+strconv.FormatUint(port, 10))
+	ln, err := exchange.Listen(port)
 	if err != nil {
 		hint := "another program holds the port (an earlier server?): stop it, or use another port= here and the same -p on the client"
 		return usagef(hint, "couldn't listen on TCP port %d: %v", port, err)
@@ -521,31 +493,18 @@ func (c *call) xchgListen(names []string, wait time.Duration) error {
 		pflag = fmt.Sprintf(" -p %d", port)
 	}
 	c.line("listening on TCP port %d; run the client now: %s -g 1%s THIS_HOST (waiting up to %s)", port, prog.Program(), pflag, wait)
-	tl := ln.(*net.TCPListener)
-	deadline := time.Now().Add(wait)
-	var conn net.Conn
-	for {
-		tl.SetDeadline(time.Now().Add(min(50*time.Millisecond, time.Until(deadline))))
-		conn, err = tl.Accept()
-		if err == nil {
-			break
-		}
-		var ne net.Error
-		if !errors.As(err, &ne) || !ne.Timeout() {
-			return usagef("try again", "accept on port %d failed: %v", port, err)
-		}
-		if c.s.interrupted() {
-			return usagef("run exchange listen again, then start the client", "no client came: interrupted")
-		}
-		if !time.Now().Before(deadline) {
-			return usagef(fmt.Sprintf("start the client within wait= (now %s): %s -g 1%s THIS_HOST, or give a longer wait=", wait, prog.Program(), pflag),
-				"no client connected to port %d within %s", port, wait)
-		}
+	conn, err := ln.Accept(c.s.ctx, wait)
+	switch {
+	case err == nil:
+	case c.s.interrupted():
+		return usagef("run exchange listen again, then start the client", "no client came: interrupted")
+	case exchange.IsTimeout(err):
+		return usagef(fmt.Sprintf("start the client within wait= (now %s): %s -g 1%s THIS_HOST, or give a longer wait=", wait, prog.Program(), pflag),
+			"no client connected to port %d within %s", port, wait)
+	default:
+		return usagef("try again", "accept on port %d failed: %v", port, err)
 	}
-	from := "the client"
-	if ta, ok := conn.RemoteAddr().(*net.TCPAddr); ok {
-		from = ta.IP.String()
-	}
+	from := conn.Peer()
 	c.line("a client connected from %s", from)
 	remote, err := c.xchgRead(conn, sd.slots, wait, from)
 	if err != nil {
@@ -616,7 +575,7 @@ func (c *call) xchgReply(wait time.Duration) error {
 		m := exchange.Dest{}.Marshal()
 		buf = append(buf, m[:]...)
 	}
-	if err := c.s.netWait(p.conn, wait, func() error { _, err := p.conn.Write(buf); return err }); err != nil {
+	if err := c.netStep(p.conn.Write(c.s.ctx, buf, wait)); err != nil {
 		return c.netErr(err, "sending our address", wait, "the client went away (did it time out? vsh's pingpong takes --timeout 0 to wait like rdma-core); run exchange listen again")
 	}
 	prog := pingpong.RC
@@ -628,7 +587,7 @@ func (c *call) xchgReply(wait time.Duration) error {
 	}
 	c.xchgShowSent(local, p.slots, p.from)
 	var done [5]byte
-	if err := c.s.netWait(p.conn, wait, func() error { _, err := io.ReadFull(p.conn, done[:]); return err }); err != nil {
+	if err := c.netStep(p.conn.ReadFull(c.s.ctx, done[:], wait)); err != nil {
 		return c.netErr(err, "reading the client's \"done\"", wait, "the client went away; its own output says why")
 	}
 	if string(done[:]) != "done\x00" {

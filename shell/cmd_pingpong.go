@@ -4,11 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"strings"
 	"time"
-
-	"golang.org/x/term"
 
 	"github.com/vsh-rdma/vsh/pingpong"
 	"github.com/vsh-rdma/vsh/verbs"
@@ -210,33 +207,26 @@ func cmdPingpong(c *call) error {
 	return nil
 }
 
-// ppProgress shows that a long run is alive — on a terminal, on stderr,
-// since a cell's output only appears when it ends. It returns the function
-// that stops it.
+// ppProgress reports that a long run is alive through Options.Progress,
+// every 100 ms once it has taken a second. It returns the function that
+// stops it.
 func (s *Shell) ppProgress(t pingpong.Transport, iters int) func() {
-	done := make(chan struct{})
-	finished := make(chan struct{})
-	tty := term.IsTerminal(int(os.Stderr.Fd()))
-	go func() {
-		defer close(finished)
-		start := time.Now()
-		tick := time.NewTicker(100 * time.Millisecond)
-		defer tick.Stop()
-		shown := false
-		for {
-			select {
-			case <-done:
-				if shown {
-					fmt.Fprint(os.Stderr, "\r\033[K")
-				}
-				return
-			case <-tick.C:
-				if el := time.Since(start); tty && el >= time.Second {
-					fmt.Fprintf(os.Stderr, "\r\033[Kpingpong %s: %d iterations, running for %s (Ctrl-C stops it)", t, iters, el.Round(time.Second))
-					shown = true
-				}
-			}
+	show := s.opts.Progress
+	if show == nil {
+		return func() {}
+	}
+	start := time.Now()
+	shown := false
+	stop := s.ticker(100*time.Millisecond, func() {
+		if el := time.Since(start); el >= time.Second {
+			show(fmt.Sprintf("pingpong %s: %d iterations, running for %s (Ctrl-C stops it)", t, iters, el.Round(time.Second)), false)
+			shown = true
 		}
-	}()
-	return func() { close(done); <-finished }
+	})
+	return func() {
+		stop()
+		if shown {
+			show("", false)
+		}
+	}
 }

@@ -10,15 +10,23 @@
 //	sugg := sh.Complete("modify_qp qp0 state=r")
 //
 // [Shell.RunScript] runs scripts and Markdown notebooks (vsh -f), and
-// [Shell.RunTTY] is the interactive front end on a terminal (go-prompt; the
-// only place that knows about terminals). Tests drive Exec directly.
+// [Shell.RunTTY] is the interactive front end on a terminal (go-prompt, in
+// tty.go, the only file that knows about terminals; [Progress] is its way
+// of showing a long command's progress). Tests drive Exec directly. Each
+// cell runs under a context: [Shell.Interrupt] or ExecContext's context
+// stops it.
+//
+// Each libibverbs call a command makes is recorded as a [VerbCall] in the
+// cell: it makes the printed verb line and its [control path] or [data
+// path] tag (verbs.VerbPath.Data), and paths counts it.
 //
 // One command table (commands.go) feeds help, completion and the generated
 // reference docs/commands.md. After each command the shell shows what
 // changed: QP state diagrams with the current state lit, queue and CQ
 // occupancy, packets on the wire when tracing, and watched objects.
 //
-// The shell never imports a backend. Simulator-only features (stepping the
+// The shell never imports a backend, nor a network package: the ping-pong
+// exchange's TCP is in pingpong/exchange. Simulator-only features (stepping the
 // fabric, fault injection, packet traces, queue internals) are reached
 // through the optional interfaces of package verbs (Stepper, FaultInjector,
 // PacketObserver, Inspector), and a backend without them is told so.

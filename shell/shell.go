@@ -39,6 +39,13 @@ type Options struct {
 	// name (the command panics; its cell fails), "executor" (the TTY's
 	// executor panics outside any command) or "complete" (completion does).
 	TestPanic string
+	// Progress, when set, is told how a long command (pingpong, bench) is
+	// getting on while its cell runs, since a cell's output appears only
+	// when it ends. status replaces the status shown before (at most every
+	// 100 ms); "" means the command ended: clear it. step is set for a
+	// status that marks a step done (bench: one message size), which a
+	// front end that cannot rewrite a line in place logs as a line.
+	Progress func(status string, step bool)
 }
 
 // Cell is one command of the session, numbered as the prompt showed it.

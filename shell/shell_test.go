@@ -65,6 +65,28 @@ func TestShellHasNoCgo(t *testing.T) {
 	}
 }
 
+// TestShellDirectImports: the shell talks to verbs only. Its own imports
+// hold no network package (the ping-pong exchange's TCP is in
+// pingpong/exchange) and no backend; transitively everything reaches net
+// through gopacket, which is why only direct imports are checked.
+func TestShellDirectImports(t *testing.T) {
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go tool in PATH")
+	}
+	out, err := exec.Command(goTool, "list", "-f", `{{join .Imports "\n"}}`, ".").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	for _, imp := range strings.Fields(string(out)) {
+		switch {
+		case imp == "net", strings.HasPrefix(imp, "net/") && imp != "net/netip",
+			strings.HasSuffix(imp, "/verbs/sim"), strings.HasSuffix(imp, "/verbs/ibverbs"):
+			t.Errorf("shell imports %s; it must talk to verbs only", imp)
+		}
+	}
+}
+
 func TestTokenize(t *testing.T) {
 	tests := []struct {
 		in   string

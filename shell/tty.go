@@ -346,3 +346,21 @@ func (s *Shell) RunTTY(in, out *os.File, intro string) (int, error) {
 	}
 	return 0, nil
 }
+
+// Progress returns an Options.Progress that shows progress on f: on a
+// terminal one line rewritten in place and cleared at the end; otherwise
+// each step as a line of its own.
+func Progress(f *os.File) func(status string, step bool) {
+	tty := term.IsTerminal(int(f.Fd()))
+	var mu sync.Mutex
+	return func(status string, step bool) {
+		mu.Lock()
+		defer mu.Unlock()
+		switch {
+		case tty && !step:
+			fmt.Fprintf(f, "\r\033[K%s", status)
+		case !tty && step:
+			fmt.Fprintln(f, status)
+		}
+	}
+}

@@ -72,7 +72,8 @@ type lessonRun struct {
 }
 
 func (r *lessonRun) newShell(open func() (verbs.Provider, error), desc string) (*shell.Shell, error) {
-	return shell.New(shell.Options{Open: open, Shadow: shadowSim(r.seed), Plain: r.plain, Backend: desc, Version: versionString()})
+	return shell.New(shell.Options{Open: open, Shadow: shadowSim(r.seed), Plain: r.plain, Backend: desc, Version: versionString(),
+		Progress: shell.Progress(os.Stderr)})
 }
 
 // runLesson is vsh lesson: it returns the exit status.

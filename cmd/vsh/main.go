@@ -190,6 +190,7 @@ func run(argv []string, stdin *os.File, stdout, stderr io.Writer) int {
 		Backend:   desc,
 		Version:   versionString(),
 		TestPanic: os.Getenv("VSH_TEST_PANIC"),
+		Progress:  shell.Progress(os.Stderr),
 	})
 	if err != nil {
 		fmt.Fprintf(stderr, "vsh: %v\n", err)
