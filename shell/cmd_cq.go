@@ -8,6 +8,13 @@ import (
 	"github.com/vsh-rdma/vsh/verbs"
 )
 
+func createCompChannelCmd() *command {
+	return &command{Name: "create_comp_channel", Group: gCQ, Usage: "create_comp_channel CTX",
+		Summary: "Create a completion event channel (ibv_create_comp_channel): ch0",
+		Help:    "A channel lets a program sleep until a CQ it armed with req_notify_cq gets a completion.",
+		Args:    []argSpec{argCtx}, run: cmdCreateChannel}
+}
+
 func cmdCreateChannel(c *call) error {
 	ctx, err := c.obj(0, kCtx)
 	if err != nil {
@@ -23,6 +30,12 @@ func cmdCreateChannel(c *call) error {
 	return nil
 }
 
+func destroyCompChannelCmd() *command {
+	return &command{Name: "destroy_comp_channel", Group: gCQ, Usage: "destroy_comp_channel CH",
+		Summary: "Destroy a completion channel (ibv_destroy_comp_channel)",
+		Args:    []argSpec{pos("CH", vChan, true, "a completion channel: ch0")}, run: cmdDestroyChannel}
+}
+
 func cmdDestroyChannel(c *call) error {
 	o, err := c.obj(0, kChan)
 	if err != nil {
@@ -34,6 +47,16 @@ func cmdDestroyChannel(c *call) error {
 	c.verbs(VerbCall{Name: "ibv_destroy_comp_channel", Args: c.s.hn(o), Result: "= 0"})
 	c.s.forget(o)
 	return nil
+}
+
+func createCQCmd() *command {
+	return &command{Name: "create_cq", Group: gCQ, Usage: "create_cq CTX [cqe=16] [channel=CH] [comp_vector=0]",
+		Summary: "Create a completion queue (ibv_create_cq): cq0",
+		Help:    "The device may give more entries than cqe asks for. Size it for every signaled send and every receive that can be outstanding, or it overflows.",
+		Args: []argSpec{argCtx, key("cqe", vNum, "16", "the least number of entries"),
+			key("channel", vChan, "none", "a completion channel for events"),
+			key("comp_vector", vNum, "0", "the completion vector")},
+		run: cmdCreateCQ}
 }
 
 func cmdCreateCQ(c *call) error {
@@ -70,6 +93,12 @@ func cmdCreateCQ(c *call) error {
 	return nil
 }
 
+func resizeCQCmd() *command {
+	return &command{Name: "resize_cq", Group: gCQ, Usage: "resize_cq CQ cqe=N",
+		Summary: "Change a CQ's size (ibv_resize_cq)",
+		Args:    []argSpec{argCQ, reqKey("cqe", vNum, "the new least number of entries")}, run: cmdResizeCQ}
+}
+
 func cmdResizeCQ(c *call) error {
 	o, err := c.obj(0, kCQ)
 	if err != nil {
@@ -87,6 +116,13 @@ func cmdResizeCQ(c *call) error {
 	return nil
 }
 
+func destroyCQCmd() *command {
+	return &command{Name: "destroy_cq", Group: gCQ, Usage: "destroy_cq CQ",
+		Summary: "Destroy a completion queue (ibv_destroy_cq)",
+		Help:    "Fails with EBUSY while a QP uses it.",
+		Args:    []argSpec{argCQ}, run: cmdDestroyCQ}
+}
+
 func cmdDestroyCQ(c *call) error {
 	o, err := c.obj(0, kCQ)
 	if err != nil {
@@ -98,6 +134,14 @@ func cmdDestroyCQ(c *call) error {
 	c.verbs(VerbCall{Name: "ibv_destroy_cq", Args: c.s.hn(o), Result: "= 0"})
 	c.s.forget(o)
 	return nil
+}
+
+func reqNotifyCQCmd() *command {
+	return &command{Name: "req_notify_cq", Group: gCQ, Usage: "req_notify_cq CQ [solicited]",
+		Summary: "Arm a CQ to raise one event on its channel (ibv_req_notify_cq)",
+		Help:    "An armed CQ raises one event on its channel at the next completion (with solicited: the next solicited or error completion), then must be armed again.",
+		Args:    []argSpec{argCQ, flag("solicited", "only solicited or error completions raise the event", "solicited_only")},
+		run:     cmdReqNotify}
 }
 
 func cmdReqNotify(c *call) error {
@@ -121,6 +165,14 @@ func b2i(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+func getCQEventCmd() *command {
+	return &command{Name: "get_cq_event", Group: gCQ, Usage: "get_cq_event CH [wait=DURATION]",
+		Summary: "Take the next completion event from a channel (ibv_get_cq_event)",
+		Help:    "Says which CQ raised it. Every event must be acknowledged with ack_cq_events before the CQ can be destroyed.",
+		Args:    []argSpec{pos("CH", vChan, true, "a completion channel: ch0"), key("wait", vDuration, "0", "how long to wait")},
+		run:     cmdGetCQEvent}
 }
 
 func cmdGetCQEvent(c *call) error {
@@ -185,6 +237,12 @@ func (s *Shell) noEventHint(ch *object) string {
 		strings.Join(cqs, ", "), cqs[0])
 }
 
+func ackCQEventsCmd() *command {
+	return &command{Name: "ack_cq_events", Group: gCQ, Usage: "ack_cq_events CQ [n=1]",
+		Summary: "Acknowledge completion events (ibv_ack_cq_events)",
+		Args:    []argSpec{argCQ, key("n", vNum, "1", "how many events")}, run: cmdAckCQEvents}
+}
+
 func cmdAckCQEvents(c *call) error {
 	o, err := c.obj(0, kCQ)
 	if err != nil {
@@ -201,6 +259,17 @@ func cmdAckCQEvents(c *call) error {
 
 // pollSlice is how many completions one ibv_poll_cq call may take.
 const maxPoll = 4096
+
+func pollCQCmd() *command {
+	return &command{Name: "poll_cq", Aliases: []string{"poll"}, Group: gData, Usage: "poll_cq CQ [n=16] [wait=DURATION]",
+		Summary: "Take completions off a CQ (ibv_poll_cq) and print them",
+		Help: "Polling takes completions off the CQ: each is seen once. wait= keeps polling until n completions came or " +
+			"the time is up; on real hardware completions arrive in real time, so scripts and lessons use it. On the " +
+			"simulator in auto mode, wait lets virtual time pass (retransmit and RNR timers fire); in step mode it only polls.",
+		Args: []argSpec{argCQ, key("n", vNum, "16", "the most completions to take", "num_entries"),
+			key("wait", vDuration, "0", "how long to keep polling")},
+		run: cmdPollCQ}
+}
 
 func cmdPollCQ(c *call) error {
 	o, err := c.obj(0, kCQ)

@@ -49,6 +49,16 @@ func wrID(c *call) (uint64, bool, error) {
 	return c.s.nextWRID(), false, nil
 }
 
+func postRecvCmd() *command {
+	return &command{Name: "post_recv", Aliases: []string{"recv"}, Group: gData,
+		Usage:   "post_recv QP mr=MR [offset=0] [length=N] [wr_id=N] [count=N] | post_recv QP sge=MR:OFF:LEN,... [wr_id=N] [count=N]",
+		Summary: "Post receive work requests (ibv_post_recv)",
+		Help: "A receive WR names where an incoming SEND (or the immediate of a WRITE with immediate) lands. " +
+			"Receives may be posted from INIT on; a SEND that finds no receive is answered with an RNR NAK. " +
+			"On a UD QP the first 40 bytes receive the GRH.",
+		Args: recvArgs(argQP), run: cmdPostRecv}
+}
+
 func cmdPostRecv(c *call) error {
 	o, err := c.obj(0, kQP)
 	if err != nil {
@@ -63,6 +73,13 @@ func cmdPostRecv(c *call) error {
 	o.recvs += min(n, len(wrs))
 	c.recordRecvs(o, wrs[:min(n, len(wrs))])
 	return err
+}
+
+func postSRQRecvCmd() *command {
+	return &command{Name: "post_srq_recv", Group: gData,
+		Usage:   "post_srq_recv SRQ mr=MR [offset=0] [length=N] [wr_id=N] [count=N] | post_srq_recv SRQ sge=... [wr_id=N] [count=N]",
+		Summary: "Post receive work requests to a shared receive queue (ibv_post_srq_recv)",
+		Args:    recvArgs(argSRQ), run: cmdPostSRQRecv}
 }
 
 func cmdPostSRQRecv(c *call) error {
@@ -111,6 +128,38 @@ func postResult[W any](c *call, verb string, o *object, wrs []W, n int, err erro
 	if n+1 < len(lines) {
 		c.line("the %d WR%s after it were not posted", len(lines)-n-1, plural(len(lines)-n-1))
 	}
+}
+
+func postSendCmd() *command {
+	return &command{Name: "post_send", Aliases: []string{"send"}, Group: gData,
+		Usage: "post_send QP [opcode=send] mr=MR [offset=0] [length=N] | sge=...  [wr_id=N] [flags=signaled] [imm=N] " +
+			"[remote=MR[+OFF] | remote_addr=A rkey=K] [ah=AH remote_qpn=QPN remote_qkey=K] [compare=N swap=N add=N] [count=N]",
+		Summary: "Post a send work request (ibv_post_send): send, RDMA write/read, atomics",
+		Help: "opcode= is send, send_with_imm, rdma_write, rdma_write_with_imm, rdma_read, atomic_cmp_and_swp or " +
+			"atomic_fetch_and_add (or IBV_WR_... names). flags= defaults to signaled (a CQE when it completes); " +
+			"flags=0 posts it unsignaled. RDMA and atomics need the remote buffer: remote=mr1+100 takes its address and rkey " +
+			"from a handle. Atomics work on 8 bytes (length defaults to 8). UD sends need ah=, remote_qpn= and remote_qkey= " +
+			"(default 0x11111111). Sends may be posted in RTS only.",
+		Args: []argSpec{argQP,
+			key("opcode", vWROpcode, "send", "the operation"),
+			key("mr", vMR, "", "the local buffer's MR (one SGE)"),
+			key("offset", vSize, "0", "where the local buffer starts in the MR"),
+			key("length", vSize, "rest of the MR (8 for atomics)", "the local buffer's length", "len"),
+			key("sge", vSGE, "", "a list of SGEs instead of mr=: mr0:0:64,mr1:0:32"),
+			key("wr_id", vNum, "next number", "the work request's id"),
+			key("flags", vSendFlags, "signaled", "send flags: signaled, solicited, inline, fence (0 for none)", "send_flags"),
+			key("imm", vNum, "", "immediate data, for the *_with_imm opcodes", "imm_data"),
+			key("remote", vRemote, "", "the remote buffer as a handle: mr1 or mr1+OFFSET"),
+			key("remote_addr", vAddr, "", "the remote address (a number, or mr1+OFFSET)"),
+			key("rkey", vRKey, "", "the remote key (a number, or mr1)"),
+			key("ah", vAH, "", "UD: the address handle"),
+			key("remote_qpn", vQPN, "", "UD: the destination QP (qp1 or a number)"),
+			key("remote_qkey", vNum, "0x11111111", "UD: the destination Q_Key"),
+			key("compare", vNum, "0", "atomic_cmp_and_swp: the value to compare", "compare_add"),
+			key("swap", vNum, "0", "atomic_cmp_and_swp: the value to write"),
+			key("add", vNum, "", "atomic_fetch_and_add: the value to add"),
+			key("count", vNum, "1", "post this many WRs in one call, wr_id counting up")},
+		run: cmdPostSend}
 }
 
 func cmdPostSend(c *call) error {

@@ -9,6 +9,15 @@ import (
 	"github.com/vsh-rdma/vsh/verbs"
 )
 
+func devicesCmd() *command {
+	return &command{Name: "devices", Group: gDevice, Usage: "devices",
+		Summary: "List the RDMA devices (ibv_get_device_list), and what A and B stand for",
+		Help: "Lists the devices the backend offers, as ibv_devices does. Scripts name devices A and B so that " +
+			"they run anywhere: A is the first device and B the second, or the first again where there is only one " +
+			"(a single rxe0: the two ends then talk over loopback, as rxe allows).",
+		run: cmdDevices}
+}
+
 func cmdDevices(c *call) error {
 	devs, err := c.s.prov.Devices()
 	if err != nil {
@@ -37,6 +46,15 @@ func plural(n int) string {
 		return ""
 	}
 	return "s"
+}
+
+func devinfoCmd() *command {
+	return &command{Name: "devinfo", Group: gDevice, Usage: "devinfo [DEV] [-v]",
+		Summary: "Print a device's attributes and ports, as ibv_devinfo does",
+		Help:    "Opens the device, queries it and its ports, and closes it again. With -v it prints every limit and the GID table.",
+		Args: []argSpec{pos("DEV", vDevice, false, "a device: sim0, A or B; all devices when omitted"),
+			flag("-v", "verbose: every device limit and the GID table", "verbose")},
+		run: cmdDevinfo}
 }
 
 func cmdDevinfo(c *call) error {
@@ -223,6 +241,14 @@ func atomicCap(v uint32) string {
 	return fmt.Sprint(v)
 }
 
+func openDeviceCmd() *command {
+	return &command{Name: "open_device", Aliases: []string{"open"}, Group: gDevice, Usage: "open_device DEV",
+		Summary: "Open a device (ibv_open_device) and get a context: ctx0",
+		Help:    "Every other object hangs off a context. DEV is a device name (sim0, rxe0) or A or B.",
+		Args:    []argSpec{pos("DEV", vDevice, true, "a device: sim0, A or B")},
+		run:     cmdOpenDevice}
+}
+
 func cmdOpenDevice(c *call) error {
 	d, err := c.s.device(c.a.pos[0].text)
 	if err != nil {
@@ -255,6 +281,14 @@ func (s *Shell) forget(o *object) {
 			i--
 		}
 	}
+}
+
+func closeDeviceCmd() *command {
+	return &command{Name: "close_device", Aliases: []string{"close"}, Group: gDevice, Usage: "close_device CTX",
+		Summary: "Close a context (ibv_close_device); what was made from it goes too",
+		Help: "As with libibverbs, closing a context frees every object still made from it (the kernel cleans up when " +
+			"the device file closes), so their handles go too. A careful program destroys them first, newest first.",
+		Args: []argSpec{argCtx}, run: cmdCloseDevice}
 }
 
 func cmdCloseDevice(c *call) error {
@@ -302,6 +336,12 @@ func busyHint(err error, s *Shell, o *object) error {
 	return &e
 }
 
+func queryDeviceCmd() *command {
+	return &command{Name: "query_device", Group: gDevice, Usage: "query_device CTX",
+		Summary: "Print the device's attributes and limits (ibv_query_device)",
+		Args:    []argSpec{argCtx}, run: cmdQueryDevice}
+}
+
 func cmdQueryDevice(c *call) error {
 	o, err := c.obj(0, kCtx)
 	if err != nil {
@@ -323,6 +363,13 @@ func cmdQueryDevice(c *call) error {
 	}
 	c.out.add(kvTable(append(pairs, deviceAttrPairs(a)...)))
 	return nil
+}
+
+func queryPortCmd() *command {
+	return &command{Name: "query_port", Group: gDevice, Usage: "query_port CTX [port=1]",
+		Summary: "Print a port's attributes (ibv_query_port): state, MTUs, link layer",
+		Help:    "On RoCE (link_layer Ethernet) the port's active_mtu is what path_mtu should not exceed.",
+		Args:    []argSpec{argCtx, key("port", vNum, "1", "the port number")}, run: cmdQueryPort}
 }
 
 func cmdQueryPort(c *call) error {
@@ -366,6 +413,15 @@ func cmdQueryPort(c *call) error {
 		{"flags", flags},
 	}))
 	return nil
+}
+
+func queryGIDCmd() *command {
+	return &command{Name: "query_gid", Group: gDevice, Usage: "query_gid CTX [index=N] [port=1]",
+		Summary: "Print a GID (ibv_query_gid), or the whole GID table",
+		Help: "Without index= it prints every entry of the port's GID table with its type (ibv_query_gid_type). " +
+			"On RoCE v2 the IPv4-mapped GID (::ffff:a.b.c.d) is the one two hosts on an IPv4 network use; pass its index as sgid_index.",
+		Args: []argSpec{argCtx, key("index", vNum, "all", "the GID index", "gid_index"), key("port", vNum, "1", "the port number")},
+		run:  cmdQueryGID}
 }
 
 func cmdQueryGID(c *call) error {
@@ -414,6 +470,15 @@ func cmdQueryGID(c *call) error {
 	}
 	c.out.add(table([]string{"index", "GID", "type"}, rows))
 	return nil
+}
+
+func asyncEventsCmd() *command {
+	return &command{Name: "async_events", Group: gDevice, Usage: "async_events CTX [wait=DURATION]",
+		Summary: "Read and acknowledge the pending async events (ibv_get_async_event, ibv_ack_async_event)",
+		Help: "Async events report what no completion can: a QP that went to the error state, an SRQ below its limit, " +
+			"a port that changed state. wait= waits that long for the first event.",
+		Args: []argSpec{argCtx, key("wait", vDuration, "0", "how long to wait for the first event")},
+		run:  cmdAsyncEvents}
 }
 
 func cmdAsyncEvents(c *call) error {

@@ -27,6 +27,12 @@ func (s *Shell) stepper() (verbs.Stepper, error) {
 	return st, nil
 }
 
+func backendCmd() *command {
+	return &command{Name: "backend", Group: gFabric, Usage: "backend",
+		Summary: "Say which backend runs the verbs and what it lets you see and do",
+		meta:    true, run: cmdBackend}
+}
+
 func cmdBackend(c *call) error {
 	s := c.s
 	c.line("backend %s", s.backendDesc())
@@ -69,6 +75,14 @@ func cmdBackend(c *call) error {
 	return nil
 }
 
+func fabricCmd() *command {
+	return &command{Name: "fabric", Group: gFabric, Usage: "fabric [auto|step]",
+		Summary: "Show or set when the simulated fabric moves packets",
+		Help: "auto (the default) delivers every packet right after the verb that caused it, so programs just work. " +
+			"step holds every packet until step, run or advance moves it, so you can watch a transfer one packet at a time.",
+		Args: []argSpec{pos("MODE", vDelivery, false, "auto or step")}, run: cmdFabric}
+}
+
 func cmdFabric(c *call) error {
 	st, err := c.s.stepper()
 	if err != nil {
@@ -100,6 +114,12 @@ func (s *Shell) fabricEvents(c *call, evs []verbs.FabricEvent) {
 }
 
 const maxSteps = 100000
+
+func stepCmd() *command {
+	return &command{Name: "step", Group: gFabric, Usage: "step [N]",
+		Summary: "Deliver one packet or fire one timer (N times)",
+		Args:    []argSpec{pos("N", vNum, false, "how many steps, default 1")}, run: cmdStep}
+}
 
 func cmdStep(c *call) error {
 	st, err := c.s.stepper()
@@ -134,6 +154,11 @@ func cmdStep(c *call) error {
 	return nil
 }
 
+func runCmd() *command {
+	return &command{Name: "run", Group: gFabric, Usage: "run",
+		Summary: "Deliver packets until none is in flight (timers not yet due stay armed)", run: cmdRun}
+}
+
 func cmdRun(c *call) error {
 	st, err := c.s.stepper()
 	if err != nil {
@@ -145,6 +170,12 @@ func cmdRun(c *call) error {
 	c.line("ran %d step%s; virtual time %s; %d packet%s in flight, %d timer%s armed", len(evs), plural(len(evs)),
 		st.Now(), packets, plural(packets), timers, plural(timers))
 	return nil
+}
+
+func advanceCmd() *command {
+	return &command{Name: "advance", Group: gFabric, Usage: "advance DURATION",
+		Summary: "Move virtual time forward: due timers fire (retransmits, RNR retries)",
+		Args:    []argSpec{pos("DURATION", vDuration, true, "how far: 10ms, 1s")}, run: cmdAdvance}
 }
 
 func cmdAdvance(c *call) error {
@@ -162,8 +193,8 @@ func cmdAdvance(c *call) error {
 	return nil
 }
 
-// faultCmd parses a fault rule's arguments with the common machinery.
-var faultCmd = &command{Name: "fault", Usage: "fault ACTION [opcode=NAME] [psn=N] [from=DEV] [to=DEV] [nth=N] [count=N] [prob=P] [delay=D]",
+// faultRule parses a fault rule's arguments with the common machinery.
+var faultRule = &command{Name: "fault", Usage: "fault ACTION [opcode=NAME] [psn=N] [from=DEV] [to=DEV] [nth=N] [count=N] [prob=P] [delay=D]",
 	Args: []argSpec{
 		pos("ACTION", vFaultAction, true, "drop, duplicate, reorder, delay, corrupt or cut"),
 		key("opcode", vText, "any", "matches when the packet's opcode name contains it (send_only, acknowledge)"),
@@ -175,6 +206,17 @@ var faultCmd = &command{Name: "fault", Usage: "fault ACTION [opcode=NAME] [psn=N
 		key("prob", vText, "1", "act with this probability, drawn from the seed", "probability"),
 		key("delay", vDuration, "0", "how long delay holds a packet"),
 	}}
+
+func faultCmd() *command {
+	return &command{Name: "fault", Group: gFabric,
+		Usage:   "fault [list] | fault ACTION [opcode=NAME] [psn=N] [from=DEV] [to=DEV] [nth=N] [count=N] [prob=P] [delay=D] | fault del ID | fault clear",
+		Summary: "Break the wire on purpose: drop, duplicate, reorder, delay, corrupt or cut packets",
+		Help: "ACTION is drop, duplicate, reorder, delay, corrupt or cut. opcode= matches the packet's opcode name " +
+			"(send_only, rdma_write_first, acknowledge: any part of it); nth=2 acts on the second matching packet only; " +
+			"count=N retires the rule after N hits; prob=0.1 acts at random, from the seed. " +
+			"Example: fault drop opcode=acknowledge nth=1, then watch the requester retransmit.",
+		rawArgs: true, run: cmdFault, complete: completeFault}
+}
 
 func cmdFault(c *call) error {
 	fi, ok := c.s.prov.(verbs.FaultInjector)
@@ -210,11 +252,11 @@ func cmdFault(c *call) error {
 		c.line("fault rule %d removed", id)
 		return nil
 	}
-	a, err := parseArgs(faultCmd, words)
+	a, err := parseArgs(faultRule, words)
 	if err != nil {
 		return err
 	}
-	fc := &call{s: c.s, cmd: faultCmd, a: a, out: c.out, cell: c.cell}
+	fc := &call{s: c.s, cmd: faultRule, a: a, out: c.out, cell: c.cell}
 	act, err := verbs.ParseFaultAction(strings.ToLower(a.pos[0].text))
 	if err != nil {
 		return usagef("fault drop opcode=acknowledge nth=1; "+c.cmd.usageHint(), "%v", err)
@@ -334,6 +376,13 @@ func faultList(c *call, fi verbs.FaultInjector) error {
 	}
 	c.out.add(table([]string{"id", "rule", "hits"}, rows))
 	return nil
+}
+
+func traceCmd() *command {
+	return &command{Name: "trace", Group: gFabric, Usage: "trace on|off|pcap FILE",
+		Summary: "Print every packet on the wire after each command; pcap also writes them to a file for Wireshark",
+		Args:    []argSpec{pos("MODE", vTrace, true, "on, off or pcap"), pos("FILE", vFile, false, "the pcap file")},
+		run:     cmdTrace}
 }
 
 func cmdTrace(c *call) error {

@@ -9,6 +9,13 @@ import (
 // this process, and a lesson needs a few KiB.
 const maxMR = 1 << 30
 
+func allocPDCmd() *command {
+	return &command{Name: "alloc_pd", Group: gMemory, Usage: "alloc_pd CTX",
+		Summary: "Allocate a protection domain (ibv_alloc_pd): pd0",
+		Help:    "A PD groups the MRs, QPs, SRQs and AHs that may be used together: a QP can only use MRs of its own PD.",
+		Args:    []argSpec{argCtx}, run: cmdAllocPD}
+}
+
 func cmdAllocPD(c *call) error {
 	ctx, err := c.obj(0, kCtx)
 	if err != nil {
@@ -24,6 +31,13 @@ func cmdAllocPD(c *call) error {
 	return nil
 }
 
+func deallocPDCmd() *command {
+	return &command{Name: "dealloc_pd", Group: gMemory, Usage: "dealloc_pd PD",
+		Summary: "Free a protection domain (ibv_dealloc_pd)",
+		Help:    "Fails with EBUSY while MRs, QPs, SRQs or AHs still use it.",
+		Args:    []argSpec{argPD}, run: cmdDeallocPD}
+}
+
 func cmdDeallocPD(c *call) error {
 	o, err := c.obj(0, kPD)
 	if err != nil {
@@ -35,6 +49,17 @@ func cmdDeallocPD(c *call) error {
 	c.verbs(VerbCall{Name: "ibv_dealloc_pd", Args: c.s.hn(o), Result: "= 0"})
 	c.s.forget(o)
 	return nil
+}
+
+func regMRCmd() *command {
+	return &command{Name: "reg_mr", Aliases: []string{"reg"}, Group: gMemory, Usage: "reg_mr PD length=N [access=FLAGS]",
+		Summary: "Allocate and register memory (memalign + ibv_reg_mr): mr0 with its addr, lkey and rkey",
+		Help: "access= takes short forms, libibverbs names or a number: local_write,remote_write, " +
+			"IBV_ACCESS_LOCAL_WRITE|IBV_ACCESS_REMOTE_READ, 0. Remote write and remote atomic also need local_write. " +
+			"The lkey goes into local SGEs; the rkey is what the peer needs for RDMA READ, WRITE and atomics.",
+		Args: []argSpec{argPD, reqKey("length", vSize, "the size in bytes: 4096, 0x1000 or 4k", "len"),
+			key("access", vAccess, "0", "access flags")},
+		run: cmdRegMR}
 }
 
 func cmdRegMR(c *call) error {
@@ -69,6 +94,11 @@ func mrLine(o *object) string {
 		o.name, o.mr.Addr(), o.mr.Length(), o.mr.LKey(), o.mr.RKey(), o.mr.Access().Short())
 }
 
+func deregMRCmd() *command {
+	return &command{Name: "dereg_mr", Aliases: []string{"dereg"}, Group: gMemory, Usage: "dereg_mr MR",
+		Summary: "Deregister a memory region (ibv_dereg_mr)", Args: []argSpec{argMR}, run: cmdDeregMR}
+}
+
 func cmdDeregMR(c *call) error {
 	o, err := c.obj(0, kMR)
 	if err != nil {
@@ -80,6 +110,15 @@ func cmdDeregMR(c *call) error {
 	c.verbs(VerbCall{Name: "ibv_dereg_mr", Args: c.s.hn(o), Result: "= 0"})
 	c.s.forget(o)
 	return nil
+}
+
+func memCmd() *command {
+	return &command{Name: "mem", Group: gMemory, Usage: "mem MR [OFFSET] [LENGTH]",
+		Summary: "Hex dump of a memory region's bytes",
+		Help:    "The memory is the application's own: reading it is no verb. LENGTH defaults to 64 bytes (at most the rest of the MR).",
+		Args: []argSpec{argMR, pos("OFFSET", vSize, false, "where to start, default 0"),
+			pos("LENGTH", vSize, false, "how many bytes, default 64")},
+		run: cmdMem}
 }
 
 func cmdMem(c *call) error {
@@ -139,6 +178,16 @@ func hexdump(b []byte, base uint64) string {
 		lines = append(lines, fmt.Sprintf("%08x  %s |%s|", base+uint64(i), hex.String(), text.String()))
 	}
 	return strings.Join(lines, "\n")
+}
+
+func fillCmd() *command {
+	return &command{Name: "fill", Group: gMemory, Usage: "fill MR \"TEXT\"|0xNN [offset=N] [length=N]",
+		Summary: "Write into a memory region: text, or one byte repeated",
+		Help: "fill mr0 \"hello\" writes the text at offset 0; fill mr0 0xab length=64 repeats the byte. " +
+			"Quoted text may use \\n, \\t, \\0 and \\xNN. The memory is the application's own: writing it is no verb.",
+		Args: []argSpec{argMR, pos("DATA", vText, true, "\"text\" or a byte 0xNN"),
+			key("offset", vSize, "0", "where to start"), key("length", vSize, "text length, or the rest of the MR", "where to stop", "len")},
+		run: cmdFill}
 }
 
 func cmdFill(c *call) error {

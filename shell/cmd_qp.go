@@ -7,6 +7,27 @@ import (
 	"github.com/vsh-rdma/vsh/verbs"
 )
 
+func createQPCmd() *command {
+	return &command{Name: "create_qp", Group: gQP,
+		Usage: "create_qp PD type=rc|uc|ud send_cq=CQ recv_cq=CQ [srq=SRQ] [max_send_wr=16] [max_recv_wr=16] " +
+			"[max_send_sge=1] [max_recv_sge=1] [max_inline=0] [sq_sig_all]",
+		Summary: "Create a queue pair (ibv_create_qp): qp0, in state RESET",
+		Help: "A new QP is in RESET and can do nothing until modify_qp walks it to INIT, RTR and RTS (or connect does). " +
+			"With srq= its receives come from the SRQ and post_recv on it fails. sq_sig_all makes every send signaled.",
+		Args: []argSpec{argPD,
+			reqKey("type", vQPType, "the transport: rc, uc or ud (or IBV_QPT_RC, ...)", "qp_type"),
+			reqKey("send_cq", vCQ, "the CQ for send completions"),
+			reqKey("recv_cq", vCQ, "the CQ for receive completions"),
+			key("srq", vSRQ, "none", "a shared receive queue"),
+			key("max_send_wr", vNum, "16", "send queue depth"),
+			key("max_recv_wr", vNum, "16", "receive queue depth"),
+			key("max_send_sge", vNum, "1", "SGEs per send WR"),
+			key("max_recv_sge", vNum, "1", "SGEs per receive WR"),
+			key("max_inline", vNum, "0", "bytes a send may carry inline", "max_inline_data"),
+			flag("sq_sig_all", "every send WR completes with a CQE")},
+		run: cmdCreateQP}
+}
+
 func cmdCreateQP(c *call) error {
 	pd, err := c.obj(0, kPD)
 	if err != nil {
@@ -278,6 +299,49 @@ func avAttrs(c *call, defHop uint8) (verbs.AHAttr, string, error) {
 	return av, desc, nil
 }
 
+func modifyQPCmd() *command {
+	return &command{Name: "modify_qp", Aliases: []string{"mqp"}, Group: gQP, Usage: "modify_qp QP [state=STATE] [ATTR=VALUE ...]",
+		Summary: "Change a QP's state and attributes (ibv_modify_qp)",
+		Help: "The attribute mask is made from the attributes given: state=rtr path_mtu=1024 sets IBV_QP_STATE|IBV_QP_PATH_MTU. " +
+			"Each transition requires some attributes and allows others; a missing or extra one is EINVAL, and the error names it.\n\n" +
+			"\tRC/UC  RESET→INIT  state=init pkey_index=0 port=1 access=remote_write     (UD: qkey=0x11111111 instead of access)\n" +
+			"\tRC     INIT→RTR    state=rtr path_mtu=1024 dest_qpn=qp1 rq_psn=0 max_dest_rd_atomic=1 min_rnr_timer=12 dgid=qp1 sgid_index=1 hop_limit=1\n" +
+			"\tRC     RTR→RTS     state=rts sq_psn=0 timeout=14 retry_cnt=7 rnr_retry=7 max_rd_atomic=1\n\n" +
+			"dest_qpn= and remote QPNs take a handle (qp1) or a number; dgid= takes a GID or a handle (qp1, ctx1, B), " +
+			"read at the same sgid_index. The address vector (IBV_QP_AV) is dgid, sgid_index, hop_limit, traffic_class, " +
+			"flow_label, sl and dlid; dgid= implies is_global=1 and hop_limit=1. port= is the QP's port (IBV_QP_PORT) " +
+			"unless address-vector attributes are given: then it is the address vector's port_num.",
+		Args: []argSpec{argQP,
+			key("state", vState, "", "the new state: reset, init, rtr, rts, sqd, err", "qp_state"),
+			key("cur_state", vState, "", "the state the QP is believed to be in (IBV_QP_CUR_STATE)", "cur_qp_state"),
+			key("pkey_index", vNum, "", "IBV_QP_PKEY_INDEX"),
+			key("port", vNum, "", "IBV_QP_PORT, or the address vector's port_num", "port_num"),
+			key("access", vAccess, "", "IBV_QP_ACCESS_FLAGS: what the peer may do (remote_write, remote_read, remote_atomic)", "qp_access_flags"),
+			key("qkey", vNum, "", "IBV_QP_QKEY (UD)"),
+			key("path_mtu", vMTU, "", "IBV_QP_PATH_MTU: 256, 512, 1024, 2048, 4096"),
+			key("dest_qpn", vQPN, "", "IBV_QP_DEST_QPN: the peer QP (qp1 or a number)", "dest_qp_num"),
+			key("rq_psn", vNum, "", "IBV_QP_RQ_PSN: the first PSN the peer sends"),
+			key("sq_psn", vNum, "", "IBV_QP_SQ_PSN: this QP's first PSN"),
+			key("max_dest_rd_atomic", vNum, "", "IBV_QP_MAX_DEST_RD_ATOMIC"),
+			key("max_rd_atomic", vNum, "", "IBV_QP_MAX_QP_RD_ATOMIC", "max_qp_rd_atomic"),
+			key("min_rnr_timer", vNum, "", "IBV_QP_MIN_RNR_TIMER"),
+			key("timeout", vNum, "", "IBV_QP_TIMEOUT: ACK timeout, 4.096 µs × 2^timeout"),
+			key("retry_cnt", vNum, "", "IBV_QP_RETRY_CNT"),
+			key("rnr_retry", vNum, "", "IBV_QP_RNR_RETRY (7: forever)"),
+			key("dgid", vGID, "", "address vector: the peer's GID, or a handle", "gid"),
+			key("sgid_index", vNum, "", "address vector: the local GID index"),
+			key("hop_limit", vNum, "", "address vector: the GRH hop limit"),
+			key("traffic_class", vNum, "", "address vector: the GRH traffic class"),
+			key("flow_label", vNum, "", "address vector: the GRH flow label"),
+			key("sl", vNum, "", "address vector: the service level"),
+			key("dlid", vNum, "", "address vector: the destination LID (InfiniBand)"),
+			key("is_global", vBool, "", "address vector: whether a GRH is used"),
+			key("path_mig_state", vMigState, "", "IBV_QP_PATH_MIG_STATE: migrated, rearm, armed"),
+			key("en_sqd_async_notify", vBool, "", "IBV_QP_EN_SQD_ASYNC_NOTIFY"),
+			key("rate_limit", vNum, "", "IBV_QP_RATE_LIMIT")},
+		run: cmdModifyQP}
+}
+
 func cmdModifyQP(c *call) error {
 	o, err := c.obj(0, kQP)
 	if err != nil {
@@ -330,6 +394,12 @@ func modifyLine(o *object, a *args) string {
 		parts = append(parts, k+"="+a.kv[k])
 	}
 	return strings.Join(parts, " ")
+}
+
+func queryQPCmd() *command {
+	return &command{Name: "query_qp", Aliases: []string{"qqp"}, Group: gQP, Usage: "query_qp QP",
+		Summary: "Print every attribute of a QP (ibv_query_qp)",
+		Args:    []argSpec{argQP}, run: cmdQueryQP}
 }
 
 func cmdQueryQP(c *call) error {
@@ -436,6 +506,11 @@ func (s *Shell) handleOf(o *object) string {
 	return o.name
 }
 
+func destroyQPCmd() *command {
+	return &command{Name: "destroy_qp", Group: gQP, Usage: "destroy_qp QP",
+		Summary: "Destroy a queue pair (ibv_destroy_qp)", Args: []argSpec{argQP}, run: cmdDestroyQP}
+}
+
 func cmdDestroyQP(c *call) error {
 	o, err := c.obj(0, kQP)
 	if err != nil {
@@ -447,6 +522,21 @@ func cmdDestroyQP(c *call) error {
 	c.verbs(VerbCall{Name: "ibv_destroy_qp", Args: c.s.hn(o), Result: "= 0"})
 	c.s.forget(o)
 	return nil
+}
+
+func connectCmd() *command {
+	return &command{Name: "connect", Group: gQP, Usage: "connect QP QP [access=remote_write,remote_read,remote_atomic] [sgid_index=1]",
+		Summary: "Take two QPs to RTS, connected to each other, as rc_pingpong does; prints every verb",
+		Help: "Runs ibv_modify_qp six times: both QPs RESET→INIT, INIT→RTR (each pointing at the other), RTR→RTS, " +
+			"with rc_pingpong's values: port 1, pkey_index 0, path_mtu 1024, PSN 0, max_dest_rd_atomic 1, min_rnr_timer 12, " +
+			"hop_limit 1, timeout 14, retry_cnt 7, rnr_retry 7, max_rd_atomic 1, and the given QP access (all remote access by default). " +
+			"UD QPs get qkey 0x11111111 and need no peer. A QP already past RESET starts from where it is. " +
+			"Each step is printed as the modify_qp command that does it, so you can replay it by hand.",
+		Args: []argSpec{pos("QP", vQP, true, "the first QP"), pos("QP", vQP, true, "the second QP (the same one for a QP talking to itself)"),
+			key("access", vAccess, "remote_write,remote_read,remote_atomic", "the QPs' access flags", "qp_access_flags"),
+			key("sgid_index", vNum, "1", "the GID index on both sides"),
+			key("path_mtu", vMTU, "1024", "the path MTU")},
+		run: cmdConnect}
 }
 
 // cmdConnect walks two QPs to RTS, each pointing at the other, with
@@ -574,6 +664,14 @@ func cmdConnect(c *call) error {
 	return nil
 }
 
+func createSRQCmd() *command {
+	return &command{Name: "create_srq", Group: gQP, Usage: "create_srq PD [max_wr=64] [max_sge=1] [srq_limit=0]",
+		Summary: "Create a shared receive queue (ibv_create_srq): srq0",
+		Args: []argSpec{argPD, key("max_wr", vNum, "64", "the queue depth"), key("max_sge", vNum, "1", "SGEs per WR"),
+			key("srq_limit", vNum, "0", "raise IBV_EVENT_SRQ_LIMIT_REACHED below this many WRs", "limit")},
+		run: cmdCreateSRQ}
+}
+
 func cmdCreateSRQ(c *call) error {
 	pd, err := c.obj(0, kPD)
 	if err != nil {
@@ -600,6 +698,14 @@ func cmdCreateSRQ(c *call) error {
 	c.created(o)
 	c.verbs(VerbCall{Name: "ibv_create_srq", Args: fmt.Sprintf("%s, max_wr=%d, max_sge=%d, srq_limit=%d", c.s.hn(pd), a.MaxWR, a.MaxSGE, a.SRQLimit), Result: "→ " + c.s.hn(o)})
 	return nil
+}
+
+func modifySRQCmd() *command {
+	return &command{Name: "modify_srq", Group: gQP, Usage: "modify_srq SRQ [max_wr=N] [srq_limit=N]",
+		Summary: "Resize an SRQ or arm its limit (ibv_modify_srq)",
+		Args: []argSpec{argSRQ, key("max_wr", vNum, "", "IBV_SRQ_MAX_WR: the new depth"),
+			key("srq_limit", vNum, "", "IBV_SRQ_LIMIT: arm the limit event", "limit")},
+		run: cmdModifySRQ}
 }
 
 func cmdModifySRQ(c *call) error {
@@ -634,6 +740,11 @@ func cmdModifySRQ(c *call) error {
 	return nil
 }
 
+func querySRQCmd() *command {
+	return &command{Name: "query_srq", Group: gQP, Usage: "query_srq SRQ",
+		Summary: "Print an SRQ's attributes (ibv_query_srq)", Args: []argSpec{argSRQ}, run: cmdQuerySRQ}
+}
+
 func cmdQuerySRQ(c *call) error {
 	o, err := c.obj(0, kSRQ)
 	if err != nil {
@@ -648,6 +759,11 @@ func cmdQuerySRQ(c *call) error {
 	return nil
 }
 
+func destroySRQCmd() *command {
+	return &command{Name: "destroy_srq", Group: gQP, Usage: "destroy_srq SRQ",
+		Summary: "Destroy a shared receive queue (ibv_destroy_srq)", Args: []argSpec{argSRQ}, run: cmdDestroySRQ}
+}
+
 func cmdDestroySRQ(c *call) error {
 	o, err := c.obj(0, kSRQ)
 	if err != nil {
@@ -659,6 +775,17 @@ func cmdDestroySRQ(c *call) error {
 	c.verbs(VerbCall{Name: "ibv_destroy_srq", Args: c.s.hn(o), Result: "= 0"})
 	c.s.forget(o)
 	return nil
+}
+
+func createAHCmd() *command {
+	return &command{Name: "create_ah", Group: gQP, Usage: "create_ah PD dgid=GID|HANDLE [sgid_index=0] [hop_limit=64] [port=1] [sl=0] [traffic_class=0] [flow_label=0]",
+		Summary: "Create an address handle for UD sends (ibv_create_ah): ah0",
+		Help:    "dgid= takes a GID (::ffff:127.0.0.2, fe80::1 or 32 hex digits) or a handle (qp1, ctx1, B), read at the same sgid_index.",
+		Args: []argSpec{argPD, reqKey("dgid", vGID, "the destination GID, or a handle", "gid"),
+			key("sgid_index", vNum, "0", "the local GID index"), key("hop_limit", vNum, "64", "the GRH hop limit"),
+			key("port", vNum, "1", "the port", "port_num"), key("sl", vNum, "0", "the service level"),
+			key("traffic_class", vNum, "0", "the GRH traffic class"), key("flow_label", vNum, "0", "the GRH flow label")},
+		run: cmdCreateAH}
 }
 
 func cmdCreateAH(c *call) error {
@@ -681,6 +808,12 @@ func cmdCreateAH(c *call) error {
 	c.created(o)
 	c.verbs(VerbCall{Name: "ibv_create_ah", Args: fmt.Sprintf("%s, {%s port_num=%d}", c.s.hn(pd), desc, av.PortNum), Result: "→ " + c.s.hn(o)})
 	return nil
+}
+
+func destroyAHCmd() *command {
+	return &command{Name: "destroy_ah", Group: gQP, Usage: "destroy_ah AH",
+		Summary: "Destroy an address handle (ibv_destroy_ah)",
+		Args:    []argSpec{pos("AH", vAH, true, "an address handle: ah0")}, run: cmdDestroyAH}
 }
 
 func cmdDestroyAH(c *call) error {
@@ -724,5 +857,19 @@ func mcast(c *call, attach bool) error {
 	return nil
 }
 
+func attachMcastCmd() *command {
+	return &command{Name: "attach_mcast", Group: gQP, Usage: "attach_mcast QP gid=GID [lid=0]",
+		Summary: "Join a UD QP to a multicast group (ibv_attach_mcast)",
+		Args:    []argSpec{argQP, reqKey("gid", vGID, "the multicast GID (ff0e::...)", "dgid"), key("lid", vNum, "0", "the multicast LID")},
+		run:     cmdAttachMcast}
+}
+
 func cmdAttachMcast(c *call) error { return mcast(c, true) }
+func detachMcastCmd() *command {
+	return &command{Name: "detach_mcast", Group: gQP, Usage: "detach_mcast QP gid=GID [lid=0]",
+		Summary: "Leave a multicast group (ibv_detach_mcast)",
+		Args:    []argSpec{argQP, reqKey("gid", vGID, "the multicast GID", "dgid"), key("lid", vNum, "0", "the multicast LID")},
+		run:     cmdDetachMcast}
+}
+
 func cmdDetachMcast(c *call) error { return mcast(c, false) }

@@ -8,6 +8,12 @@ import (
 	"github.com/vsh-rdma/vsh/verbs"
 )
 
+func helpCmd() *command {
+	return &command{Name: "help", Aliases: []string{"?"}, Group: gSession, Usage: "help [CMD]",
+		Summary: "List the commands, or explain one",
+		Args:    []argSpec{pos("CMD", vCommand, false, "a command")}, meta: true, run: cmdHelp}
+}
+
 func cmdHelp(c *call) error {
 	if len(c.a.pos) == 0 {
 		c.s.writeHelp(c.out)
@@ -22,12 +28,25 @@ func cmdHelp(c *call) error {
 	return nil
 }
 
+func quitCmd() *command {
+	return &command{Name: "quit", Aliases: []string{"exit", "q"}, Group: gSession, Usage: "quit",
+		Summary: "Leave vsh (Ctrl-D does too)", meta: true, skipNotebook: true, run: cmdQuit}
+}
+
 func cmdQuit(c *call) error { return ErrExit }
 
 // noRepeat are the commands repeat refuses: they act on the session itself.
 var noRepeat = map[string]bool{"source": true, "save": true, "quit": true, "reset": true, "repeat": true}
 
 const maxRepeat = 10000
+
+func repeatCmd() *command {
+	return &command{Name: "repeat", Group: gSession, Usage: "repeat N COMMAND...",
+		Summary: "Run a command N times in one cell; {i} in it counts 0, 1, 2, ...",
+		Help: "Stops at the first failure. Example: repeat 4 post_recv qp1 mr=mr1 offset={i}00 length=64 wr_id={i}. " +
+			"{i+16}, {i*2} and {i*2+1} count from elsewhere: repeat 16 connect qp{i} qp{i+16}. do makes a loop body of several commands.",
+		rawArgs: true, run: cmdRepeat, complete: completeRepeat}
+}
 
 func cmdRepeat(c *call) error {
 	if len(c.a.pos) < 2 {
@@ -76,6 +95,12 @@ func cmdRepeat(c *call) error {
 		}
 	}
 	return nil
+}
+
+func resetCmd() *command {
+	return &command{Name: "reset", Group: gSession, Usage: "reset",
+		Summary: "Destroy every object and restart the backend, as at the start of the session",
+		run:     cmdReset}
 }
 
 func cmdReset(c *call) error {

@@ -336,7 +336,7 @@ func completeFault(s *Shell, done []token, word string) []Suggestion {
 	if _, err := verbs.ParseFaultAction(strings.ToLower(done[0].text)); err != nil {
 		return nil
 	}
-	return s.completeArgs(faultCmd, done, word)
+	return s.completeArgs(faultRule, done, word)
 }
 
 func completeRepeat(s *Shell, done []token, word string) []Suggestion {

@@ -20,8 +20,10 @@
 // cell: it makes the printed verb line and its [control path] or [data
 // path] tag (verbs.VerbPath.Data), and paths counts it.
 //
-// One command table (commands.go) feeds help, completion and the generated
-// reference docs/commands.md. After each command the shell shows what
+// Each command is declared next to its handler (openDeviceCmd beside
+// cmdOpenDevice), and one table (commandTable in commands.go) lists them in
+// the order help, completion and the generated reference docs/commands.md
+// show them. After each command the shell shows what
 // changed: QP state diagrams with the current state lit, queue and CQ
 // occupancy, packets on the wire when tracing, and watched objects.
 //

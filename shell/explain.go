@@ -257,6 +257,12 @@ func dedupe(in []Suggestion) []Suggestion {
 	return out
 }
 
+func explainCmd() *command {
+	return &command{Name: "explain", Group: gSession, Usage: "explain IBV_WC_RNR_RETRY_EXC_ERR | EINVAL | rts | rdma_write | rdma_write_first | ...",
+		Summary: "Explain a completion status, errno, QP state, opcode (work request or wire), flag or attribute",
+		rawArgs: true, meta: true, run: cmdExplain, complete: completeExplain}
+}
+
 func cmdExplain(c *call) error {
 	if len(c.a.pos) == 0 {
 		return usagef("explain IBV_WC_RNR_RETRY_EXC_ERR, explain EINVAL, explain rtr, explain rdma_write_first, explain rkey",

@@ -271,6 +271,14 @@ func fenceFor(text string) string {
 	return strings.Repeat("`", max(3, longest+1))
 }
 
+func saveCmd() *command {
+	return &command{Name: "save", Group: gSession, Usage: "save FILE.md",
+		Summary: "Save the session as a Markdown notebook; vsh -f FILE.md replays it",
+		Help: "Each command goes in a ```vsh block followed by its output; a command that failed is saved as a \"! \" line, " +
+			"which a replay expects to fail. save, source and quit are left out (the commands source ran are saved instead).",
+		Args: []argSpec{pos("FILE", vFile, true, "the notebook to write")}, meta: true, skipNotebook: true, run: cmdSave}
+}
+
 func cmdSave(c *call) error {
 	name := c.a.pos[0].text
 	nb := c.s.Notebook()
@@ -291,6 +299,13 @@ func cmdSave(c *call) error {
 }
 
 const maxSourceDepth = 8
+
+func sourceCmd() *command {
+	return &command{Name: "source", Group: gSession, Usage: "source FILE",
+		Summary: "Run the commands of a script or notebook, each as a cell",
+		Help:    "As vsh -f: # starts a comment, a line starting with \"! \" must fail, and the first other failure stops it. A .md file runs its ```vsh blocks.",
+		Args:    []argSpec{pos("FILE", vFile, true, "a script (.vsh) or notebook (.md)")}, skipNotebook: true, run: cmdSource}
+}
 
 func cmdSource(c *call) error {
 	name := c.a.pos[0].text
@@ -319,6 +334,12 @@ func cmdSource(c *call) error {
 		return err
 	}
 	return nil
+}
+
+func historyCmd() *command {
+	return &command{Name: "history", Group: gSession, Usage: "history [n=N]",
+		Summary: "List the cells of this session (! marks the ones that failed)",
+		Args:    []argSpec{key("n", vNum, "all", "only the last N")}, meta: true, run: cmdHistory}
 }
 
 func cmdHistory(c *call) error {

@@ -365,6 +365,12 @@ func (s *Shell) handleArgs(words []token) ([]*object, error) {
 	return out, nil
 }
 
+func showCmd() *command {
+	return &command{Name: "show", Group: gView, Usage: "show [OBJ...]",
+		Summary: "Draw objects: a QP's state diagram and queues, a CQ's occupancy, an MR's keys; all handles when none given",
+		rawArgs: true, run: cmdShow, complete: completeHandles}
+}
+
 func cmdShow(c *call) error {
 	if len(c.a.pos) == 0 {
 		all := c.s.h.all()
@@ -412,6 +418,13 @@ func (s *Shell) summary(o *object) string {
 	return ""
 }
 
+func watchCmd() *command {
+	return &command{Name: "watch", Group: gView, Usage: "watch [OBJ...]",
+		Summary: "Redraw objects after every command (both QPs and both CQs, say)",
+		Help:    "Without arguments it lists what is watched. Watched objects are drawn below each command's output, like Delve's display.",
+		rawArgs: true, run: cmdWatch, complete: completeHandles}
+}
+
 func cmdWatch(c *call) error {
 	if len(c.a.pos) == 0 {
 		if len(c.s.watched) == 0 {
@@ -436,6 +449,11 @@ func cmdWatch(c *call) error {
 	}
 	c.line("watching %s", strings.Join(c.s.watched, ", "))
 	return nil
+}
+
+func unwatchCmd() *command {
+	return &command{Name: "unwatch", Group: gView, Usage: "unwatch OBJ...|all",
+		Summary: "Stop redrawing objects", rawArgs: true, run: cmdUnwatch, complete: completeWatched}
 }
 
 func cmdUnwatch(c *call) error {
