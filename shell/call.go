@@ -62,86 +62,136 @@ func (c *call) keyObj(key string, k kind) (*object, bool, error) {
 	return o, true, nil
 }
 
-// num reads key as an unsigned number of the given width, def when absent.
-func (c *call) num(key string, def uint64, bits int) (uint64, error) {
-	v, ok := c.a.kv[key]
-	if !ok {
-		return def, nil
+// The readers of key=VALUE arguments. A plain reader (num, size, dur, ...)
+// gives, when key is absent, the default its spec states: the spec's
+// literal read the same way ("" reads as the zero value), so that help and
+// behaviour cannot drift. A default the handler computes (the rest of an
+// MR, a QP's current value) is read with the Or readers; where the spec
+// states a literal all the same, the two must agree. A spec default that
+// breaks these rules is a bug in vsh: the reader panics, and the command's
+// tests fail. A key the command does not declare (a helper shared by
+// several commands) cannot be given, and reads as the default.
+
+// value reads key with parse, the spec's default when absent.
+func value[T comparable](c *call, key string, parse func(string) (T, error)) (T, error) {
+	if v, ok := c.a.kv[key]; ok {
+		return readValue(c, key, v, parse)
 	}
-	n, err := parseUint(v, bits)
+	var zero T
+	sp := c.cmd.findSpec(key, keyArg)
+	if sp == nil || sp.def == "" {
+		return zero, nil
+	}
+	d, err := parse(sp.def)
 	if err != nil {
-		return 0, c.bad(key, err)
-	}
-	return n, nil
-}
-
-func (c *call) u8(key string, def uint8) (uint8, error) {
-	n, err := c.num(key, uint64(def), 8)
-	return uint8(n), err
-}
-
-func (c *call) u32(key string, def uint32) (uint32, error) {
-	n, err := c.num(key, uint64(def), 32)
-	return uint32(n), err
-}
-
-// count reads a count that sizes an allocation, with a ceiling.
-func (c *call) count(key string, def, most int) (int, error) {
-	n, err := c.num(key, uint64(def), 31)
-	if err != nil {
-		return 0, err
-	}
-	if n > uint64(most) {
-		return 0, usagef(fmt.Sprintf("use at most %d", most), "%s=%d is more than vsh allows here (%d)", key, n, most)
-	}
-	return int(n), nil
-}
-
-// intArg reads a signed-int-sized number, passed to the backend as it is.
-func (c *call) intArg(key string, def int) (int, error) {
-	n, err := c.num(key, uint64(def), 31)
-	return int(n), err
-}
-
-// size reads key as a byte count (4096, 0x1000, 4k), def when absent.
-func (c *call) size(key string, def uint64) (uint64, error) { return c.sizeBits(key, def, 63) }
-
-// sizeBits reads a byte count that fits in bits bits: an SGE's length is 32.
-func (c *call) sizeBits(key string, def uint64, bits int) (uint64, error) {
-	v, ok := c.a.kv[key]
-	if !ok {
-		return def, nil
-	}
-	n, err := number.ParseSize(v, bits)
-	if err != nil {
-		return 0, c.bad(key, err)
-	}
-	return n, nil
-}
-
-func (c *call) dur(key string, def time.Duration) (time.Duration, error) {
-	v, ok := c.a.kv[key]
-	if !ok {
-		return def, nil
-	}
-	d, err := parseDuration(v)
-	if err != nil {
-		return 0, c.bad(key, err)
+		panic(fmt.Sprintf("shell: %s: the default of %s= is %q, which is no value (%v); read it with an Or reader", c.cmd.Name, key, sp.def, err))
 	}
 	return d, nil
 }
 
-func (c *call) boolArg(key string, def bool) (bool, error) {
-	v, ok := c.a.kv[key]
-	if !ok {
-		return def, nil
+// valueOr reads key with parse, def when absent.
+func valueOr[T comparable](c *call, key string, def T, parse func(string) (T, error)) (T, error) {
+	if sp := c.cmd.findSpec(key, keyArg); sp != nil && sp.def != "" {
+		if d, err := parse(sp.def); err == nil && d != def {
+			panic(fmt.Sprintf("shell: %s: the default of %s= is %q in its spec but %v in its handler", c.cmd.Name, key, sp.def, def))
+		}
 	}
-	b, err := parseBool(v)
-	if err != nil {
-		return false, c.bad(key, err)
+	if v, ok := c.a.kv[key]; ok {
+		return readValue(c, key, v, parse)
 	}
-	return b, nil
+	return def, nil
 }
+
+func readValue[T any](c *call, key, v string, parse func(string) (T, error)) (T, error) {
+	x, err := parse(v)
+	if err != nil {
+		var zero T
+		return zero, c.bad(key, err)
+	}
+	return x, nil
+}
+
+func uintOf(bits int) func(string) (uint64, error) {
+	return func(s string) (uint64, error) { return parseUint(s, bits) }
+}
+
+func sizeOf(bits int) func(string) (uint64, error) {
+	return func(s string) (uint64, error) { return number.ParseSize(s, bits) }
+}
+
+func narrow[T uint8 | uint32 | int](n uint64, err error) (T, error) { return T(n), err }
+
+// num reads key as an unsigned number of the given width.
+func (c *call) num(key string, bits int) (uint64, error) { return value(c, key, uintOf(bits)) }
+
+// numOr is num with the handler's default.
+func (c *call) numOr(key string, def uint64, bits int) (uint64, error) {
+	return valueOr(c, key, def, uintOf(bits))
+}
+
+func (c *call) u8(key string) (uint8, error) { return narrow[uint8](c.num(key, 8)) }
+
+func (c *call) u8Or(key string, def uint8) (uint8, error) {
+	return narrow[uint8](c.numOr(key, uint64(def), 8))
+}
+
+func (c *call) u32(key string) (uint32, error) { return narrow[uint32](c.num(key, 32)) }
+
+func (c *call) u32Or(key string, def uint32) (uint32, error) {
+	return narrow[uint32](c.numOr(key, uint64(def), 32))
+}
+
+// count reads a count that sizes an allocation, with a ceiling.
+func (c *call) count(key string, most int) (int, error) {
+	return c.ceiling(key, most)(c.num(key, 31))
+}
+
+// countOr is count with the handler's default.
+func (c *call) countOr(key string, def, most int) (int, error) {
+	return c.ceiling(key, most)(c.numOr(key, uint64(def), 31))
+}
+
+func (c *call) ceiling(key string, most int) func(uint64, error) (int, error) {
+	return func(n uint64, err error) (int, error) {
+		if err != nil {
+			return 0, err
+		}
+		if n > uint64(most) {
+			return 0, usagef(fmt.Sprintf("use at most %d", most), "%s=%d is more than vsh allows here (%d)", key, n, most)
+		}
+		return int(n), nil
+	}
+}
+
+// intArg reads a signed-int-sized number, passed to the backend as it is.
+func (c *call) intArg(key string) (int, error) { return narrow[int](c.num(key, 31)) }
+
+// intOr is intArg with the handler's default.
+func (c *call) intOr(key string, def int) (int, error) {
+	return narrow[int](c.numOr(key, uint64(def), 31))
+}
+
+// size reads key as a byte count (4096, 0x1000, 4k).
+func (c *call) size(key string) (uint64, error) { return value(c, key, sizeOf(63)) }
+
+// sizeOr is size with the handler's default.
+func (c *call) sizeOr(key string, def uint64) (uint64, error) { return c.sizeBitsOr(key, def, 63) }
+
+// sizeBitsOr reads a byte count that fits in bits bits (an SGE's length
+// is 32), def when absent.
+func (c *call) sizeBitsOr(key string, def uint64, bits int) (uint64, error) {
+	return valueOr(c, key, def, sizeOf(bits))
+}
+
+func (c *call) dur(key string) (time.Duration, error) { return value(c, key, parseDuration) }
+
+func (c *call) durOr(key string, def time.Duration) (time.Duration, error) {
+	return valueOr(c, key, def, parseDuration)
+}
+
+func (c *call) boolArg(key string) (bool, error) { return value(c, key, parseBool) }
+
+func (c *call) boolOr(key string, def bool) (bool, error) { return valueOr(c, key, def, parseBool) }
 
 func (c *call) access(key string, def verbs.Access) (verbs.Access, error) {
 	v, ok := c.a.kv[key]
@@ -363,7 +413,7 @@ func (c *call) sges(defLen func(mrLen uint64) uint64) ([]verbs.SGE, string, erro
 		}
 		return nil, "no SGE", nil
 	}
-	off, err := c.size("offset", 0)
+	off, err := c.sizeOr("offset", 0)
 	if err != nil {
 		return nil, "", err
 	}
@@ -375,7 +425,7 @@ func (c *call) sges(defLen func(mrLen uint64) uint64) ([]verbs.SGE, string, erro
 	if defLen != nil {
 		def = defLen(def)
 	}
-	length, err := c.sizeBits("length", def, 32)
+	length, err := c.sizeBitsOr("length", def, 32)
 	if err != nil {
 		return nil, "", err
 	}

@@ -86,7 +86,7 @@ func cmdBench(c *call) error {
 	if err != nil {
 		return err
 	}
-	chart, err := c.boolArg("chart", true)
+	chart, err := c.boolArg("chart")
 	if err != nil {
 		return err
 	}
@@ -190,11 +190,11 @@ func benchConfig(c *call) (sweep.Config, error) {
 		}
 		cfg.Tests = []sweep.Test{t}
 	}
-	minSize, err := c.size("min", sweep.DefaultMinSize)
+	minSize, err := c.sizeOr("min", sweep.DefaultMinSize)
 	if err != nil {
 		return cfg, err
 	}
-	maxSize, err := c.size("max", max(sweep.DefaultMaxSize, minSize))
+	maxSize, err := c.sizeOr("max", max(sweep.DefaultMaxSize, minSize))
 	if err != nil {
 		return cfg, err
 	}
@@ -205,13 +205,13 @@ func benchConfig(c *call) (sweep.Config, error) {
 		return cfg, usagef("max=1M, up to max=8M (perftest's largest)", "max=%d: it must be between min=%d and 8M", maxSize, minSize)
 	}
 	cfg.MinSize, cfg.MaxSize = int(minSize), int(maxSize)
-	if cfg.Iters, err = c.count("iters", sweep.DefaultIters, 100_000_000); err != nil {
+	if cfg.Iters, err = c.countOr("iters", sweep.DefaultIters, 100_000_000); err != nil {
 		return cfg, err
 	}
-	if cfg.LatIters, err = c.count("lat_iters", sweep.DefaultLatIters, 10_000_000); err != nil {
+	if cfg.LatIters, err = c.countOr("lat_iters", sweep.DefaultLatIters, 10_000_000); err != nil {
 		return cfg, err
 	}
-	if cfg.TxDepth, err = c.count("tx_depth", sweep.DefaultTxDepth, 1<<15); err != nil {
+	if cfg.TxDepth, err = c.countOr("tx_depth", sweep.DefaultTxDepth, 1<<15); err != nil {
 		return cfg, err
 	}
 	for _, k := range []struct {
@@ -231,7 +231,7 @@ func benchConfig(c *call) (sweep.Config, error) {
 			return cfg, c.bad("mtu", err)
 		}
 	}
-	if cfg.Timeout, err = c.dur("timeout", sweep.DefaultTimeout); err != nil {
+	if cfg.Timeout, err = c.durOr("timeout", sweep.DefaultTimeout); err != nil {
 		return cfg, err
 	}
 	if cfg.Timeout == 0 {
@@ -297,16 +297,23 @@ func benchLink(c *call, devs ...string) (func(), error) {
 		}
 		rate = r
 	}
-	delay, err := c.dur("delay", 0)
-	if err != nil {
-		return nil, err
+	// delay= and netdev_mtu= change the link only when given; their specs'
+	// defaults are what the simulator's links have.
+	var err error
+	var delay time.Duration
+	if c.has("delay") {
+		if delay, err = c.dur("delay"); err != nil {
+			return nil, err
+		}
+		if delay == 0 {
+			return nil, usagef("delay=100ns or more", "delay=0: light takes time too; give a duration")
+		}
 	}
-	if c.has("delay") && delay == 0 {
-		return nil, usagef("delay=100ns or more", "delay=0: light takes time too; give a duration")
-	}
-	mtu, err := c.num("netdev_mtu", 0, 31)
-	if err != nil {
-		return nil, err
+	var mtu uint64
+	if c.has("netdev_mtu") {
+		if mtu, err = c.num("netdev_mtu", 31); err != nil {
+			return nil, err
+		}
 	}
 	if c.has("netdev_mtu") && (mtu < 68 || mtu > 65535) {
 		return nil, usagef("netdev_mtu=1500 (Ethernet) or netdev_mtu=9000 (jumbo frames)", "netdev_mtu=%d is not an IP MTU (68 to 65535)", mtu)

@@ -64,11 +64,11 @@ func cmdCreateCQ(c *call) error {
 	if err != nil {
 		return err
 	}
-	cqe, err := c.intArg("cqe", 16)
+	cqe, err := c.intArg("cqe")
 	if err != nil {
 		return err
 	}
-	vec, err := c.intArg("comp_vector", 0)
+	vec, err := c.intArg("comp_vector")
 	if err != nil {
 		return err
 	}
@@ -104,7 +104,7 @@ func cmdResizeCQ(c *call) error {
 	if err != nil {
 		return err
 	}
-	cqe, err := c.intArg("cqe", 0)
+	cqe, err := c.intArg("cqe")
 	if err != nil {
 		return err
 	}
@@ -180,7 +180,7 @@ func cmdGetCQEvent(c *call) error {
 	if err != nil {
 		return err
 	}
-	wait, err := c.dur("wait", 0)
+	wait, err := c.dur("wait")
 	if err != nil {
 		return err
 	}
@@ -248,7 +248,7 @@ func cmdAckCQEvents(c *call) error {
 	if err != nil {
 		return err
 	}
-	n, err := c.count("n", 1, 1<<20)
+	n, err := c.count("n", 1<<20)
 	if err != nil {
 		return err
 	}
@@ -276,14 +276,14 @@ func cmdPollCQ(c *call) error {
 	if err != nil {
 		return err
 	}
-	n, err := c.count("n", 16, maxPoll)
+	n, err := c.count("n", maxPoll)
 	if err != nil {
 		return err
 	}
 	if n == 0 {
 		return usagef("n=1 or more", "n=0 polls nothing")
 	}
-	wait, err := c.dur("wait", 0)
+	wait, err := c.dur("wait")
 	if err != nil {
 		return err
 	}

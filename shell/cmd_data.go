@@ -16,7 +16,7 @@ func recvWRs(c *call) ([]verbs.RecvWR, []string, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	n, err := c.count("count", 1, maxBatch)
+	n, err := c.countOr("count", 1, maxBatch)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -43,7 +43,7 @@ func recvWRs(c *call) ([]verbs.RecvWR, []string, error) {
 // wrID returns the first wr_id: the one given, or the session's next.
 func wrID(c *call) (uint64, bool, error) {
 	if c.has("wr_id") {
-		n, err := c.num("wr_id", 0, 64)
+		n, err := c.numOr("wr_id", 0, 64)
 		return n, true, err
 	}
 	return c.s.nextWRID(), false, nil
@@ -190,7 +190,7 @@ func cmdPostSend(c *call) error {
 	wr := verbs.SendWR{Opcode: op, Flags: flags, SGList: sges}
 	var notes []string
 	if c.has("imm") {
-		if wr.Imm, err = c.u32("imm", 0); err != nil {
+		if wr.Imm, err = c.u32("imm"); err != nil {
 			return err
 		}
 		if !op.HasImm() {
@@ -210,10 +210,10 @@ func cmdPostSend(c *call) error {
 	}
 	switch op {
 	case verbs.WRAtomicCmpAndSwp:
-		if wr.CompareAdd, err = c.num("compare", 0, 64); err != nil {
+		if wr.CompareAdd, err = c.num("compare", 64); err != nil {
 			return err
 		}
-		if wr.Swap, err = c.num("swap", 0, 64); err != nil {
+		if wr.Swap, err = c.num("swap", 64); err != nil {
 			return err
 		}
 	case verbs.WRAtomicFetchAndAdd:
@@ -224,7 +224,7 @@ func cmdPostSend(c *call) error {
 		if !c.has("add") {
 			key = "compare"
 		}
-		if wr.CompareAdd, err = c.num(key, 0, 64); err != nil {
+		if wr.CompareAdd, err = c.num(key, 64); err != nil {
 			return err
 		}
 	default:
@@ -250,13 +250,13 @@ func cmdPostSend(c *call) error {
 		return err
 	}
 	wr.RemoteQPN = qpn
-	if wr.RemoteQKey, err = c.u32("remote_qkey", 0x11111111); err != nil {
+	if wr.RemoteQKey, err = c.u32("remote_qkey"); err != nil {
 		return err
 	}
 	if o.qpType == verbs.QPTypeUD && !hasQPN {
 		return usagef("add remote_qpn=qp1 (or its number)", "a UD send needs remote_qpn=")
 	}
-	n, err := c.count("count", 1, maxBatch)
+	n, err := c.count("count", maxBatch)
 	if err != nil {
 		return err
 	}

@@ -377,7 +377,7 @@ func cmdQueryPort(c *call) error {
 	if err != nil {
 		return err
 	}
-	port, err := c.u8("port", 1)
+	port, err := c.u8("port")
 	if err != nil {
 		return err
 	}
@@ -429,12 +429,12 @@ func cmdQueryGID(c *call) error {
 	if err != nil {
 		return err
 	}
-	port, err := c.u8("port", 1)
+	port, err := c.u8("port")
 	if err != nil {
 		return err
 	}
 	if c.has("index") {
-		idx, err := c.intArg("index", 0)
+		idx, err := c.intOr("index", 0)
 		if err != nil {
 			return err
 		}
@@ -486,7 +486,7 @@ func cmdAsyncEvents(c *call) error {
 	if err != nil {
 		return err
 	}
-	wait, err := c.dur("wait", 0)
+	wait, err := c.dur("wait")
 	if err != nil {
 		return err
 	}

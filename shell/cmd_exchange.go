@@ -135,7 +135,7 @@ func cmdExchange(c *call) error {
 	if err != nil {
 		return err
 	}
-	wait, err := cc.dur("wait", xchgDefaultWait)
+	wait, err := cc.durOr("wait", xchgDefaultWait)
 	if err != nil {
 		return err
 	}
@@ -165,7 +165,7 @@ func cmdExchange(c *call) error {
 }
 
 func (c *call) xchgPort() (uint64, error) {
-	port, err := c.num("port", exchange.DefaultPort, 16)
+	port, err := c.numOr("port", exchange.DefaultPort, 16)
 	if err == nil && port == 0 {
 		return 0, usagef("port=18515 (the programs' -p default), or the -p the peer uses", "port=0 is no port a peer can name")
 	}
@@ -230,7 +230,7 @@ func (c *call) xchgLocal(mode string, names []string) (*xchgSide, error) {
 		}
 		sd.gidIx = int(n)
 	}
-	p, err := c.u8("ib_port", 1)
+	p, err := c.u8Or("ib_port", 1)
 	if err != nil {
 		return nil, err
 	}
@@ -266,7 +266,7 @@ func (c *call) xchgLocal(mode string, names []string) (*xchgSide, error) {
 	var base uint64
 	hasPSN := c.has("psn")
 	if hasPSN {
-		if base, err = c.num("psn", 0, 24); err != nil {
+		if base, err = c.numOr("psn", 0, 24); err != nil {
 			return nil, err
 		}
 	}

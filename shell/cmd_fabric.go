@@ -263,7 +263,7 @@ func cmdFault(c *call) error {
 	}
 	r := verbs.FaultRule{Action: act, Opcode: fc.raw("opcode")}
 	if fc.has("psn") {
-		n, err := fc.num("psn", 0, 24)
+		n, err := fc.numOr("psn", 0, 24)
 		if err != nil {
 			return err
 		}
@@ -283,13 +283,13 @@ func cmdFault(c *call) error {
 			r.To = d.Name()
 		}
 	}
-	if r.Nth, err = fc.intArg("nth", 0); err != nil {
+	if r.Nth, err = fc.intOr("nth", 0); err != nil {
 		return err
 	}
 	if fc.has("nth") && r.Nth == 0 {
 		return fc.bad("nth", fmt.Errorf("nth counts from 1 (nth=1 is the first match); leave it out to act on every match"))
 	}
-	if r.Count, err = fc.intArg("count", 0); err != nil {
+	if r.Count, err = fc.intOr("count", 0); err != nil {
 		return err
 	}
 	if fc.has("prob") {
@@ -299,7 +299,7 @@ func cmdFault(c *call) error {
 		}
 		r.Probability = p
 	}
-	if r.Delay, err = fc.dur("delay", 0); err != nil {
+	if r.Delay, err = fc.dur("delay"); err != nil {
 		return err
 	}
 	if act == verbs.FaultDelay && r.Delay == 0 {

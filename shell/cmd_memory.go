@@ -67,7 +67,7 @@ func cmdRegMR(c *call) error {
 	if err != nil {
 		return err
 	}
-	length, err := c.size("length", 0)
+	length, err := c.size("length")
 	if err != nil {
 		return err
 	}
@@ -196,7 +196,7 @@ func cmdFill(c *call) error {
 		return err
 	}
 	buf := o.mr.Bytes()
-	off, err := c.size("offset", 0)
+	off, err := c.size("offset")
 	if err != nil {
 		return err
 	}
@@ -220,7 +220,7 @@ func cmdFill(c *call) error {
 	if !repeat {
 		def = min(uint64(len(src)), room)
 	}
-	n, err := c.size("length", def)
+	n, err := c.sizeOr("length", def)
 	if err != nil {
 		return err
 	}

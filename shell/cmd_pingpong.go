@@ -64,7 +64,7 @@ func cmdPingpong(c *call) error {
 		}
 		o.GIDIndex = int(n)
 	}
-	size, err := c.size("size", uint64(o.Size))
+	size, err := c.sizeOr("size", uint64(o.Size))
 	if err != nil {
 		return err
 	}
@@ -73,16 +73,16 @@ func cmdPingpong(c *call) error {
 		return usagef("size=64, size=4k, up to size=64m", "size=%d: a message has 1 byte to 64 MiB here", size)
 	}
 	o.Size = int(size)
-	if o.Iters, err = c.count("iters", o.Iters, 100_000_000); err != nil {
+	if o.Iters, err = c.countOr("iters", o.Iters, 100_000_000); err != nil {
 		return err
 	}
-	if o.RxDepth, err = c.count("rx_depth", o.RxDepth, 1<<16); err != nil {
+	if o.RxDepth, err = c.countOr("rx_depth", o.RxDepth, 1<<16); err != nil {
 		return err
 	}
-	if o.NumQP, err = c.count("num_qp", o.NumQP, 255); err != nil {
+	if o.NumQP, err = c.countOr("num_qp", o.NumQP, 255); err != nil {
 		return err
 	}
-	sl, err := c.num("sl", 0, 4)
+	sl, err := c.num("sl", 4)
 	if err != nil {
 		return err
 	}
@@ -98,7 +98,7 @@ func cmdPingpong(c *call) error {
 	if c.has("num_qp") && t != pingpong.SRQ {
 		return usagef("num_qp= is for pingpong srq", "num_qp= is not a %s option", t)
 	}
-	if o.Timeout, err = c.dur("timeout", pingpong.DefaultTimeout); err != nil {
+	if o.Timeout, err = c.durOr("timeout", pingpong.DefaultTimeout); err != nil {
 		return err
 	}
 	if o.Timeout == 0 {

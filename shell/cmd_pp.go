@@ -34,11 +34,11 @@ func cmdPPDest(c *call) error {
 	if err != nil {
 		return err
 	}
-	psn, err := c.num("psn", 0, 24)
+	psn, err := c.num("psn", 24)
 	if err != nil {
 		return err
 	}
-	port, err := c.u8("port", 1)
+	port, err := c.u8("port")
 	if err != nil {
 		return err
 	}
@@ -50,7 +50,7 @@ func cmdPPDest(c *call) error {
 	calls := []VerbCall{{Name: "ibv_query_port", Args: fmt.Sprintf("%s, %d", ctxName(c.s, o), port)}}
 	d := exchange.Dest{LID: pa.LID, QPN: o.qp.Num(), PSN: uint32(psn)}
 	if c.has("gid_index") {
-		idx, err := c.intArg("gid_index", 0)
+		idx, err := c.intOr("gid_index", 0)
 		if err != nil {
 			return err
 		}
@@ -127,11 +127,11 @@ func cmdPPStats(c *call) error {
 	if !st.ppStarted {
 		return usagef("pp_stats start first, before the loop", "the clock was not started")
 	}
-	size, err := c.size("size", 4096)
+	size, err := c.size("size")
 	if err != nil {
 		return err
 	}
-	iters, err := c.count("iters", 1000, 1<<30)
+	iters, err := c.count("iters", 1<<30)
 	if err != nil {
 		return err
 	}

@@ -52,14 +52,13 @@ func cmdCreateQP(c *call) error {
 	var capa verbs.QPCap
 	for _, f := range []struct {
 		key string
-		def int
 		dst *int
 	}{
-		{"max_send_wr", 16, &capa.MaxSendWR}, {"max_recv_wr", 16, &capa.MaxRecvWR},
-		{"max_send_sge", 1, &capa.MaxSendSGE}, {"max_recv_sge", 1, &capa.MaxRecvSGE},
-		{"max_inline", 0, &capa.MaxInlineData},
+		{"max_send_wr", &capa.MaxSendWR}, {"max_recv_wr", &capa.MaxRecvWR},
+		{"max_send_sge", &capa.MaxSendSGE}, {"max_recv_sge", &capa.MaxRecvSGE},
+		{"max_inline", &capa.MaxInlineData},
 	} {
-		if *f.dst, err = c.intArg(f.key, f.def); err != nil {
+		if *f.dst, err = c.intArg(f.key); err != nil {
 			return err
 		}
 	}
@@ -133,12 +132,12 @@ func qpAttrs(c *call) (verbs.QPAttr, verbs.QPAttrMask, []string, error) {
 			}
 		case "pkey_index":
 			var n uint64
-			n, err = c.num("pkey_index", 0, 16)
+			n, err = c.numOr("pkey_index", 0, 16)
 			attr.PKeyIndex, mask = uint16(n), mask|verbs.AttrPKeyIndex
 			desc = append(desc, fmt.Sprintf("pkey_index=%d", n))
 		case "port":
 			var n uint8
-			n, err = c.u8("port", 1)
+			n, err = c.u8Or("port", 1)
 			if hasAV {
 				attr.AH.PortNum = n
 			} else {
@@ -152,7 +151,7 @@ func qpAttrs(c *call) (verbs.QPAttr, verbs.QPAttrMask, []string, error) {
 			desc = append(desc, "qp_access_flags="+a.String())
 		case "qkey":
 			var n uint32
-			n, err = c.u32("qkey", 0)
+			n, err = c.u32Or("qkey", 0)
 			attr.QKey, mask = n, mask|verbs.AttrQKey
 			desc = append(desc, fmt.Sprintf("qkey=0x%x", n))
 		case "path_mtu":
@@ -169,7 +168,7 @@ func qpAttrs(c *call) (verbs.QPAttr, verbs.QPAttrMask, []string, error) {
 			desc = append(desc, "dest_qp_num="+hex24(n))
 		case "rq_psn", "sq_psn":
 			var n uint64
-			n, err = c.num(sp.name, 0, 24)
+			n, err = c.num(sp.name, 24)
 			if sp.name == "rq_psn" {
 				attr.RQPSN, mask = uint32(n), mask|verbs.AttrRQPSN
 			} else {
@@ -177,27 +176,27 @@ func qpAttrs(c *call) (verbs.QPAttr, verbs.QPAttrMask, []string, error) {
 			}
 			desc = append(desc, sp.name+"="+psnHex(uint32(n)))
 		case "max_dest_rd_atomic":
-			attr.MaxDestRdAtomic, err = c.u8(sp.name, 0)
+			attr.MaxDestRdAtomic, err = c.u8(sp.name)
 			mask |= verbs.AttrMaxDestRdAtomic
 			desc = append(desc, fmt.Sprintf("max_dest_rd_atomic=%d", attr.MaxDestRdAtomic))
 		case "max_rd_atomic":
-			attr.MaxRdAtomic, err = c.u8(sp.name, 0)
+			attr.MaxRdAtomic, err = c.u8(sp.name)
 			mask |= verbs.AttrMaxQPRdAtomic
 			desc = append(desc, fmt.Sprintf("max_rd_atomic=%d", attr.MaxRdAtomic))
 		case "min_rnr_timer":
-			attr.MinRNRTimer, err = c.u8(sp.name, 0)
+			attr.MinRNRTimer, err = c.u8(sp.name)
 			mask |= verbs.AttrMinRNRTimer
 			desc = append(desc, fmt.Sprintf("min_rnr_timer=%d", attr.MinRNRTimer))
 		case "timeout":
-			attr.Timeout, err = c.u8(sp.name, 0)
+			attr.Timeout, err = c.u8(sp.name)
 			mask |= verbs.AttrTimeout
 			desc = append(desc, fmt.Sprintf("timeout=%d", attr.Timeout))
 		case "retry_cnt":
-			attr.RetryCnt, err = c.u8(sp.name, 0)
+			attr.RetryCnt, err = c.u8(sp.name)
 			mask |= verbs.AttrRetryCnt
 			desc = append(desc, fmt.Sprintf("retry_cnt=%d", attr.RetryCnt))
 		case "rnr_retry":
-			attr.RNRRetry, err = c.u8(sp.name, 0)
+			attr.RNRRetry, err = c.u8(sp.name)
 			mask |= verbs.AttrRNRRetry
 			desc = append(desc, fmt.Sprintf("rnr_retry=%d", attr.RNRRetry))
 		case "path_mig_state":
@@ -214,11 +213,11 @@ func qpAttrs(c *call) (verbs.QPAttr, verbs.QPAttrMask, []string, error) {
 			mask |= verbs.AttrPathMigState
 			desc = append(desc, "path_mig_state="+attr.PathMigState.String())
 		case "en_sqd_async_notify":
-			attr.EnSQDAsyncNotify, err = c.boolArg(sp.name, false)
+			attr.EnSQDAsyncNotify, err = c.boolArg(sp.name)
 			mask |= verbs.AttrEnSQDAsyncNotify
 			desc = append(desc, fmt.Sprintf("en_sqd_async_notify=%d", b2i(attr.EnSQDAsyncNotify)))
 		case "rate_limit":
-			attr.RateLimit, err = c.u32(sp.name, 0)
+			attr.RateLimit, err = c.u32(sp.name)
 			mask |= verbs.AttrRateLimit
 			desc = append(desc, fmt.Sprintf("rate_limit=%d", attr.RateLimit))
 		}
@@ -246,7 +245,7 @@ func qpAttrs(c *call) (verbs.QPAttr, verbs.QPAttrMask, []string, error) {
 // avAttrs builds an address vector from dgid=, sgid_index=, hop_limit= ...
 func avAttrs(c *call, defHop uint8) (verbs.AHAttr, string, error) {
 	var av verbs.AHAttr
-	idx, err := c.u8("sgid_index", 0)
+	idx, err := c.u8Or("sgid_index", 0)
 	if err != nil {
 		return av, "", err
 	}
@@ -260,26 +259,26 @@ func avAttrs(c *call, defHop uint8) (verbs.AHAttr, string, error) {
 	if hasGID {
 		hop = defHop
 	}
-	if av.GRH.HopLimit, err = c.u8("hop_limit", hop); err != nil {
+	if av.GRH.HopLimit, err = c.u8Or("hop_limit", hop); err != nil {
 		return av, "", err
 	}
-	if av.GRH.TrafficClass, err = c.u8("traffic_class", 0); err != nil {
+	if av.GRH.TrafficClass, err = c.u8Or("traffic_class", 0); err != nil {
 		return av, "", err
 	}
-	n, err := c.num("flow_label", 0, 20)
+	n, err := c.numOr("flow_label", 0, 20)
 	if err != nil {
 		return av, "", err
 	}
 	av.GRH.FlowLabel = uint32(n)
-	if av.SL, err = c.u8("sl", 0); err != nil {
+	if av.SL, err = c.u8Or("sl", 0); err != nil {
 		return av, "", err
 	}
-	d, err := c.num("dlid", 0, 16)
+	d, err := c.numOr("dlid", 0, 16)
 	if err != nil {
 		return av, "", err
 	}
 	av.DLID = uint16(d)
-	if av.IsGlobal, err = c.boolArg("is_global", hasGID); err != nil {
+	if av.IsGlobal, err = c.boolOr("is_global", hasGID); err != nil {
 		return av, "", err
 	}
 	desc := fmt.Sprintf("is_global=%d", b2i(av.IsGlobal))
@@ -561,7 +560,7 @@ func cmdConnect(c *call) error {
 	if _, err := c.access("access", 0); err != nil {
 		return err
 	}
-	if _, err := c.u8("sgid_index", 1); err != nil {
+	if _, err := c.u8("sgid_index"); err != nil {
 		return err
 	}
 	if c.has("path_mtu") {
@@ -678,13 +677,13 @@ func cmdCreateSRQ(c *call) error {
 		return err
 	}
 	var a verbs.SRQAttr
-	if a.MaxWR, err = c.intArg("max_wr", 64); err != nil {
+	if a.MaxWR, err = c.intArg("max_wr"); err != nil {
 		return err
 	}
-	if a.MaxSGE, err = c.intArg("max_sge", 1); err != nil {
+	if a.MaxSGE, err = c.intArg("max_sge"); err != nil {
 		return err
 	}
-	if a.SRQLimit, err = c.intArg("srq_limit", 0); err != nil {
+	if a.SRQLimit, err = c.intArg("srq_limit"); err != nil {
 		return err
 	}
 	srq, err := pd.pd.CreateSRQ(verbs.SRQInitAttr{Attr: a})
@@ -716,13 +715,13 @@ func cmdModifySRQ(c *call) error {
 	var a verbs.SRQAttr
 	var mask verbs.SRQAttrMask
 	if c.has("max_wr") {
-		if a.MaxWR, err = c.intArg("max_wr", 0); err != nil {
+		if a.MaxWR, err = c.intArg("max_wr"); err != nil {
 			return err
 		}
 		mask |= verbs.SRQAttrMaxWR
 	}
 	if c.has("srq_limit") {
-		if a.SRQLimit, err = c.intArg("srq_limit", 0); err != nil {
+		if a.SRQLimit, err = c.intArg("srq_limit"); err != nil {
 			return err
 		}
 		mask |= verbs.SRQAttrLimit
@@ -797,7 +796,7 @@ func cmdCreateAH(c *call) error {
 	if err != nil {
 		return err
 	}
-	if av.PortNum, err = c.u8("port", 1); err != nil {
+	if av.PortNum, err = c.u8("port"); err != nil {
 		return err
 	}
 	ah, err := pd.pd.CreateAH(av)
@@ -838,7 +837,7 @@ func mcast(c *call, attach bool) error {
 	if err != nil {
 		return err
 	}
-	lid, err := c.num("lid", 0, 16)
+	lid, err := c.numOr("lid", 0, 16)
 	if err != nil {
 		return err
 	}

@@ -348,7 +348,7 @@ func cmdHistory(c *call) error {
 		cells = cells[:len(cells)-1]
 	}
 	if c.has("n") {
-		n, err := c.count("n", 0, 1<<20)
+		n, err := c.countOr("n", 0, 1<<20)
 		if err != nil {
 			return err
 		}
