@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/vsh-rdma/vsh/shell/render"
 	"slices"
 	"sort"
 	"strconv"
@@ -148,7 +149,7 @@ func cmdBench(c *call) error {
 				continue
 			}
 			c.line("%s", benchTitle(res, sr))
-			c.out.add(table(sr.Table()))
+			c.out.add(render.Table(sr.Table()))
 			if chart {
 				c.out.add(sr.Chart(50, full))
 			}

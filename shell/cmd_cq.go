@@ -2,6 +2,7 @@ package shell
 
 import (
 	"fmt"
+	"github.com/vsh-rdma/vsh/shell/render"
 	"strings"
 	"time"
 
@@ -492,7 +493,7 @@ func (s *Shell) wcTable(wcs []verbs.WC, dev string) string {
 		rows = append(rows, []string{fmt.Sprint(wc.WRID), status, opcode, fmt.Sprint(wc.ByteLen),
 			s.qpName(wc.QPNum, dev), src, imm, flags})
 	}
-	return table([]string{"wr_id", "status", "opcode", "byte_len", "qp_num", "src_qp", "imm_data", "wc_flags"}, rows)
+	return render.Table([]string{"wr_id", "status", "opcode", "byte_len", "qp_num", "src_qp", "imm_data", "wc_flags"}, rows)
 }
 
 // qpName prints a QPN with its handle when the session has it: 0x000011

@@ -3,6 +3,7 @@ package shell
 import (
 	"errors"
 	"fmt"
+	"github.com/vsh-rdma/vsh/shell/render"
 	"strings"
 	"time"
 
@@ -29,7 +30,7 @@ func cmdDevices(c *call) error {
 		rows = append(rows, []string{d.Name(), fmt.Sprintf("%016x", d.GUID())})
 	}
 	if len(rows) > 0 {
-		c.out.add(table([]string{"device", "node_guid"}, rows))
+		c.out.add(render.Table([]string{"device", "node_guid"}, rows))
 	}
 	if len(devs) > 0 {
 		b := devs[0].Name()
@@ -39,13 +40,6 @@ func cmdDevices(c *call) error {
 		c.line("A = %s, B = %s", devs[0].Name(), b)
 	}
 	return nil
-}
-
-func plural(n int) string {
-	if n == 1 {
-		return ""
-	}
-	return "s"
 }
 
 func devinfoCmd() *command {
@@ -108,7 +102,7 @@ func devinfo(c *call, d verbs.Device, ctx verbs.Context, verbose bool) error {
 	if verbose {
 		pairs = append(pairs, deviceAttrPairs(attr)...)
 	}
-	c.out.add(kvTable(pairs))
+	c.out.add(render.KV(pairs))
 	for p := 1; p <= int(attr.PhysPortCnt); p++ {
 		pa, err := ctx.QueryPort(uint8(p))
 		if err != nil {
@@ -141,11 +135,11 @@ func devinfo(c *call, d verbs.Device, ctx verbs.Context, verbose bool) error {
 				{"phys_state", fmt.Sprint(pa.PhysState)},
 			}...)
 		}
-		c.out.add(indent(kvTable(pp), "    "))
+		c.out.add(indent(render.KV(pp), "    "))
 		if verbose {
 			rows := gidRows(ctx, uint8(p), pa.GIDTblLen)
 			if len(rows) > 0 {
-				c.out.add(indent(table([]string{"index", "GID", "type"}, rows), "    "))
+				c.out.add(indent(render.Table([]string{"index", "GID", "type"}, rows), "    "))
 			}
 		}
 	}
@@ -268,21 +262,6 @@ func cmdOpenDevice(c *call) error {
 	return nil
 }
 
-// hn styles a handle name.
-func (s *Shell) hn(o *object) string { return s.st.render(s.st.handle, o.name) }
-
-// destroy removes a destroyed object from the table and the watch list.
-func (s *Shell) forget(o *object) {
-	s.h.remove(o)
-	s.snap.forget(o)
-	for i := 0; i < len(s.watched); i++ {
-		if s.watched[i] == o.name {
-			s.watched = append(s.watched[:i], s.watched[i+1:]...)
-			i--
-		}
-	}
-}
-
 func closeDeviceCmd() *command {
 	return &command{Name: "close_device", Aliases: []string{"close"}, Group: gDevice, Usage: "close_device CTX",
 		Summary: "Close a context (ibv_close_device); what was made from it goes too",
@@ -314,28 +293,6 @@ func cmdCloseDevice(c *call) error {
 	return nil
 }
 
-// busyHint adds to an EBUSY what still uses the object, when the backend
-// gave no hint.
-func busyHint(err error, s *Shell, o *object) error {
-	ve, ok := verbs.AsError(err)
-	if !ok || ve.Errno != verbs.EBUSY {
-		return err
-	}
-	var users []string
-	for _, ch := range s.h.children(o) {
-		users = append(users, ch.name)
-	}
-	for _, u := range s.h.users(o) {
-		users = append(users, u.name)
-	}
-	if len(users) == 0 || ve.Hint != "" {
-		return err
-	}
-	e := *ve
-	e.Hint = fmt.Sprintf("destroy what uses %s first: %s", o.name, strings.Join(users, ", "))
-	return &e
-}
-
 func queryDeviceCmd() *command {
 	return &command{Name: "query_device", Group: gDevice, Usage: "query_device CTX",
 		Summary: "Print the device's attributes and limits (ibv_query_device)",
@@ -361,7 +318,7 @@ func cmdQueryDevice(c *call) error {
 		{"hw_ver", fmt.Sprintf("0x%x", a.HWVer)},
 		{"phys_port_cnt", fmt.Sprint(a.PhysPortCnt)},
 	}
-	c.out.add(kvTable(append(pairs, deviceAttrPairs(a)...)))
+	c.out.add(render.KV(append(pairs, deviceAttrPairs(a)...)))
 	return nil
 }
 
@@ -390,7 +347,7 @@ func cmdQueryPort(c *call) error {
 	if pa.Flags&verbs.PortFlagGRHRequired != 0 {
 		flags = "IBV_QPF_GRH_REQUIRED"
 	}
-	c.out.add(kvTable([][2]string{
+	c.out.add(render.KV([][2]string{
 		{"state", fmt.Sprintf("%s (%d)", pa.State, pa.State)},
 		{"max_mtu", fmt.Sprintf("%s (%d)", pa.MaxMTU, pa.MaxMTU)},
 		{"active_mtu", fmt.Sprintf("%s (%d)", pa.ActiveMTU, pa.ActiveMTU)},
@@ -451,7 +408,7 @@ func cmdQueryGID(c *call) error {
 		if v4, ok := g.IPv4(); ok {
 			pairs = append(pairs, [2]string{"ipv4", v4.String()})
 		}
-		c.out.add(kvTable(pairs))
+		c.out.add(render.KV(pairs))
 		return nil
 	}
 	pa, err := o.ctx.QueryPort(port)
@@ -468,7 +425,7 @@ func cmdQueryGID(c *call) error {
 		c.line("the GID table is empty")
 		return nil
 	}
-	c.out.add(table([]string{"index", "GID", "type"}, rows))
+	c.out.add(render.Table([]string{"index", "GID", "type"}, rows))
 	return nil
 }
 

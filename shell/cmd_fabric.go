@@ -2,6 +2,7 @@ package shell
 
 import (
 	"fmt"
+	"github.com/vsh-rdma/vsh/shell/render"
 	"strconv"
 	"strings"
 
@@ -64,7 +65,7 @@ func cmdBackend(c *call) error {
 	if _, ok := s.prov.(verbs.HostGroups); !ok {
 		groups = "no: this backend does not let vsh join IP multicast groups"
 	}
-	c.out.add(kvTable([][2]string{
+	c.out.add(render.KV([][2]string{
 		{"stepping (fabric, step, run, advance)", yes(step)},
 		{"packet trace (trace)", yes(obs)},
 		{"fault injection (fault)", yes(flt)},
@@ -374,7 +375,7 @@ func faultList(c *call, fi verbs.FaultInjector) error {
 	for _, r := range rules {
 		rows = append(rows, []string{fmt.Sprint(r.ID), describeFault(r), fmt.Sprint(r.Hits)})
 	}
-	c.out.add(table([]string{"id", "rule", "hits"}, rows))
+	c.out.add(render.Table([]string{"id", "rule", "hits"}, rows))
 	return nil
 }
 

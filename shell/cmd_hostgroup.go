@@ -127,8 +127,8 @@ func hostGroup(c *call, join bool) error {
 		return err
 	}
 	st := c.s.st
-	c.out.add(st.render(st.verb, fmt.Sprintf("setsockopt(%s, %s on %s's netdev) = 0", verbs.GroupSockopt(g, join), verbs.GroupAddr(g), dev)) +
-		"  " + st.render(st.control, "[IP stack: a socket, not a verb]"))
+	c.out.add(st.Render(st.Verb, fmt.Sprintf("setsockopt(%s, %s on %s's netdev) = 0", verbs.GroupSockopt(g, join), verbs.GroupAddr(g), dev)) +
+		"  " + st.Render(st.Control, "[IP stack: a socket, not a verb]"))
 	n := 0
 	if joined, err := hg.IPGroups(dev); err == nil {
 		for _, j := range joined {

@@ -2,6 +2,7 @@ package shell
 
 import (
 	"fmt"
+	"github.com/vsh-rdma/vsh/shell/render"
 	"strings"
 
 	"github.com/vsh-rdma/vsh/lessons"
@@ -117,7 +118,7 @@ func listLessons(c *call) error {
 		}
 		rows = append(rows, []string{l.ID, l.Level, fmt.Sprintf("%d min", l.Minutes), l.Title, note})
 	}
-	c.out.add(table([]string{"lesson", "level", "time", "title", ""}, rows))
+	c.out.add(render.Table([]string{"lesson", "level", "time", "title", ""}, rows))
 	if skipped > 0 {
 		c.line("%d of %d lessons cannot run on this backend", skipped, len(all))
 	}

@@ -2,6 +2,7 @@ package shell
 
 import (
 	"fmt"
+	"github.com/vsh-rdma/vsh/shell/render"
 	"sort"
 	"strconv"
 	"strings"
@@ -118,7 +119,7 @@ func pathTable(vc *verbCounts, names []string) string {
 		}
 		rows = append(rows, []string{name, calls, wrs, rxe, hw})
 	}
-	return table([]string{"verb", "calls", "WRs", "on rxe (soft-RoCE)", "on hardware (mlx5)"}, rows)
+	return render.Table([]string{"verb", "calls", "WRs", "on rxe (soft-RoCE)", "on hardware (mlx5)"}, rows)
 }
 
 // pathSummary says how many of the session's calls are system calls on rxe

@@ -2,6 +2,7 @@ package shell
 
 import (
 	"fmt"
+	"github.com/vsh-rdma/vsh/shell/render"
 	"strings"
 
 	"github.com/vsh-rdma/vsh/verbs"
@@ -415,7 +416,7 @@ func cmdQueryQP(c *call) error {
 		if i > 0 {
 			c.line("")
 		}
-		c.out.add(kvTable(g))
+		c.out.add(render.KV(g))
 	}
 	var notes []string
 	if attr.CurState != attr.State {
@@ -491,18 +492,11 @@ func (s *Shell) qpAttrGroups(o *object, a verbs.QPAttr, init verbs.QPInitAttr) [
 		{"sq_draining", fmt.Sprint(b2i(a.SQDraining))},
 		{"rate_limit", fmt.Sprint(a.RateLimit)},
 	}, {
-		{"send_cq", s.handleOf(o.sendCQ)},
-		{"recv_cq", s.handleOf(o.recvCQ)},
-		{"srq", s.handleOf(o.srqObj)},
+		{"send_cq", s.hn(o.sendCQ)},
+		{"recv_cq", s.hn(o.recvCQ)},
+		{"srq", s.hn(o.srqObj)},
 		{"sq_sig_all", fmt.Sprint(b2i(init.SQSigAll))},
 	}}
-}
-
-func (s *Shell) handleOf(o *object) string {
-	if o == nil {
-		return "NULL"
-	}
-	return o.name
 }
 
 func destroyQPCmd() *command {
@@ -754,7 +748,7 @@ func cmdQuerySRQ(c *call) error {
 		return err
 	}
 	c.verbs(VerbCall{Name: "ibv_query_srq", Args: c.s.hn(o), Result: "= 0"})
-	c.out.add(kvTable([][2]string{{"max_wr", fmt.Sprint(a.MaxWR)}, {"max_sge", fmt.Sprint(a.MaxSGE)}, {"srq_limit", fmt.Sprint(a.SRQLimit)}}))
+	c.out.add(render.KV([][2]string{{"max_wr", fmt.Sprint(a.MaxWR)}, {"max_sge", fmt.Sprint(a.MaxSGE)}, {"srq_limit", fmt.Sprint(a.SRQLimit)}}))
 	return nil
 }
 

@@ -2,6 +2,7 @@ package shell
 
 import (
 	"fmt"
+	"github.com/vsh-rdma/vsh/shell/render"
 	"io"
 	"sort"
 	"strings"
@@ -236,7 +237,7 @@ func writeCommandHelp(o *output, c *command) {
 	}
 	if rows := argRows(c); len(rows) > 0 {
 		o.add("")
-		o.add(table([]string{"argument", "default", "meaning"}, rows))
+		o.add(render.Table([]string{"argument", "default", "meaning"}, rows))
 	}
 }
 

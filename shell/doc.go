@@ -23,13 +23,17 @@
 // Each command is declared next to its handler (openDeviceCmd beside
 // cmdOpenDevice), and one table (commandTable in commands.go) lists them in
 // the order help, completion and the generated reference docs/commands.md
-// show them. After each command the shell shows what
-// changed: QP state diagrams with the current state lit, queue and CQ
-// occupancy, packets on the wire when tracing, and watched objects.
+// show them. A command's arguments are read through their specs, so the
+// default that help shows is the one the command uses.
+//
+// After each command the shell shows what changed: QP state diagrams with
+// the current state lit, queue and CQ occupancy, packets on the wire when
+// tracing, and watched objects. Package render draws them (styles, tables,
+// the state ladder), for every front end alike.
 //
 // The shell never imports a backend, nor a network package: the ping-pong
-// exchange's TCP is in pingpong/exchange. Simulator-only features (stepping the
-// fabric, fault injection, packet traces, queue internals) are reached
+// exchange's TCP is in pingpong/exchange. Simulator-only features (stepping
+// the fabric, fault injection, packet traces, queue internals) are reached
 // through the optional interfaces of package verbs (Stepper, FaultInjector,
 // PacketObserver, Inspector), and a backend without them is told so.
 package shell

@@ -266,3 +266,45 @@ func kindOfName(name string) (kind, bool) {
 	}
 	return best, bestLen > 0
 }
+
+// hn is an object's handle as the shell prints it, styled; NULL for none.
+func (s *Shell) hn(o *object) string {
+	if o == nil {
+		return "NULL"
+	}
+	return s.st.Render(s.st.Handle, o.name)
+}
+
+// forget removes a destroyed object from the table and the watch list.
+func (s *Shell) forget(o *object) {
+	s.h.remove(o)
+	s.snap.forget(o)
+	for i := 0; i < len(s.watched); i++ {
+		if s.watched[i] == o.name {
+			s.watched = append(s.watched[:i], s.watched[i+1:]...)
+			i--
+		}
+	}
+}
+
+// busyHint adds to an EBUSY what still uses the object, when the backend
+// gave no hint.
+func busyHint(err error, s *Shell, o *object) error {
+	ve, ok := verbs.AsError(err)
+	if !ok || ve.Errno != verbs.EBUSY {
+		return err
+	}
+	var users []string
+	for _, ch := range s.h.children(o) {
+		users = append(users, ch.name)
+	}
+	for _, u := range s.h.users(o) {
+		users = append(users, u.name)
+	}
+	if len(users) == 0 || ve.Hint != "" {
+		return err
+	}
+	e := *ve
+	e.Hint = fmt.Sprintf("destroy what uses %s first: %s", o.name, strings.Join(users, ", "))
+	return &e
+}

@@ -86,7 +86,7 @@ func (e lessonEnv) Handles() []string {
 
 func (e lessonEnv) Provider() verbs.Provider { return e.s.prov }
 
-func (e lessonEnv) Plain() bool { return e.s.st.plain }
+func (e lessonEnv) Plain() bool { return e.s.st.Plain() }
 
 // lessonState is the shell's side of a lesson: the tutor, when one runs.
 type lessonState struct {

@@ -2,6 +2,7 @@ package shell
 
 import (
 	"bytes"
+	"github.com/vsh-rdma/vsh/shell/render"
 	"io"
 	"os"
 	"strings"
@@ -86,7 +87,7 @@ func TestLimits(t *testing.T) {
 		for range 2 * MaxCellOutput >> 10 {
 			o.add(line)
 		}
-		text := o.render(newStyles(true), 1)
+		text := o.render(render.New(true), 1)
 		require.Less(t, len(text), MaxCellOutput+MaxCellOutput/50)
 		require.Contains(t, text, "(the rest of this cell's output is cut: a cell shows at most 16 MiB, MaxCellOutput)")
 	})

@@ -4,9 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/olekukonko/tablewriter"
-	"github.com/olekukonko/tablewriter/renderer"
-	"github.com/olekukonko/tablewriter/tw"
+	"github.com/vsh-rdma/vsh/shell/render"
 )
 
 // output collects a cell's lines. The first line carries the cell's number,
@@ -57,7 +55,7 @@ func (o *output) addRaw(text string) {
 func (o *output) empty() bool { return len(o.lines) == 0 }
 
 // render returns the lines with the cell's number on the first one.
-func (o *output) render(st *styles, n int) string {
+func (o *output) render(st *render.Styles, n int) string {
 	if len(o.lines) == 0 {
 		return ""
 	}
@@ -71,7 +69,7 @@ func (o *output) render(st *styles, n int) string {
 		case l.raw:
 			b.WriteString(text)
 		case !tagged:
-			b.WriteString(st.render(st.cell, tag))
+			b.WriteString(st.Render(st.Cell, tag))
 			if text != "" {
 				b.WriteString(" ")
 				b.WriteString(text)
@@ -89,76 +87,10 @@ func (o *output) render(st *styles, n int) string {
 	return b.String()
 }
 
-// table renders rows under headers, which are printed exactly as given
-// (libibverbs field names such as wr_id stay lower case).
-func table(headers []string, rows [][]string) string {
-	var b strings.Builder
-	opts := []tablewriter.Option{
-		tablewriter.WithHeaderAutoFormat(tw.Off),
-		tablewriter.WithHeaderAlignment(tw.AlignLeft),
-		tablewriter.WithRowAlignment(tw.AlignLeft),
-		tablewriter.WithRowAutoWrap(tw.WrapNone),
-		tablewriter.WithHeaderAutoWrap(tw.WrapNone),
-		tablewriter.WithTrimSpace(tw.Off),
-		tablewriter.WithPadding(tw.Padding{Left: "", Right: "  ", Overwrite: true}),
-		tablewriter.WithRenderer(renderer.NewBlueprint(tw.Rendition{
-			Borders: tw.BorderNone,
-			Symbols: tw.NewSymbols(tw.StyleASCII),
-			Settings: tw.Settings{
-				Lines:      tw.Lines{ShowHeaderLine: tw.On},
-				Separators: tw.Separators{BetweenColumns: tw.Off, BetweenRows: tw.Off, ShowHeader: tw.On},
-			},
-		})),
+// plural is "s" unless n is 1.
+func plural(n int) string {
+	if n == 1 {
+		return ""
 	}
-	t := tablewriter.NewTable(&b, opts...)
-	if len(headers) > 0 {
-		hs := make([]any, len(headers))
-		for i, h := range headers {
-			hs[i] = h
-		}
-		t.Header(hs...)
-	}
-	for _, r := range rows {
-		cells := make([]any, len(r))
-		for i, c := range r {
-			if c == "" {
-				c = " "
-			}
-			cells[i] = c
-		}
-		if err := t.Append(cells...); err != nil {
-			return fmt.Sprintf("(table: %v)", err)
-		}
-	}
-	if err := t.Render(); err != nil {
-		return fmt.Sprintf("(table: %v)", err)
-	}
-	var out []string
-	for _, l := range strings.Split(strings.TrimRight(b.String(), "\n"), "\n") {
-		out = append(out, strings.TrimRight(l, " "))
-	}
-	return strings.Join(out, "\n")
-}
-
-// kvTable renders key/value pairs as two aligned columns, as pyverbs prints
-// attributes: "qp_state            IBV_QPS_RTS".
-func kvTable(pairs [][2]string) string {
-	w := 0
-	for _, p := range pairs {
-		w = max(w, len(p[0]))
-	}
-	var b strings.Builder
-	for i, p := range pairs {
-		if i > 0 {
-			b.WriteByte('\n')
-		}
-		if p[1] == "" {
-			b.WriteString(p[0])
-			continue
-		}
-		b.WriteString(p[0])
-		b.WriteString(strings.Repeat(" ", w-len(p[0])+2))
-		b.WriteString(p[1])
-	}
-	return b.String()
+	return "s"
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/vsh-rdma/vsh/shell/render"
 	"io"
 	"sort"
 	"strings"
@@ -191,8 +192,8 @@ func (s *Shell) scriptLimit(w io.Writer, name string, line int) error {
 	err := lineTooLong(0)
 	ce := &CmdError{Cell: s.cell, Err: err}
 	first, hint := ce.parts()
-	fmt.Fprintf(w, "%s%s:%d: %s\n", s.st.render(s.st.errText, "error: "), name, line, first)
-	fmt.Fprintf(w, "       %s%s\n", s.st.render(s.st.hint, "hint: "), hint)
+	fmt.Fprintf(w, "%s%s:%d: %s\n", s.st.Render(s.st.Err, "error: "), name, line, first)
+	fmt.Fprintf(w, "       %s%s\n", s.st.Render(s.st.Hint, "hint: "), hint)
 	return err
 }
 
@@ -204,7 +205,7 @@ func (s *Shell) scriptLine(ctx context.Context, w io.Writer, line string) (bool,
 		return false, nil
 	}
 	echo := escapeControls(strings.TrimSpace(line))
-	io.WriteString(w, s.st.render(s.st.prompt, s.Prompt())+echo+"\n")
+	io.WriteString(w, s.st.Render(s.st.Prompt, s.Prompt())+echo+"\n")
 	out, err := s.ExecContext(ctx, line)
 	io.WriteString(w, out)
 	if errors.Is(err, ErrExit) {
@@ -243,11 +244,11 @@ func (s *Shell) Notebook() string {
 		}
 		f := fenceFor(line)
 		fmt.Fprintf(&b, "\n%svsh\n%s\n%s\n", f, line, f)
-		out := stripANSI(c.Out)
+		out := render.StripANSI(c.Out)
 		if c.Err != nil {
-			out += stripANSI(s.formatError(c.Err, c.ExpectFail))
+			out += render.StripANSI(s.formatError(c.Err, c.ExpectFail))
 		} else if c.unexpected != nil {
-			out += stripANSI(s.formatError(c.unexpected, false))
+			out += render.StripANSI(s.formatError(c.unexpected, false))
 		}
 		if strings.TrimSpace(out) != "" {
 			f := fenceFor(out)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/vsh-rdma/vsh/shell/render"
 	"os"
 	"runtime/debug"
 	"strings"
@@ -87,7 +88,7 @@ type Shell struct {
 	opts  Options
 	prov  verbs.Provider
 	devs  []verbs.Device
-	st    *styles
+	st    *render.Styles
 	h     *handles
 	cmds  []*command
 	byKey map[string]*command
@@ -119,7 +120,7 @@ func New(opts Options) (*Shell, error) {
 	if opts.Open == nil {
 		return nil, errors.New("shell: Options.Open is nil; the shell needs a backend")
 	}
-	s := &Shell{opts: opts, st: newStyles(opts.Plain), files: osFiles{}}
+	s := &Shell{opts: opts, st: render.New(opts.Plain), files: osFiles{}}
 	s.cmds = commandTable()
 	s.byKey = map[string]*command{}
 	for _, c := range s.cmds {
@@ -510,14 +511,14 @@ func (s *Shell) formatError(err error, expected bool) string {
 		label = "error (expected): "
 	}
 	var b strings.Builder
-	b.WriteString(s.st.render(s.st.cell, strings.TrimSpace(tag)))
+	b.WriteString(s.st.Render(s.st.Cell, strings.TrimSpace(tag)))
 	b.WriteString(" ")
-	b.WriteString(s.st.render(s.st.errText, label))
+	b.WriteString(s.st.Render(s.st.Err, label))
 	b.WriteString(indentRest(first, len(tag)))
 	b.WriteString("\n")
 	if hint != "" {
 		b.WriteString(strings.Repeat(" ", len(tag)))
-		b.WriteString(s.st.render(s.st.hint, "hint: "))
+		b.WriteString(s.st.Render(s.st.Hint, "hint: "))
 		b.WriteString(indentRest(hint, len(tag)))
 		b.WriteString("\n")
 	}

@@ -286,7 +286,7 @@ func (s *Shell) RunTTY(in, out *os.File, intro string) (int, error) {
 		return sugs
 	}
 	prefixColor := prompt.Cyan
-	if s.st.plain {
+	if s.st.Plain() {
 		prefixColor = prompt.DefaultColor
 	}
 	io.WriteString(out, s.Banner())

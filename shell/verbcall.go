@@ -3,6 +3,8 @@ package shell
 import (
 	"strings"
 
+	"github.com/vsh-rdma/vsh/shell/render"
+
 	"github.com/vsh-rdma/vsh/verbs"
 )
 
@@ -11,7 +13,8 @@ import (
 type VerbCall struct {
 	// Name is the libibverbs function: "ibv_create_cq".
 	Name string
-	// Args are its arguments as printed, without the parentheses.
+	// Args are its arguments as printed, without the parentheses (in a
+	// cell's record, without the styles of a terminal).
 	Args string
 	// Bare prints the name alone, for a verb run as part of another on
 	// one line ("ibv_open_device(A), ibv_query_device, ...").
@@ -66,13 +69,16 @@ func (c *call) verbsJoined(sep string, calls ...VerbCall) {
 		v.write(&b)
 		c.s.counts().add(v)
 	}
-	c.cell.Verbs = append(c.cell.Verbs, calls...)
-	st := c.s.st
-	tag, style := "[control path]", st.control
-	if len(calls) > 0 && calls[0].Data() {
-		tag, style = "[data path]", st.data
+	for _, v := range calls { // the record is plain text, whatever the styles
+		v.Args, v.Result = render.StripANSI(v.Args), render.StripANSI(v.Result)
+		c.cell.Verbs = append(c.cell.Verbs, v)
 	}
-	c.out.add(st.render(st.verb, b.String()) + "  " + st.render(style, tag))
+	st := c.s.st
+	tag, style := "[control path]", st.Control
+	if len(calls) > 0 && calls[0].Data() {
+		tag, style = "[data path]", st.Data
+	}
+	c.out.add(st.Render(st.Verb, b.String()) + "  " + st.Render(style, tag))
 }
 
 // verbCount is how often one verb ran, and the work requests it carried.

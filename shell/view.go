@@ -2,6 +2,7 @@ package shell
 
 import (
 	"fmt"
+	"github.com/vsh-rdma/vsh/shell/render"
 	"strings"
 
 	"github.com/vsh-rdma/vsh/verbs"
@@ -42,7 +43,7 @@ func (sn *snapshot) forget(o *object) {
 func (s *Shell) liveView(c *call) {
 	if s.tr != nil {
 		for _, l := range s.tr.drain() {
-			c.out.add(s.st.render(s.st.wire, l))
+			c.out.add(s.st.Render(s.st.Wire, l))
 		}
 	}
 	watched := map[string]bool{}
@@ -131,22 +132,15 @@ var sideStates = []verbs.QPState{verbs.QPSSQD, verbs.QPSSQE, verbs.QPSErr}
 // qpDiagram draws the QP state machine with the current state lit:
 // "qp0 RC 0x000011  RESET → INIT → [RTR] → RTS | SQD SQE ERR".
 func (s *Shell) qpDiagram(o *object, cur verbs.QPState) string {
-	name := func(st verbs.QPState) string {
-		n := strings.ToUpper(st.Short())
-		if st == cur {
-			return s.st.litState(n)
+	names := func(states []verbs.QPState) []string {
+		var out []string
+		for _, st := range states {
+			out = append(out, strings.ToUpper(st.Short()))
 		}
-		return s.st.render(s.st.dim, n)
+		return out
 	}
-	var main, side []string
-	for _, st := range mainStates {
-		main = append(main, name(st))
-	}
-	for _, st := range sideStates {
-		side = append(side, name(st))
-	}
-	line := fmt.Sprintf("%s %s %s  %s | %s", s.hn(o), strings.ToUpper(o.qpType.Short()), hex24(o.qp.Num()),
-		strings.Join(main, " → "), strings.Join(side, " "))
+	line := fmt.Sprintf("%s %s %s  %s", s.hn(o), strings.ToUpper(o.qpType.Short()), hex24(o.qp.Num()),
+		s.st.StateLadder(names(mainStates), names(sideStates), strings.ToUpper(cur.Short())))
 	if cur > verbs.QPSErr {
 		line += "  (state " + cur.String() + ")"
 	}
@@ -268,7 +262,7 @@ func (s *Shell) draw(o *object, detail bool) string {
 		add("%s", s.qpDiagram(o, attr.State))
 		if detail {
 			add("%s: qp_num %s on %s (%s), send_cq %s, recv_cq %s, srq %s", o.name, hex24(o.qp.Num()), o.parent.name, o.dev,
-				s.handleOf(o.sendCQ), s.handleOf(o.recvCQ), s.handleOf(o.srqObj))
+				s.hn(o.sendCQ), s.hn(o.recvCQ), s.hn(o.srqObj))
 		}
 		if insp == nil {
 			add("%s", countedQueues(o))
@@ -336,7 +330,7 @@ func wqeTable(q []verbs.WQEInfo) string {
 		}
 		rows = append(rows, []string{fmt.Sprint(w.WRID), w.Opcode, fmt.Sprint(w.Length), w.State, psn})
 	}
-	return table([]string{"wr_id", "opcode", "length", "state", "psn"}, rows)
+	return render.Table([]string{"wr_id", "opcode", "length", "state", "psn"}, rows)
 }
 
 // handleArgs resolves the words of show/watch/unwatch as handles.
@@ -386,7 +380,7 @@ func cmdShow(c *call) error {
 			}
 			rows = append(rows, []string{o.name, o.kind.String(), parent, o.dev, c.s.summary(o)})
 		}
-		c.out.add(table([]string{"handle", "object", "from", "device", "details"}, rows))
+		c.out.add(render.Table([]string{"handle", "object", "from", "device", "details"}, rows))
 		return nil
 	}
 	objs, err := c.s.handleArgs(c.a.pos)

@@ -45,14 +45,14 @@ func TestTTY(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 		// The marker is printed after vsh exits, then the terminal's modes.
 		tm.typeLine(fmt.Sprintf("%s%s; echo VSH_EXIT_%d=$?; stty -a", bin, args, n))
-		tm.waitFor(prompt)
+		tm.waitFor(afterLaunch(n, prompt))
 	}
 	start := func(n int) { startWith(n, "", `\[1\] vsh> `) }
 	startEnv := func(n int, env string) {
 		tm.run("send-keys", "-t", "t", "clear", "Enter")
 		time.Sleep(100 * time.Millisecond)
 		tm.typeLine(fmt.Sprintf("%s %s; echo VSH_EXIT_%d=$?; stty -a", env, bin, n))
-		tm.waitFor(`\[1\] vsh> `)
+		tm.waitFor(afterLaunch(n, `\[1\] vsh> `))
 	}
 	// quitClean checks that nothing but vsh's own output comes between the
 	// quit line and the marker printed after vsh exits: no prompt.
@@ -100,7 +100,9 @@ func TestTTY(t *testing.T) {
 	tm.typeText("create_qp pd0 type=rc send_cq=cq0 recv_cq=cq0 max_")
 	tm.waitFor(`max_send_wr=\s+send queue depth`)
 	tm.run("send-keys", "-t", "t", "C-u")
-	time.Sleep(100 * time.Millisecond)
+	// go-prompt takes what one read returns as one key or as text: on a
+	// loaded machine C-u and the next line would arrive together.
+	tm.waitFor(`(?m)^\[5\] vsh> *$`)
 	tm.typeLine("frobnicate")
 	tm.waitFor(`error: unknown command "frobnicate"`)
 	tm.typeLine("quit")
@@ -279,6 +281,12 @@ func (tm *tmux) paste(text string) { tm.run("send-keys", "-t", "t", "-l", text) 
 func (tm *tmux) screen() string { return tm.run("capture-pane", "-t", "t", "-p", "-J") }
 
 // waitFor waits until the screen matches re and returns the screen.
+// afterLaunch matches prompt below run n's command line, so that the
+// previous run's screen, not yet cleared on a loaded machine, does not.
+func afterLaunch(n int, prompt string) string {
+	return fmt.Sprintf(`(?s)echo VSH_EXIT_%d=\$\?; stty -a\n.*%s`, n, prompt)
+}
+
 func (tm *tmux) waitFor(re string) string {
 	tm.t.Helper()
 	rx := regexp.MustCompile(re)
