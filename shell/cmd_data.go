@@ -167,94 +167,9 @@ func cmdPostSend(c *call) error {
 	if err != nil {
 		return err
 	}
-	op := verbs.WRSend
-	if c.has("opcode") {
-		if op, err = verbs.ParseWROpcode(c.raw("opcode")); err != nil {
-			return c.bad("opcode", err)
-		}
-	}
-	var defLen func(uint64) uint64
-	if op.IsAtomic() {
-		defLen = func(uint64) uint64 { return 8 }
-	}
-	sges, desc, err := c.sges(defLen)
+	wr, desc, notes, err := sendTemplate(c, o)
 	if err != nil {
 		return err
-	}
-	flags := verbs.SendSignaled
-	if c.has("flags") {
-		if flags, err = verbs.ParseSendFlags(c.raw("flags")); err != nil {
-			return c.bad("flags", err)
-		}
-	}
-	wr := verbs.SendWR{Opcode: op, Flags: flags, SGList: sges}
-	var notes []string
-	if c.has("imm") {
-		if wr.Imm, err = c.u32("imm"); err != nil {
-			return err
-		}
-		if !op.HasImm() {
-			notes = append(notes, fmt.Sprintf("imm= is ignored by %s; the *_with_imm opcodes carry it", op))
-		}
-	}
-	addr, rkey, given, err := c.remote()
-	if err != nil {
-		return err
-	}
-	wr.RemoteAddr, wr.RKey = addr, rkey
-	if op.IsRDMA() && !given {
-		notes = append(notes, "no remote buffer given (remote=mr1+OFFSET): remote_addr 0 and rkey 0, which the responder will refuse")
-	}
-	if given && !op.IsRDMA() {
-		notes = append(notes, fmt.Sprintf("the remote buffer is ignored by %s", op))
-	}
-	switch op {
-	case verbs.WRAtomicCmpAndSwp:
-		if wr.CompareAdd, err = c.num("compare", 64); err != nil {
-			return err
-		}
-		if wr.Swap, err = c.num("swap", 64); err != nil {
-			return err
-		}
-	case verbs.WRAtomicFetchAndAdd:
-		if c.has("add") && c.has("compare") {
-			return usagef("fetch_and_add takes add=", "add= and compare= both given")
-		}
-		key := "add"
-		if !c.has("add") {
-			key = "compare"
-		}
-		if wr.CompareAdd, err = c.num(key, 64); err != nil {
-			return err
-		}
-	default:
-		for _, k := range []string{"compare", "swap", "add"} {
-			if c.has(k) {
-				notes = append(notes, fmt.Sprintf("%s= is ignored by %s; it is for atomics", k, op))
-			}
-		}
-	}
-	ah, hasAH, err := c.keyObj("ah", kAH)
-	if err != nil {
-		return err
-	}
-	if hasAH {
-		wr.AH = ah.ah
-	}
-	if o.qpType == verbs.QPTypeUD && !hasAH {
-		return usagef("post_send "+o.name+" mr=mr0 length=64 ah=ah0 remote_qpn=qp1 (create_ah makes ah0)",
-			"a UD send needs ah= (where to) and remote_qpn=")
-	}
-	qpn, hasQPN, err := c.qpn("remote_qpn")
-	if err != nil {
-		return err
-	}
-	wr.RemoteQPN = qpn
-	if wr.RemoteQKey, err = c.u32("remote_qkey"); err != nil {
-		return err
-	}
-	if o.qpType == verbs.QPTypeUD && !hasQPN {
-		return usagef("add remote_qpn=qp1 (or its number)", "a UD send needs remote_qpn=")
 	}
 	n, err := c.count("count", maxBatch)
 	if err != nil {
@@ -288,6 +203,113 @@ func cmdPostSend(c *call) error {
 		c.line("note: %s", note)
 	}
 	return err
+}
+
+// sendTemplate reads post_send's arguments into the work request that
+// count= repeats, the description of its SGEs, and notes on arguments its
+// opcode ignores.
+func sendTemplate(c *call, o *object) (verbs.SendWR, string, []string, error) {
+	var err error
+	op := verbs.WRSend
+	if c.has("opcode") {
+		if op, err = verbs.ParseWROpcode(c.raw("opcode")); err != nil {
+			return verbs.SendWR{}, "", nil, c.bad("opcode", err)
+		}
+	}
+	var defLen func(uint64) uint64
+	if op.IsAtomic() {
+		defLen = func(uint64) uint64 { return 8 }
+	}
+	sges, desc, err := c.sges(defLen)
+	if err != nil {
+		return verbs.SendWR{}, "", nil, err
+	}
+	flags := verbs.SendSignaled
+	if c.has("flags") {
+		if flags, err = verbs.ParseSendFlags(c.raw("flags")); err != nil {
+			return verbs.SendWR{}, "", nil, c.bad("flags", err)
+		}
+	}
+	wr := verbs.SendWR{Opcode: op, Flags: flags, SGList: sges}
+	var notes []string
+	if c.has("imm") {
+		if wr.Imm, err = c.u32("imm"); err != nil {
+			return verbs.SendWR{}, "", nil, err
+		}
+		if !op.HasImm() {
+			notes = append(notes, fmt.Sprintf("imm= is ignored by %s; the *_with_imm opcodes carry it", op))
+		}
+	}
+	addr, rkey, given, err := c.remote()
+	if err != nil {
+		return verbs.SendWR{}, "", nil, err
+	}
+	wr.RemoteAddr, wr.RKey = addr, rkey
+	if op.IsRDMA() && !given {
+		notes = append(notes, "no remote buffer given (remote=mr1+OFFSET): remote_addr 0 and rkey 0, which the responder will refuse")
+	}
+	if given && !op.IsRDMA() {
+		notes = append(notes, fmt.Sprintf("the remote buffer is ignored by %s", op))
+	}
+	if err := atomicOperands(c, &wr, &notes); err != nil {
+		return verbs.SendWR{}, "", nil, err
+	}
+	ah, hasAH, err := c.keyObj("ah", kAH)
+	if err != nil {
+		return verbs.SendWR{}, "", nil, err
+	}
+	if hasAH {
+		wr.AH = ah.ah
+	}
+	if o.qpType == verbs.QPTypeUD && !hasAH {
+		return verbs.SendWR{}, "", nil, usagef("post_send "+o.name+" mr=mr0 length=64 ah=ah0 remote_qpn=qp1 (create_ah makes ah0)",
+			"a UD send needs ah= (where to) and remote_qpn=")
+	}
+	qpn, hasQPN, err := c.qpn("remote_qpn")
+	if err != nil {
+		return verbs.SendWR{}, "", nil, err
+	}
+	wr.RemoteQPN = qpn
+	if wr.RemoteQKey, err = c.u32("remote_qkey"); err != nil {
+		return verbs.SendWR{}, "", nil, err
+	}
+	if o.qpType == verbs.QPTypeUD && !hasQPN {
+		return verbs.SendWR{}, "", nil, usagef("add remote_qpn=qp1 (or its number)", "a UD send needs remote_qpn=")
+	}
+	return wr, desc, notes, nil
+}
+
+// atomicOperands reads an atomic's compare=, swap= or add=, and notes them
+// as ignored by other opcodes.
+func atomicOperands(c *call, wr *verbs.SendWR, notes *[]string) error {
+	var err error
+	switch op := wr.Opcode; op {
+	case verbs.WRAtomicCmpAndSwp:
+		if wr.CompareAdd, err = c.num("compare", 64); err != nil {
+			return err
+		}
+		if wr.Swap, err = c.num("swap", 64); err != nil {
+			return err
+		}
+	case verbs.WRAtomicFetchAndAdd:
+		if c.has("add") && c.has("compare") {
+			return usagef("fetch_and_add takes add=", "add= and compare= both given")
+		}
+		key := "add"
+		if !c.has("add") {
+			key = "compare"
+		}
+		if wr.CompareAdd, err = c.num(key, 64); err != nil {
+			return err
+		}
+	default:
+		for _, k := range []string{"compare", "swap", "add"} {
+			if c.has(k) {
+				*notes = append(*notes, fmt.Sprintf("%s= is ignored by %s; it is for atomics", k, op))
+			}
+		}
+	}
+	return nil
 }
 
 func describeSendWR(s *Shell, o *object, w verbs.SendWR, sge, qpnArg string) string {

@@ -53,60 +53,9 @@ func cmdPingpong(c *call) error {
 	if err != nil {
 		return usagef(c.cmd.usageHint(), "%v", err)
 	}
-	o := pingpong.Defaults(t)
-	o.GIDIndex = 1
-	if v := strings.ToLower(c.raw("gid_index")); v == "none" || v == "-1" {
-		o.GIDIndex = -1
-	} else if c.has("gid_index") {
-		n, err := parseUint(v, 8)
-		if err != nil {
-			return c.bad("gid_index", err)
-		}
-		o.GIDIndex = int(n)
-	}
-	size, err := c.sizeOr("size", uint64(o.Size))
+	o, err := pingpongOptions(c, t)
 	if err != nil {
 		return err
-	}
-	const maxSize = 64 << 20
-	if size < 1 || size > maxSize {
-		return usagef("size=64, size=4k, up to size=64m", "size=%d: a message has 1 byte to 64 MiB here", size)
-	}
-	o.Size = int(size)
-	if o.Iters, err = c.countOr("iters", o.Iters, 100_000_000); err != nil {
-		return err
-	}
-	if o.RxDepth, err = c.countOr("rx_depth", o.RxDepth, 1<<16); err != nil {
-		return err
-	}
-	if o.NumQP, err = c.countOr("num_qp", o.NumQP, 255); err != nil {
-		return err
-	}
-	sl, err := c.num("sl", 4)
-	if err != nil {
-		return err
-	}
-	o.SL = int(sl)
-	if c.has("mtu") {
-		if t == pingpong.UD {
-			return usagef("drop mtu=: ibv_ud_pingpong has no -m (a UD message must fit the port's MTU)", "mtu= is not a ud option")
-		}
-		if o.MTU, err = verbs.ParseMTU(c.raw("mtu")); err != nil {
-			return c.bad("mtu", err)
-		}
-	}
-	if c.has("num_qp") && t != pingpong.SRQ {
-		return usagef("num_qp= is for pingpong srq", "num_qp= is not a %s option", t)
-	}
-	if o.Timeout, err = c.durOr("timeout", pingpong.DefaultTimeout); err != nil {
-		return err
-	}
-	if o.Timeout == 0 {
-		return usagef("timeout=10s, or longer", "timeout=0 would wait forever on a stalled run; give a duration")
-	}
-	o.Check, o.Events = c.a.flags["check"], c.a.flags["events"]
-	if err := o.Validate(); err != nil {
-		return usagef(c.cmd.usageHint(), "%v", err)
 	}
 	devA, devB := "A", "B"
 	if len(c.a.pos) > 1 {
@@ -141,6 +90,91 @@ func cmdPingpong(c *call) error {
 	c.line("as two programs on two hosts:  %s", strings.Join(append([]string{t.Program()}, so.Args()...), " "))
 	c.line("                               %s", strings.Join(append([]string{t.Program()}, co.Args()...), " "))
 
+	hooks, clock, isSim := pingpongHooks(c, t)
+	stopProgress := c.s.ppProgress(t, o.Iters)
+	wallStart := time.Now()
+	res, err := pingpong.RunPair(c.s.ctx, server, client, o, hooks)
+	stopProgress()
+	if err != nil {
+		return pingpongFailed(c, t, o, res, err)
+	}
+	for _, l := range res.Lines() {
+		c.line("%s", l)
+	}
+	c.line("(seconds are %s; bytes = size × iters × 2, a message each way per iteration)", clock)
+	if !isSim {
+		if w := time.Since(wallStart); w > 2*time.Second {
+			c.line("(the whole run took %s)", w.Round(time.Millisecond))
+		}
+	}
+	return nil
+}
+
+// pingpongOptions reads pingpong's arguments into the options of
+// rdma-core's program for transport t.
+func pingpongOptions(c *call, t pingpong.Transport) (pingpong.Options, error) {
+	o := pingpong.Defaults(t)
+	o.GIDIndex = 1
+	if v := strings.ToLower(c.raw("gid_index")); v == "none" || v == "-1" {
+		o.GIDIndex = -1
+	} else if c.has("gid_index") {
+		n, err := parseUint(v, 8)
+		if err != nil {
+			return pingpong.Options{}, c.bad("gid_index", err)
+		}
+		o.GIDIndex = int(n)
+	}
+	size, err := c.sizeOr("size", uint64(o.Size))
+	if err != nil {
+		return pingpong.Options{}, err
+	}
+	const maxSize = 64 << 20
+	if size < 1 || size > maxSize {
+		return pingpong.Options{}, usagef("size=64, size=4k, up to size=64m", "size=%d: a message has 1 byte to 64 MiB here", size)
+	}
+	o.Size = int(size)
+	if o.Iters, err = c.countOr("iters", o.Iters, 100_000_000); err != nil {
+		return pingpong.Options{}, err
+	}
+	if o.RxDepth, err = c.countOr("rx_depth", o.RxDepth, 1<<16); err != nil {
+		return pingpong.Options{}, err
+	}
+	if o.NumQP, err = c.countOr("num_qp", o.NumQP, 255); err != nil {
+		return pingpong.Options{}, err
+	}
+	sl, err := c.num("sl", 4)
+	if err != nil {
+		return pingpong.Options{}, err
+	}
+	o.SL = int(sl)
+	if c.has("mtu") {
+		if t == pingpong.UD {
+			return pingpong.Options{}, usagef("drop mtu=: ibv_ud_pingpong has no -m (a UD message must fit the port's MTU)", "mtu= is not a ud option")
+		}
+		if o.MTU, err = verbs.ParseMTU(c.raw("mtu")); err != nil {
+			return pingpong.Options{}, c.bad("mtu", err)
+		}
+	}
+	if c.has("num_qp") && t != pingpong.SRQ {
+		return pingpong.Options{}, usagef("num_qp= is for pingpong srq", "num_qp= is not a %s option", t)
+	}
+	if o.Timeout, err = c.durOr("timeout", pingpong.DefaultTimeout); err != nil {
+		return pingpong.Options{}, err
+	}
+	if o.Timeout == 0 {
+		return pingpong.Options{}, usagef("timeout=10s, or longer", "timeout=0 would wait forever on a stalled run; give a duration")
+	}
+	o.Check, o.Events = c.a.flags["check"], c.a.flags["events"]
+	if err := o.Validate(); err != nil {
+		return pingpong.Options{}, usagef(c.cmd.usageHint(), "%v", err)
+	}
+	return o, nil
+}
+
+// pingpongHooks makes a run on the simulator repeatable: PSNs drawn from a
+// fixed seed, the simulator's clock, and the fabric run while both sides
+// wait. It returns the hooks and what the seconds printed are.
+func pingpongHooks(c *call, t pingpong.Transport) (pingpong.PairHooks, string, bool) {
 	hooks := pingpong.PairHooks{}
 	clock := "wall-clock time"
 	st, isSim := c.s.prov.(verbs.Stepper)
@@ -163,48 +197,38 @@ func cmdPingpong(c *call) error {
 			return true
 		}
 	}
-	stopProgress := c.s.ppProgress(t, o.Iters)
-	wallStart := time.Now()
-	res, err := pingpong.RunPair(c.s.ctx, server, client, o, hooks)
-	stopProgress()
-	if err != nil {
-		if res != nil { // how far it got: the addresses, not figures of a loop that did not finish
-			for _, sd := range []pingpong.Side{res.Server, res.Client} {
-				for _, d := range sd.Local {
-					c.line("%s: %s", sd.Name, pingpong.LocalLine(t, d))
-				}
-				for _, d := range sd.Remote {
-					c.line("%s: %s", sd.Name, pingpong.RemoteLine(d))
-				}
+	return hooks, clock, isSim
+}
+
+// pingpongFailed shows how far a failed run got (the addresses, not
+// figures of a loop that did not finish) and explains its error.
+func pingpongFailed(c *call, t pingpong.Transport, o pingpong.Options, res *pingpong.PairResult, err error) error {
+	if res != nil {
+		for _, sd := range []pingpong.Side{res.Server, res.Client} {
+			for _, d := range sd.Local {
+				c.line("%s: %s", sd.Name, pingpong.LocalLine(t, d))
+			}
+			for _, d := range sd.Remote {
+				c.line("%s: %s", sd.Name, pingpong.RemoteLine(d))
 			}
 		}
-		var pe *pingpong.Error
-		if errors.As(err, &pe) {
-			msg := pe.Msg
-			if pe.Err != nil {
-				msg += ": " + pe.Err.Error()
-			}
-			hint := pe.Hint
-			if hint == "" {
-				hint = "explain the status or errno above; help pingpong lists the options"
-			}
-			if c.s.interrupted() {
-				return c.s.stopped("pingpong %s stopped before its %d iterations; run it again with fewer iters=", t, o.Iters)
-			}
-			return usagef(hint, "%s %s", t, msg)
+	}
+	var pe *pingpong.Error
+	if errors.As(err, &pe) {
+		msg := pe.Msg
+		if pe.Err != nil {
+			msg += ": " + pe.Err.Error()
 		}
-		return usagef("help pingpong lists the options", "%s: %v", t, err)
-	}
-	for _, l := range res.Lines() {
-		c.line("%s", l)
-	}
-	c.line("(seconds are %s; bytes = size × iters × 2, a message each way per iteration)", clock)
-	if !isSim {
-		if w := time.Since(wallStart); w > 2*time.Second {
-			c.line("(the whole run took %s)", w.Round(time.Millisecond))
+		hint := pe.Hint
+		if hint == "" {
+			hint = "explain the status or errno above; help pingpong lists the options"
 		}
+		if c.s.interrupted() {
+			return c.s.stopped("pingpong %s stopped before its %d iterations; run it again with fewer iters=", t, o.Iters)
+		}
+		return usagef(hint, "%s %s", t, msg)
 	}
-	return nil
+	return usagef("help pingpong lists the options", "%s: %v", t, err)
 }
 
 // ppProgress reports that a long run is alive through Options.Progress,

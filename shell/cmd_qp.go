@@ -100,147 +100,174 @@ var avKeys = []string{"dgid", "sgid_index", "hop_limit", "traffic_class", "flow_
 // qpAttrs builds ibv_qp_attr and its mask from modify_qp's arguments. It
 // returns them with a description in libibverbs' field names.
 func qpAttrs(c *call) (verbs.QPAttr, verbs.QPAttrMask, []string, error) {
-	var attr verbs.QPAttr
-	var mask verbs.QPAttrMask
-	var desc []string
-	hasAV := false
+	b := &qpAttrBuild{}
 	for _, k := range avKeys {
 		if c.has(k) {
-			hasAV = true
+			b.hasAV = true
 		}
 	}
 	for _, sp := range c.cmd.Args {
 		if sp.kind != keyArg || !c.has(sp.name) {
 			continue
 		}
-		var err error
-		switch sp.name {
-		case "state", "cur_state":
-			st, perr := verbs.ParseQPState(c.raw(sp.name))
-			if perr != nil {
-				return attr, 0, nil, c.bad(sp.name, perr)
+		if set := qpAttrSetters[sp.name]; set != nil {
+			if err := set(c, sp.name, b); err != nil {
+				return b.attr, 0, nil, err
 			}
-			if st == verbs.QPSUnknown || st > verbs.QPSUnknown {
-				return attr, 0, nil, c.bad(sp.name, fmt.Errorf("%s is no state a QP can be asked for; one of: %s",
-					c.raw(sp.name), strings.Join(verbs.QPStateNames(), ", ")))
-			}
-			if sp.name == "state" {
-				attr.State, mask = st, mask|verbs.AttrState
-				desc = append(desc, "qp_state="+st.String())
-			} else {
-				attr.CurState, mask = st, mask|verbs.AttrCurState
-				desc = append(desc, "cur_qp_state="+st.String())
-			}
-		case "pkey_index":
-			var n uint64
-			n, err = c.numOr("pkey_index", 0, 16)
-			attr.PKeyIndex, mask = uint16(n), mask|verbs.AttrPKeyIndex
-			desc = append(desc, fmt.Sprintf("pkey_index=%d", n))
-		case "port":
-			var n uint8
-			n, err = c.u8Or("port", 1)
-			if hasAV {
-				attr.AH.PortNum = n
-			} else {
-				attr.PortNum, mask = n, mask|verbs.AttrPort
-				desc = append(desc, fmt.Sprintf("port_num=%d", n))
-			}
-		case "access":
-			var a verbs.Access
-			a, err = c.access("access", 0)
-			attr.AccessFlags, mask = a, mask|verbs.AttrAccessFlags
-			desc = append(desc, "qp_access_flags="+a.String())
-		case "qkey":
-			var n uint32
-			n, err = c.u32Or("qkey", 0)
-			attr.QKey, mask = n, mask|verbs.AttrQKey
-			desc = append(desc, fmt.Sprintf("qkey=0x%x", n))
-		case "path_mtu":
-			m, perr := verbs.ParseMTU(c.raw("path_mtu"))
-			if perr != nil {
-				return attr, 0, nil, c.bad("path_mtu", perr)
-			}
-			attr.PathMTU, mask = m, mask|verbs.AttrPathMTU
-			desc = append(desc, "path_mtu="+m.String())
-		case "dest_qpn":
-			var n uint32
-			n, _, err = c.qpn("dest_qpn")
-			attr.DestQPN, mask = n, mask|verbs.AttrDestQPN
-			desc = append(desc, "dest_qp_num="+hex24(n))
-		case "rq_psn", "sq_psn":
-			var n uint64
-			n, err = c.num(sp.name, 24)
-			if sp.name == "rq_psn" {
-				attr.RQPSN, mask = uint32(n), mask|verbs.AttrRQPSN
-			} else {
-				attr.SQPSN, mask = uint32(n), mask|verbs.AttrSQPSN
-			}
-			desc = append(desc, sp.name+"="+psnHex(uint32(n)))
-		case "max_dest_rd_atomic":
-			attr.MaxDestRdAtomic, err = c.u8(sp.name)
-			mask |= verbs.AttrMaxDestRdAtomic
-			desc = append(desc, fmt.Sprintf("max_dest_rd_atomic=%d", attr.MaxDestRdAtomic))
-		case "max_rd_atomic":
-			attr.MaxRdAtomic, err = c.u8(sp.name)
-			mask |= verbs.AttrMaxQPRdAtomic
-			desc = append(desc, fmt.Sprintf("max_rd_atomic=%d", attr.MaxRdAtomic))
-		case "min_rnr_timer":
-			attr.MinRNRTimer, err = c.u8(sp.name)
-			mask |= verbs.AttrMinRNRTimer
-			desc = append(desc, fmt.Sprintf("min_rnr_timer=%d", attr.MinRNRTimer))
-		case "timeout":
-			attr.Timeout, err = c.u8(sp.name)
-			mask |= verbs.AttrTimeout
-			desc = append(desc, fmt.Sprintf("timeout=%d", attr.Timeout))
-		case "retry_cnt":
-			attr.RetryCnt, err = c.u8(sp.name)
-			mask |= verbs.AttrRetryCnt
-			desc = append(desc, fmt.Sprintf("retry_cnt=%d", attr.RetryCnt))
-		case "rnr_retry":
-			attr.RNRRetry, err = c.u8(sp.name)
-			mask |= verbs.AttrRNRRetry
-			desc = append(desc, fmt.Sprintf("rnr_retry=%d", attr.RNRRetry))
-		case "path_mig_state":
-			switch strings.ToLower(c.raw(sp.name)) {
-			case "migrated", "ibv_mig_migrated", "0":
-				attr.PathMigState = verbs.MigMigrated
-			case "rearm", "ibv_mig_rearm", "1":
-				attr.PathMigState = verbs.MigRearm
-			case "armed", "ibv_mig_armed", "2":
-				attr.PathMigState = verbs.MigArmed
-			default:
-				return attr, 0, nil, c.bad(sp.name, fmt.Errorf("one of: migrated, rearm, armed"))
-			}
-			mask |= verbs.AttrPathMigState
-			desc = append(desc, "path_mig_state="+attr.PathMigState.String())
-		case "en_sqd_async_notify":
-			attr.EnSQDAsyncNotify, err = c.boolArg(sp.name)
-			mask |= verbs.AttrEnSQDAsyncNotify
-			desc = append(desc, fmt.Sprintf("en_sqd_async_notify=%d", b2i(attr.EnSQDAsyncNotify)))
-		case "rate_limit":
-			attr.RateLimit, err = c.u32(sp.name)
-			mask |= verbs.AttrRateLimit
-			desc = append(desc, fmt.Sprintf("rate_limit=%d", attr.RateLimit))
-		}
-		if err != nil {
-			return attr, 0, nil, err
 		}
 	}
-	if hasAV {
+	if b.hasAV {
 		av, avDesc, err := avAttrs(c, 1)
 		if err != nil {
-			return attr, 0, nil, err
+			return b.attr, 0, nil, err
 		}
-		port := attr.AH.PortNum
+		port := b.attr.AH.PortNum
 		if port == 0 {
 			port = 1
 		}
-		attr.AH = av
-		attr.AH.PortNum = port
-		mask |= verbs.AttrAV
-		desc = append(desc, fmt.Sprintf("ah_attr={%s port_num=%d}", avDesc, port))
+		b.attr.AH = av
+		b.attr.AH.PortNum = port
+		b.set(verbs.AttrAV, fmt.Sprintf("ah_attr={%s port_num=%d}", avDesc, port))
 	}
-	return attr, mask, desc, nil
+	return b.attr, b.mask, b.desc, nil
+}
+
+// qpAttrBuild is the ibv_qp_attr that qpAttrs builds, with its mask and its
+// description; hasAV is set when an address vector's arguments are given.
+type qpAttrBuild struct {
+	attr  verbs.QPAttr
+	mask  verbs.QPAttrMask
+	desc  []string
+	hasAV bool
+}
+
+func (b *qpAttrBuild) set(m verbs.QPAttrMask, desc string) {
+	b.mask |= m
+	b.desc = append(b.desc, desc)
+}
+
+// qpAttrSetters read each modify_qp argument into its attribute. The
+// address vector's arguments (avKeys) are read together, by avAttrs.
+var qpAttrSetters = map[string]func(c *call, key string, b *qpAttrBuild) error{
+	"state":     setQPState,
+	"cur_state": setQPState,
+	"pkey_index": func(c *call, key string, b *qpAttrBuild) error {
+		n, err := c.numOr(key, 0, 16)
+		b.attr.PKeyIndex = uint16(n)
+		b.set(verbs.AttrPKeyIndex, fmt.Sprintf("pkey_index=%d", n))
+		return err
+	},
+	"port": func(c *call, key string, b *qpAttrBuild) error {
+		n, err := c.u8Or(key, 1)
+		if b.hasAV {
+			b.attr.AH.PortNum = n
+			return err
+		}
+		b.attr.PortNum = n
+		b.set(verbs.AttrPort, fmt.Sprintf("port_num=%d", n))
+		return err
+	},
+	"access": func(c *call, key string, b *qpAttrBuild) error {
+		a, err := c.access(key, 0)
+		b.attr.AccessFlags = a
+		b.set(verbs.AttrAccessFlags, "qp_access_flags="+a.String())
+		return err
+	},
+	"qkey": func(c *call, key string, b *qpAttrBuild) error {
+		n, err := c.u32Or(key, 0)
+		b.attr.QKey = n
+		b.set(verbs.AttrQKey, fmt.Sprintf("qkey=0x%x", n))
+		return err
+	},
+	"path_mtu": func(c *call, key string, b *qpAttrBuild) error {
+		m, err := verbs.ParseMTU(c.raw(key))
+		if err != nil {
+			return c.bad(key, err)
+		}
+		b.attr.PathMTU = m
+		b.set(verbs.AttrPathMTU, "path_mtu="+m.String())
+		return nil
+	},
+	"dest_qpn": func(c *call, key string, b *qpAttrBuild) error {
+		n, _, err := c.qpn(key)
+		b.attr.DestQPN = n
+		b.set(verbs.AttrDestQPN, "dest_qp_num="+hex24(n))
+		return err
+	},
+	"rq_psn":             psnAttr(verbs.AttrRQPSN, func(a *verbs.QPAttr) *uint32 { return &a.RQPSN }),
+	"sq_psn":             psnAttr(verbs.AttrSQPSN, func(a *verbs.QPAttr) *uint32 { return &a.SQPSN }),
+	"max_dest_rd_atomic": u8Attr(verbs.AttrMaxDestRdAtomic, func(a *verbs.QPAttr) *uint8 { return &a.MaxDestRdAtomic }),
+	"max_rd_atomic":      u8Attr(verbs.AttrMaxQPRdAtomic, func(a *verbs.QPAttr) *uint8 { return &a.MaxRdAtomic }),
+	"min_rnr_timer":      u8Attr(verbs.AttrMinRNRTimer, func(a *verbs.QPAttr) *uint8 { return &a.MinRNRTimer }),
+	"timeout":            u8Attr(verbs.AttrTimeout, func(a *verbs.QPAttr) *uint8 { return &a.Timeout }),
+	"retry_cnt":          u8Attr(verbs.AttrRetryCnt, func(a *verbs.QPAttr) *uint8 { return &a.RetryCnt }),
+	"rnr_retry":          u8Attr(verbs.AttrRNRRetry, func(a *verbs.QPAttr) *uint8 { return &a.RNRRetry }),
+	"path_mig_state": func(c *call, key string, b *qpAttrBuild) error {
+		switch strings.ToLower(c.raw(key)) {
+		case "migrated", "ibv_mig_migrated", "0":
+			b.attr.PathMigState = verbs.MigMigrated
+		case "rearm", "ibv_mig_rearm", "1":
+			b.attr.PathMigState = verbs.MigRearm
+		case "armed", "ibv_mig_armed", "2":
+			b.attr.PathMigState = verbs.MigArmed
+		default:
+			return c.bad(key, fmt.Errorf("one of: migrated, rearm, armed"))
+		}
+		b.set(verbs.AttrPathMigState, "path_mig_state="+b.attr.PathMigState.String())
+		return nil
+	},
+	"en_sqd_async_notify": func(c *call, key string, b *qpAttrBuild) error {
+		v, err := c.boolArg(key)
+		b.attr.EnSQDAsyncNotify = v
+		b.set(verbs.AttrEnSQDAsyncNotify, fmt.Sprintf("en_sqd_async_notify=%d", b2i(v)))
+		return err
+	},
+	"rate_limit": func(c *call, key string, b *qpAttrBuild) error {
+		n, err := c.u32(key)
+		b.attr.RateLimit = n
+		b.set(verbs.AttrRateLimit, fmt.Sprintf("rate_limit=%d", n))
+		return err
+	},
+}
+
+// setQPState reads state= or cur_state=.
+func setQPState(c *call, key string, b *qpAttrBuild) error {
+	st, err := verbs.ParseQPState(c.raw(key))
+	if err != nil {
+		return c.bad(key, err)
+	}
+	if st == verbs.QPSUnknown || st > verbs.QPSUnknown {
+		return c.bad(key, fmt.Errorf("%s is no state a QP can be asked for; one of: %s",
+			c.raw(key), strings.Join(verbs.QPStateNames(), ", ")))
+	}
+	if key == "state" {
+		b.attr.State = st
+		b.set(verbs.AttrState, "qp_state="+st.String())
+	} else {
+		b.attr.CurState = st
+		b.set(verbs.AttrCurState, "cur_qp_state="+st.String())
+	}
+	return nil
+}
+
+// u8Attr is the setter of an 8-bit attribute printed under its key's name.
+func u8Attr(m verbs.QPAttrMask, field func(*verbs.QPAttr) *uint8) func(*call, string, *qpAttrBuild) error {
+	return func(c *call, key string, b *qpAttrBuild) error {
+		n, err := c.u8(key)
+		*field(&b.attr) = n
+		b.set(m, fmt.Sprintf("%s=%d", key, n))
+		return err
+	}
+}
+
+// psnAttr is the setter of a 24-bit PSN, printed in hex.
+func psnAttr(m verbs.QPAttrMask, field func(*verbs.QPAttr) *uint32) func(*call, string, *qpAttrBuild) error {
+	return func(c *call, key string, b *qpAttrBuild) error {
+		n, err := c.num(key, 24)
+		*field(&b.attr) = uint32(n)
+		b.set(m, key+"="+psnHex(uint32(n)))
+		return err
+	}
 }
 
 // avAttrs builds an address vector from dgid=, sgid_index=, hop_limit= ...

@@ -188,142 +188,27 @@ func (s *Shell) RunTTY(in, out *os.File, intro string) (int, error) {
 	}
 	defer term.Restore(fd, saved)
 
-	p := &ttyParser{inner: prompt.NewStandardInputParser(), fd: fd, saved: saved}
-	var (
-		mu        sync.Mutex // orders the executor with the end of the session
-		executing bool
-		ending    bool
-		caught    os.Signal
-		crash     any // a panic outside a command
-		quit      atomic.Bool
-	)
-	ended := make(chan struct{}) // closed when RunTTY may return
-	var endOnce sync.Once
-	end := func() { endOnce.Do(func() { close(ended) }) }
-	// finish ends the session from any goroutine: the terminal is restored
-	// at once; RunTTY returns now, or when the running command has stopped.
-	finish := func(sig os.Signal, r any) {
-		mu.Lock()
-		defer mu.Unlock()
-		if ending {
-			return
-		}
-		ending, caught, crash = true, sig, r
-		p.stop()
-		if executing {
-			s.Interrupt()
-			return
-		}
-		end()
-	}
-
-	sigCh := make(chan os.Signal, 4)
-	signal.Notify(sigCh, syscall.SIGTERM, syscall.SIGQUIT, syscall.SIGINT, syscall.SIGHUP)
-	defer signal.Stop(sigCh)
-	done := make(chan struct{})
-	defer close(done)
-	go func() {
-		for {
-			select {
-			case <-done:
-				return
-			case sig := <-sigCh:
-				if sig == syscall.SIGINT {
-					s.Interrupt() // Ctrl-C stops the running command; at the prompt, nothing runs
-					continue
-				}
-				finish(sig, nil)
-			}
-		}
-	}()
-
-	executor := func(line string) {
-		mu.Lock()
-		if ending {
-			mu.Unlock()
-			return
-		}
-		executing = true
-		mu.Unlock()
-		defer func() {
-			r := recover()
-			mu.Lock()
-			executing = false
-			stopped := ending
-			mu.Unlock()
-			if r != nil {
-				finish(nil, r)
-			}
-			if stopped {
-				end()
-			}
-		}()
-		s.testPanic("executor")
-		o, err := s.Exec(line)
-		io.WriteString(out, o)
-		switch {
-		case errors.Is(err, ErrExit):
-			quit.Store(true)
-		case err != nil:
-			io.WriteString(out, s.FormatError(err))
-		}
-	}
-	completer := func(d prompt.Document) (sugs []prompt.Suggest) {
-		defer func() {
-			if r := recover(); r != nil {
-				finish(nil, r)
-				sugs = nil
-			}
-		}()
-		text := d.TextBeforeCursor()
-		if text == "" {
-			return nil
-		}
-		s.testPanic("complete")
-		for _, sg := range s.Complete(text) {
-			sugs = append(sugs, prompt.Suggest{Text: sg.Text, Description: sg.Description})
-		}
-		return sugs
-	}
-	prefixColor := prompt.Cyan
-	if s.st.Plain() {
-		prefixColor = prompt.DefaultColor
-	}
+	t := &ttySession{s: s, out: out, ended: make(chan struct{}),
+		p: &ttyParser{inner: prompt.NewStandardInputParser(), fd: fd, saved: saved}}
+	stopSignals := t.watchSignals()
+	defer stopSignals()
 	io.WriteString(out, s.Banner())
 	if intro != "" {
 		io.WriteString(out, "\n"+intro)
 	}
-	leaving := func() bool { return quit.Load() || p.isStopping() }
-	pr := prompt.New(executor, completer,
-		prompt.OptionParser(p),
-		prompt.OptionPrefix(""),
-		// go-prompt draws the prompt once more after the executor has run,
-		// before it asks its exit checker; after quit that prompt is empty,
-		// so that nothing follows the quit line.
-		prompt.OptionLivePrefix(func() (string, bool) {
-			if leaving() {
-				return "", true
-			}
-			return s.Prompt(), true
-		}),
-		prompt.OptionPrefixTextColor(prefixColor),
-		prompt.OptionCompletionWordSeparator(WordSeparators),
-		prompt.OptionMaxSuggestion(8),
-		prompt.OptionSetExitCheckerOnInput(func(string, bool) bool { return leaving() }),
-	)
 	runDone := make(chan struct{})
 	go func() {
 		defer close(runDone)
 		defer func() {
 			if r := recover(); r != nil {
-				finish(nil, r)
+				t.finish(nil, r)
 			}
 		}()
-		pr.Run()
+		t.prompt().Run()
 	}()
 	select {
 	case <-runDone:
-	case <-ended:
+	case <-t.ended:
 		// go-prompt leaves by itself after a command that was stopped;
 		// give it a moment so that its last prompt is drawn before the
 		// message below, and leave it behind otherwise.
@@ -332,10 +217,10 @@ func (s *Shell) RunTTY(in, out *os.File, intro string) (int, error) {
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
-	p.stop()
-	mu.Lock()
-	sig, r := caught, crash
-	mu.Unlock()
+	t.p.stop()
+	t.mu.Lock()
+	sig, r := t.caught, t.crash
+	t.mu.Unlock()
 	switch {
 	case r != nil:
 		io.WriteString(out, "\n")
@@ -345,6 +230,148 @@ func (s *Shell) RunTTY(in, out *os.File, intro string) (int, error) {
 		return signalStatus(sig), nil
 	}
 	return 0, nil
+}
+
+// ttySession is one RunTTY: go-prompt's executor and completer, the
+// signals, and how the session ends.
+type ttySession struct {
+	s   *Shell
+	out *os.File
+	p   *ttyParser
+
+	mu        sync.Mutex // orders the executor with the end of the session
+	executing bool
+	ending    bool
+	caught    os.Signal
+	crash     any // a panic outside a command
+	quit      atomic.Bool
+	ended     chan struct{} // closed when RunTTY may return
+	endOnce   sync.Once
+}
+
+func (t *ttySession) end() { t.endOnce.Do(func() { close(t.ended) }) }
+
+// finish ends the session from any goroutine: the terminal is restored at
+// once; RunTTY returns now, or when the running command has stopped.
+func (t *ttySession) finish(sig os.Signal, r any) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.ending {
+		return
+	}
+	t.ending, t.caught, t.crash = true, sig, r
+	t.p.stop()
+	if t.executing {
+		t.s.Interrupt()
+		return
+	}
+	t.end()
+}
+
+// watchSignals owns the signals while the session runs: Ctrl-C stops the
+// running command (at the prompt nothing runs), the others end the
+// session. It returns the function that lets them go.
+func (t *ttySession) watchSignals() func() {
+	sigCh := make(chan os.Signal, 4)
+	signal.Notify(sigCh, syscall.SIGTERM, syscall.SIGQUIT, syscall.SIGINT, syscall.SIGHUP)
+	done := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-done:
+				return
+			case sig := <-sigCh:
+				if sig == syscall.SIGINT {
+					t.s.Interrupt()
+					continue
+				}
+				t.finish(sig, nil)
+			}
+		}
+	}()
+	return func() {
+		signal.Stop(sigCh)
+		close(done)
+	}
+}
+
+// execute is go-prompt's executor: one cell.
+func (t *ttySession) execute(line string) {
+	t.mu.Lock()
+	if t.ending {
+		t.mu.Unlock()
+		return
+	}
+	t.executing = true
+	t.mu.Unlock()
+	defer func() {
+		r := recover()
+		t.mu.Lock()
+		t.executing = false
+		stopped := t.ending
+		t.mu.Unlock()
+		if r != nil {
+			t.finish(nil, r)
+		}
+		if stopped {
+			t.end()
+		}
+	}()
+	t.s.testPanic("executor")
+	o, err := t.s.Exec(line)
+	io.WriteString(t.out, o)
+	switch {
+	case errors.Is(err, ErrExit):
+		t.quit.Store(true)
+	case err != nil:
+		io.WriteString(t.out, t.s.FormatError(err))
+	}
+}
+
+// complete is go-prompt's completer.
+func (t *ttySession) complete(d prompt.Document) (sugs []prompt.Suggest) {
+	defer func() {
+		if r := recover(); r != nil {
+			t.finish(nil, r)
+			sugs = nil
+		}
+	}()
+	text := d.TextBeforeCursor()
+	if text == "" {
+		return nil
+	}
+	t.s.testPanic("complete")
+	for _, sg := range t.s.Complete(text) {
+		sugs = append(sugs, prompt.Suggest{Text: sg.Text, Description: sg.Description})
+	}
+	return sugs
+}
+
+func (t *ttySession) leaving() bool { return t.quit.Load() || t.p.isStopping() }
+
+// prompt configures go-prompt.
+func (t *ttySession) prompt() *prompt.Prompt {
+	prefixColor := prompt.Cyan
+	if t.s.st.Plain() {
+		prefixColor = prompt.DefaultColor
+	}
+	return prompt.New(t.execute, t.complete,
+		prompt.OptionParser(t.p),
+		prompt.OptionPrefix(""),
+		// go-prompt draws the prompt once more after the executor has run,
+		// before it asks its exit checker; after quit that prompt is empty,
+		// so that nothing follows the quit line.
+		prompt.OptionLivePrefix(func() (string, bool) {
+			if t.leaving() {
+				return "", true
+			}
+			return t.s.Prompt(), true
+		}),
+		prompt.OptionPrefixTextColor(prefixColor),
+		prompt.OptionCompletionWordSeparator(WordSeparators),
+		prompt.OptionMaxSuggestion(8),
+		prompt.OptionSetExitCheckerOnInput(func(string, bool) bool { return t.leaving() }),
+	)
 }
 
 // Progress returns an Options.Progress that shows progress on f: on a
