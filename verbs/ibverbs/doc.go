@@ -22,11 +22,12 @@
 // one ibv_post_send.
 //
 // libibverbs decides. Every verb is called first; when it fails, the errno it
-// returned is wrapped in a *verbs.Error and explained: ibv_modify_qp with the
-// shared transition table (verbs.CheckTransition) plus the kernel's value
-// checks, the other verbs with a (verb, errno) table and what the backend
-// knows of the objects (device limits, queue capacities, QP state). Before
-// each control verb the same rules predict its outcome; when libibverbs gives
+// returned is wrapped in a *verbs.Error and explained: by rxe's control-path
+// rules (verbs/rules in Predict mode, which the simulator decides with; for
+// ibv_modify_qp they include the transition table, verbs.CheckTransition),
+// else by a (verb, errno) table, with what the backend knows of the objects
+// (device limits, queue capacities, QP state). Before each control verb the
+// same rules predict its outcome; when libibverbs gives
 // a different one — an errno the rules did not expect, or success where they
 // expected a refusal — the error says so and Mispredictions counts it, because
 // that is a bug in the table or in the simulator that shares it.

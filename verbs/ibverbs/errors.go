@@ -16,8 +16,8 @@ var ErrBackendDisabled = errors.New("ibverbs: the real backend is not built in: 
 var ErrNoDevices = errors.New("ibverbs: no RDMA devices found")
 
 // Misprediction is one call whose outcome the backend's rules did not
-// predict: a bug in verbs.CheckTransition, in this package's rules, or in
-// the simulator, which follows the same table.
+// predict: a bug in verbs.CheckTransition, in the rules (verbs/rules), or in
+// the simulator, which follows the same rules.
 type Misprediction struct {
 	Op        string // the verb: "ibv_modify_qp"
 	Predicted string // what the rules expected: "success", "EINVAL: ..."

@@ -6,6 +6,7 @@ import (
 	"syscall"
 
 	"github.com/vsh-rdma/vsh/verbs"
+	"github.com/vsh-rdma/vsh/verbs/rules"
 )
 
 // This file explains an errno that libibverbs returned. It is pure Go, so
@@ -235,7 +236,7 @@ var errnoTable = map[errnoKey]explanation{
 }
 
 // errENODATA is Linux's ENODATA (61); verbs reports Linux numbers.
-const errENODATA = syscall.Errno(61)
+const errENODATA = rules.ENODATA
 
 // generic explains errnos no verb-specific line covers.
 var generic = map[syscall.Errno]explanation{

@@ -256,10 +256,7 @@ func (c *context) QueryDevice() (verbs.DeviceAttr, error) {
 
 func (c *context) predictPort(port uint8) prediction {
 	p := prediction{exhaustive: true, call: fmt.Sprintf("port %d", port)}
-	if !c.facts.portValid(port) {
-		p.fail(verbs.EINVAL, fmt.Sprintf("use port 1 (this device has %d port(s), numbered from 1)", c.facts.Attr.PhysPortCnt),
-			"port %d does not exist (rdma_is_port_valid)", port)
-	}
+	p.add(c.facts.profile().CheckPort("ibv_query_port", port))
 	return p
 }
 
@@ -281,9 +278,8 @@ func (c *context) QueryPort(port uint8) (verbs.PortAttr, error) {
 
 func (c *context) predictGID(port uint8, index int) prediction {
 	p := c.predictPort(port)
-	if len(p.reasons) == 0 && index >= c.facts.gidTblLen() {
-		p.fail(verbs.EINVAL, fmt.Sprintf("GID indexes run from 0 to %d; rxe fills 0 (link-local) and 1 (IPv4-mapped)", c.facts.gidTblLen()-1),
-			"GID index %d is outside the table of %d entries (rdma_query_gid)", index, c.facts.gidTblLen())
+	if len(p.reasons) == 0 {
+		p.add(c.facts.profile().GIDIndex("ibv_query_gid", index))
 	}
 	p.call += fmt.Sprintf(", index %d", index)
 	return p

@@ -6,12 +6,16 @@ import (
 	"syscall"
 
 	"github.com/vsh-rdma/vsh/verbs"
+	"github.com/vsh-rdma/vsh/verbs/rules"
 )
 
-// The rules: what Linux 6.1 rxe and rdma-core 44 do with a call, in the
-// order they check it. They are pure Go over what the backend knows (device
-// limits, the QP's state and capacities, the objects alive), so that they are
-// tested on any machine; the cgo side gathers the facts and calls them.
+// The predictions: what Linux 6.1 rxe and rdma-core 44 will do with a call,
+// in the order they check it. The control-path rules themselves are
+// verbs/rules' RXE profile in Predict mode, shared with the simulator, which
+// decides with them; this file adds what only a prediction needs (what the
+// kernel may also answer: memory, routes) and what the backend knows of its
+// objects. It is pure Go, tested on any machine; the cgo side gathers the
+// facts and calls it.
 
 // devFacts is what the backend knows of a device when it predicts.
 type devFacts struct {
@@ -24,24 +28,27 @@ type devFacts struct {
 	GIDSlot func(port uint8, index int) (empty, known bool)
 }
 
-func (d *devFacts) portValid(p uint8) bool { return p >= 1 && p <= d.Attr.PhysPortCnt }
-
-func (d *devFacts) roce() bool { return d.Port.LinkLayer == verbs.LinkLayerEthernet }
-
-func (d *devFacts) gidTblLen() int {
-	if d.Port.GIDTblLen > 0 {
-		return d.Port.GIDTblLen
+// profile returns the rules of the device, to predict with.
+func (d *devFacts) profile() *rules.RXE {
+	r := &rules.RXE{Mode: rules.Predict, Attr: d.Attr, Port: d.Port, NumCompVectors: d.NumCompVectors, CapNetRaw: d.CapNetRaw}
+	if slot := d.GIDSlot; slot != nil {
+		r.GID = func(port uint8, i int) (verbs.GID, bool, bool) {
+			empty, known := slot(port, i)
+			return verbs.GID{}, !empty, known
+		}
 	}
-	return 1024
+	return r
 }
 
-// ibQPSetQKey is IB_QP_SET_QKEY: a Q_Key with the high bit is a controlled
-// (privileged) one.
-const ibQPSetQKey = 0x80000000
+// noDevice is the profile for the rules that need no device facts.
+var noDevice = rules.RXE{Mode: rules.Predict}
 
-// legacyModifyBits are the attribute bits the kernel's legacy modify_qp
-// command takes (IB_USER_LEGACY_LAST_QP_ATTR_MASK is IB_QP_DEST_QPN).
-const legacyModifyBits = verbs.AttrDestQPN<<1 - 1
+// add appends the rules' findings to the prediction, in order.
+func (p *prediction) add(v rules.Verdict) {
+	for _, f := range v.Findings {
+		p.reasons = append(p.reasons, reason{errno: f.Err.Errno, why: f.Err.Why, hint: f.Err.Hint, certain: f.Certain})
+	}
+}
 
 // modifyFacts is what the backend knows of a QP when it predicts a modify.
 type modifyFacts struct {
@@ -54,119 +61,23 @@ type modifyFacts struct {
 	Port uint8
 }
 
-// checkAV applies rdma_check_ah_attr and rdma_get_gid_attr (through
-// rdma_fill_sgid_attr) to an address vector, as _ib_modify_qp and
-// rdma_create_user_ah do.
-func checkAV(p *prediction, d *devFacts, what string, a *verbs.AHAttr, attrName string) {
-	if !d.portValid(a.PortNum) {
-		p.fail(verbs.EINVAL, "set "+what+".port_num=1 (the device's one port)",
-			"%s.port_num %d is not a port of this device (rdma_is_port_valid); %s is refused", what, a.PortNum, attrName)
-		return
-	}
-	if !a.IsGlobal {
-		if d.roce() {
-			p.fail(verbs.EINVAL, "set is_global=1 with dgid=<peer GID> and sgid_index=<your RoCE v2 GID index>",
-				"%s has no GRH (is_global=0), but on RoCE every address needs one (rdma_check_ah_attr; rxe(7): the GRH is mandatory with RoCE); %s is refused",
-				what, attrName)
-		}
-		return
-	}
-	idx := int(a.GRH.SGIDIndex)
-	if idx >= d.gidTblLen() {
-		p.fail(verbs.EINVAL, "use the index of your RoCE v2 GID (ibv_devinfo -v lists them)",
-			"%s.grh.sgid_index %d is outside the GID table of %d entries (rdma_get_gid_attr); %s is refused", what, idx, d.gidTblLen(), attrName)
-		return
-	}
-	if d.GIDSlot == nil {
-		p.maybe(errENODATA, "use the index of a filled GID (ibv_devinfo -v)",
-			"%s.grh.sgid_index %d may name an empty GID slot (rdma_get_gid_attr)", what, idx)
-		return
-	}
-	empty, known := d.GIDSlot(a.PortNum, idx)
-	switch {
-	case empty && known:
-		p.fail(errENODATA, "use the index of a filled GID: 1 is the IPv4-mapped RoCE v2 GID on rxe with one IPv4 address",
-			"%s.grh.sgid_index %d names an empty GID slot (rdma_get_gid_attr: ENODATA); rc_pingpong gets 255 there when only one side passes -g",
-			what, idx)
-	case !known:
-		p.maybe(errENODATA, "use the index of a filled GID (ibv_devinfo -v)",
-			"%s.grh.sgid_index %d may name an empty GID slot (rdma_get_gid_attr)", what, idx)
-	}
-}
-
 // predictModifyQP is ibv_modify_qp on rxe: libibverbs' ibv_cmd_modify_qp,
 // then the kernel's uverbs modify_qp, _ib_modify_qp and rxe_qp_chk_attr, in
-// that order. The transition table is verbs.CheckTransition.
+// that order.
 func predictModifyQP(d *devFacts, f modifyFacts, a *verbs.QPAttr, mask verbs.QPAttrMask) prediction {
 	p := prediction{exhaustive: true, call: fmt.Sprintf("%s QP in %s, mask %s", f.Type.Short(), f.Cur, mask)}
-	// libibverbs: ibv_cmd_modify_qp sends only the legacy bits.
-	if extra := mask &^ (verbs.AttrRateLimit - 1); extra != 0 {
-		p.fail(verbs.EOPNOTSUPP, "drop "+extra.Short(),
-			"%s needs the extended modify command (ibv_cmd_modify_qp sends only IBV_QP_STATE..IBV_QP_DEST_QPN), which rxe does not use", extra)
+	r := d.profile()
+	q := rules.QP{Type: f.Type, State: f.Cur, Draining: f.SQDraining, DrainKnown: f.DrainKnown, Port: f.Port}
+	// libibverbs, then uverbs modify_qp: a refusal there ends the call.
+	if p.add(r.ModifyQPCommand(q, a, mask)); len(p.reasons) > 0 {
 		return p
 	}
-	if extra := mask &^ legacyModifyBits; extra != 0 {
-		p.fail(verbs.EOPNOTSUPP, "drop "+extra.Short(),
-			"%s is not an attribute of the legacy modify command (ib_uverbs_modify_qp takes IBV_QP_STATE..IBV_QP_DEST_QPN)", extra)
-		return p
-	}
-	// uverbs modify_qp.
-	if mask&verbs.AttrPort != 0 && !d.portValid(a.PortNum) {
-		p.fail(verbs.EINVAL, "set port=1: rxe devices have one port",
-			"IBV_QP_PORT %d is not a port of this device (modify_qp: rdma_is_port_valid)", a.PortNum)
-	}
-	impliedPort := false
+	// _ib_modify_qp: the address vectors' source GIDs, the RoCE ban on
+	// alternate paths, what only the kernel knows (P_Keys, routes).
 	if mask&verbs.AttrAV != 0 {
-		if !d.portValid(a.AH.PortNum) {
-			p.fail(verbs.EINVAL, "set ah_attr.port_num=1",
-				"IBV_QP_AV names port %d (ah_attr.port_num), which is not a port of this device (modify_qp: rdma_is_port_valid)", a.AH.PortNum)
-		} else if mask&verbs.AttrState != 0 && a.State == verbs.QPSRTR {
-			if f.Port != 0 && a.AH.PortNum != f.Port {
-				p.fail(verbs.EINVAL, fmt.Sprintf("set ah_attr.port_num=%d", f.Port),
-					"IBV_QP_AV's port_num %d differs from the port %d the QP was bound to at INIT (modify_qp)", a.AH.PortNum, f.Port)
-			}
-		} else {
-			if mask&verbs.AttrPort != 0 && a.PortNum != a.AH.PortNum {
-				p.fail(verbs.EINVAL, "give the same port in port and ah_attr.port_num",
-					"IBV_QP_PORT %d and IBV_QP_AV's port_num %d differ (modify_qp)", a.PortNum, a.AH.PortNum)
-			}
-			if mask&verbs.AttrPort == 0 {
-				mask |= verbs.AttrPort
-				impliedPort = true
-			}
-		}
+		p.add(r.AV("ibv_modify_qp", "ah_attr", &a.AH, "IBV_QP_AV"))
 	}
-	if mask&verbs.AttrAltPath != 0 && (!d.portValid(a.AltPortNum) || !d.portValid(a.AltAH.PortNum) || a.AltPortNum != a.AltAH.PortNum) {
-		p.fail(verbs.EINVAL, "drop alt_path: RoCE has no alternate paths",
-			"IBV_QP_ALT_PATH names port %d and alt_ah_attr.port_num %d; both must be the same valid port (modify_qp)", a.AltPortNum, a.AltAH.PortNum)
-	}
-	if mask&verbs.AttrState != 0 && a.State > verbs.QPSErr {
-		p.fail(verbs.EINVAL, "use one of reset, init, rtr, rts, sqd, err",
-			"IBV_QP_STATE %s is not a state a program can ask for (modify_qp: qp_state > IB_QPS_ERR)", a.State)
-	}
-	if mask&verbs.AttrCurState != 0 && a.CurState > verbs.QPSErr {
-		p.fail(verbs.EINVAL, "use one of reset, init, rtr, rts, sqd, err",
-			"IBV_QP_CUR_STATE %s is not a state (modify_qp: cur_qp_state > IB_QPS_ERR)", a.CurState)
-	}
-	if mask&verbs.AttrQKey != 0 && a.QKey&ibQPSetQKey != 0 && !d.CapNetRaw {
-		p.fail(verbs.EPERM, "use a Q_Key below 0x80000000, e.g. qkey=0x11111111",
-			"IBV_QP_QKEY %#08x has the high bit set, which makes it a controlled (privileged) Q_Key; only a process with CAP_NET_RAW may set one (modify_qp)", a.QKey)
-	}
-	if len(p.reasons) > 0 {
-		return p
-	}
-	// _ib_modify_qp: the address vectors' source GIDs, then the RoCE ban on
-	// alternate paths.
-	if mask&verbs.AttrAV != 0 {
-		checkAV(&p, d, "ah_attr", &a.AH, "IBV_QP_AV")
-	}
-	if mask&verbs.AttrAltPath != 0 {
-		checkAV(&p, d, "alt_ah_attr", &a.AltAH, "IBV_QP_ALT_PATH")
-		if d.roce() {
-			p.fail(verbs.EINVAL, "drop alt_path: RoCE has no alternate paths",
-				"IBV_QP_ALT_PATH: alternate paths (APM) are InfiniBand-only; the core bans them on a RoCE port (_ib_modify_qp)")
-		}
-	}
+	p.add(r.ModifyQPAltPath(a, mask))
 	if mask&verbs.AttrPKeyIndex != 0 && d.Port.PKeyTblLen > 0 && int(a.PKeyIndex) >= int(d.Port.PKeyTblLen) {
 		p.maybe(verbs.EINVAL, "use pkey_index=0",
 			"IBV_QP_PKEY_INDEX %d is outside the P_Key table of %d entries (ib_security_modify_qp)", a.PKeyIndex, d.Port.PKeyTblLen)
@@ -177,59 +88,14 @@ func predictModifyQP(d *devFacts, f modifyFacts, a *verbs.QPAttr, mask verbs.QPA
 		p.maybe(syscall.ENETUNREACH, "use a dgid this host can reach", "there is no route to dgid %v (ib_resolve_eth_dmac)", a.AH.GRH.DGID)
 		p.maybe(verbs.ETIMEDOUT, "use a dgid this host can reach", "resolving dgid %v timed out (ib_resolve_eth_dmac)", a.AH.GRH.DGID)
 	}
-	// rxe_qp_chk_attr: the transition table first.
-	cur := f.Cur
-	if mask&verbs.AttrCurState != 0 {
-		cur = a.CurState
+	// rxe_qp_chk_attr: the transition table first, on the mask the kernel
+	// widened.
+	implied := rules.ImpliesPort(a, mask)
+	if implied {
+		mask |= verbs.AttrPort
 	}
-	next := cur
-	if mask&verbs.AttrState != 0 {
-		next = a.State
-	}
-	if e := verbs.CheckTransition(f.Type, cur, next, mask); e != nil {
-		why, hint := e.Why, e.Hint
-		if impliedPort && strings.Contains(why, "does not accept") && strings.Contains(why, "IBV_QP_PORT") {
-			why += "; IBV_QP_PORT was not asked for: the kernel adds it to an IBV_QP_AV given without it outside INIT→RTR " +
-				"(uverbs modify_qp: the AV's port becomes the QP's port)"
-			hint = "drop IBV_QP_AV here: alone it implies IBV_QP_PORT, which this transition does not accept"
-		}
-		p.reasons = append(p.reasons, reason{errno: e.Errno, why: why, hint: hint, certain: true})
-	}
-	if mask&verbs.AttrState != 0 && cur == verbs.QPSSQD && next != verbs.QPSErr {
-		switch {
-		case f.DrainKnown && f.SQDraining:
-			p.fail(verbs.EINVAL, "wait for IBV_EVENT_SQ_DRAINED (or until query_qp shows sq_draining=0), or go to err",
-				"the send queue is still draining; from SQD only ERR is allowed until it has drained (rxe_qp_chk_attr)")
-		case !f.DrainKnown:
-			p.maybe(verbs.EINVAL, "wait for IBV_EVENT_SQ_DRAINED, or go to err",
-				"the send queue may still be draining; from SQD only ERR is allowed until it has drained (rxe_qp_chk_attr)")
-		}
-	}
-	if mask&verbs.AttrAccessFlags != 0 && a.AccessFlags&^(verbs.AccessLocalWrite|verbs.AccessRemoteWrite|verbs.AccessRemoteRead|verbs.AccessRemoteAtomic|verbs.AccessMWBind) != 0 {
-		p.maybe(verbs.EINVAL, "use local_write, remote_write, remote_read, remote_atomic",
-			"qp_access_flags %s has flags a QP does not take (rxe_qp_chk_attr)", a.AccessFlags)
-	}
-	if mask&verbs.AttrPathMTU != 0 {
-		maxMTU := d.Port.MaxMTU
-		if maxMTU == 0 {
-			maxMTU = verbs.MTU4096
-		}
-		if a.PathMTU > maxMTU {
-			p.fail(verbs.EINVAL, "use path_mtu=1024 (the port's active MTU on a 1500-byte netdev) or at most the port's max_mtu",
-				"IBV_QP_PATH_MTU %s is larger than the port's max_mtu %s (rxe_qp_chk_attr)", a.PathMTU, maxMTU)
-		} else if a.PathMTU == 0 {
-			p.maybe(verbs.EINVAL, "use path_mtu=1024 (IBV_MTU_1024 is 3)",
-				"IBV_QP_PATH_MTU 0 is not an MTU (IBV_MTU_256=1 .. IBV_MTU_4096=5)")
-		}
-	}
-	if mask&verbs.AttrMaxQPRdAtomic != 0 && d.Attr.MaxQPRdAtom > 0 && int(a.MaxRdAtomic) > d.Attr.MaxQPRdAtom {
-		p.fail(verbs.EINVAL, fmt.Sprintf("use max_rd_atomic of at most %d", d.Attr.MaxQPRdAtom),
-			"IBV_QP_MAX_QP_RD_ATOMIC %d is larger than the device's max_qp_rd_atom %d (rxe_qp_chk_attr)", a.MaxRdAtomic, d.Attr.MaxQPRdAtom)
-	}
-	if mask&verbs.AttrTimeout != 0 && a.Timeout > 31 {
-		p.fail(verbs.EINVAL, "use timeout=14 (about 67 ms); the field has 5 bits",
-			"IBV_QP_TIMEOUT %d is larger than 31 (rxe_qp_chk_attr: the retransmit timer is 4.096 µs << timeout)", a.Timeout)
-	}
+	p.add(r.ModifyQPTransition(q, a, mask, implied))
+	p.add(r.ModifyQPAttr(q, a, mask))
 	if mask&verbs.AttrMaxDestRdAtomic != 0 {
 		p.maybe(verbs.ENOMEM, "ask for a smaller max_dest_rd_atomic",
 			"the kernel could not allocate %d responder resources (rxe_qp_from_attr)", a.MaxDestRdAtomic)
@@ -241,36 +107,10 @@ func predictModifyQP(d *devFacts, f modifyFacts, a *verbs.QPAttr, mask verbs.QPA
 // then ib_umem_get.
 func predictRegMR(length int, access verbs.Access, memlock uint64, capIPCLock bool) prediction {
 	p := prediction{exhaustive: true, call: fmt.Sprintf("length %d, access %s", length, access)}
-	const supported = verbs.Access(1<<8-1) | verbs.Access((1<<10-1)<<20) // IB_ACCESS_SUPPORTED: bits 0..7 and the optional range 20..29
-	if extra := access &^ supported; extra != 0 {
-		p.fail(verbs.EINVAL, "drop "+extra.String(),
-			"access %s has bits no verbs flag defines (ib_check_mr_access: outside IB_ACCESS_SUPPORTED)", extra)
-	}
-	if access&(verbs.AccessRemoteWrite|verbs.AccessRemoteAtomic) != 0 && access&verbs.AccessLocalWrite == 0 {
-		p.fail(verbs.EINVAL, "add local_write: access=local_write,"+(access&(verbs.AccessRemoteWrite|verbs.AccessRemoteAtomic)).Short(),
-			"%s needs IBV_ACCESS_LOCAL_WRITE too: the device writes the MR on the peer's behalf (ib_check_mr_access)",
-			access&(verbs.AccessRemoteWrite|verbs.AccessRemoteAtomic))
-	}
-	if access&verbs.AccessOnDemand != 0 {
-		p.fail(verbs.EINVAL, "drop on_demand: rxe in Linux 6.1 has no on-demand paging",
-			"IBV_ACCESS_ON_DEMAND needs on-demand paging, which rxe in Linux 6.1 does not offer (ib_check_mr_access: no IBK_ON_DEMAND_PAGING)")
-	}
-	if length == 0 {
-		p.fail(verbs.EINVAL, "register at least one byte", "length 0 pins no page (ib_umem_get: npages == 0)")
-	}
-	if len(p.reasons) == 0 && length > 0 && !capIPCLock && memlock != ^uint64(0) {
-		// The kernel counts pinned pages against RLIMIT_MEMLOCK; the
-		// process may already have other memory pinned, so this is a
-		// guess unless this one registration alone is too large.
-		pages := (uint64(length) + 4095) / 4096
-		if pages*4096 > memlock {
-			p.fail(verbs.ENOMEM, "raise the limit (ulimit -l unlimited) or register less",
-				"pinning %d bytes exceeds the locked-memory limit of %d bytes (RLIMIT_MEMLOCK, ulimit -l; ib_umem_get)", pages*4096, memlock)
-		} else {
-			p.maybe(verbs.ENOMEM, "raise the limit (ulimit -l unlimited), deregister other MRs, or register less",
-				"together with the memory this process has pinned already, %d more bytes may exceed the locked-memory limit of %d bytes (RLIMIT_MEMLOCK, ulimit -l; ib_umem_get)",
-				pages*4096, memlock)
-		}
+	p.add(noDevice.MRAccess(access))
+	p.add(noDevice.MRLength(length))
+	if len(p.reasons) == 0 {
+		p.add(noDevice.MRPin(length, memlock, capIPCLock))
 	}
 	p.maybe(verbs.ENOMEM, "register less", "the kernel is out of memory for the registration")
 	p.maybe(verbs.EFAULT, "", "the kernel could not pin the pages (ib_umem_get)")
@@ -281,32 +121,16 @@ func predictRegMR(length int, access verbs.Access, memlock uint64, capIPCLock bo
 // rxe_cq_chk_attr.
 func predictCreateCQ(d *devFacts, cqe, compVector int) prediction {
 	p := prediction{exhaustive: true, call: fmt.Sprintf("cqe %d, comp_vector %d", cqe, compVector)}
-	if d.NumCompVectors > 0 && (compVector < 0 || compVector >= d.NumCompVectors) {
-		p.fail(verbs.EINVAL, "use comp_vector=0",
-			"comp_vector %d is not below the device's num_comp_vectors %d (create_cq)", compVector, d.NumCompVectors)
-	}
-	checkCQE(&p, d, cqe, "ibv_create_cq")
+	p.add(d.profile().CreateCQ(cqe, compVector))
 	p.maybe(verbs.ENOMEM, "ask for fewer entries", "the kernel could not allocate the CQ")
 	return p
 }
 
-func checkCQE(p *prediction, d *devFacts, cqe int, op string) {
-	switch {
-	case cqe <= 0:
-		p.fail(verbs.EINVAL, "ask for at least one entry: cqe=16",
-			"cqe %d: a CQ needs at least one entry (rxe_cq_chk_attr)", cqe)
-	case d.Attr.MaxCQE > 0 && cqe > d.Attr.MaxCQE:
-		p.fail(verbs.EINVAL, fmt.Sprintf("ask for at most %d entries", d.Attr.MaxCQE),
-			"cqe %d is above the device's max_cqe %d (rxe_cq_chk_attr)", cqe, d.Attr.MaxCQE)
-	}
-}
-
-// predictResizeCQ is ibv_resize_cq on rxe (rxe_resize_cq → rxe_cq_chk_attr).
+// predictResizeCQ is ibv_resize_cq on rxe (rxe_resize_cq → rxe_cq_chk_attr),
+// not knowing how many completions the CQ holds.
 func predictResizeCQ(d *devFacts, cqe int) prediction {
 	p := prediction{exhaustive: true, call: fmt.Sprintf("cqe %d", cqe)}
-	checkCQE(&p, d, cqe, "ibv_resize_cq")
-	p.maybe(verbs.EINVAL, "poll the CQ first, or ask for more entries",
-		"the CQ holds more completions than %d entries (rxe_cq_chk_attr)", cqe)
+	p.add(d.profile().CQE("ibv_resize_cq", cqe, -1))
 	p.maybe(verbs.ENOMEM, "ask for fewer entries", "the kernel could not allocate the new queue")
 	return p
 }
@@ -318,70 +142,23 @@ type qpCreate struct {
 	HasSRQ bool
 }
 
-// predictCreateQP is ibv_create_qp on rxe: libibverbs' type switch
-// (ibv_icmd_create_qp), uverbs' CAP_NET_RAW check for raw packet QPs, then
-// rxe_qp_chk_init and rxe_qp_chk_cap.
+// predictCreateQP is ibv_create_qp on rxe: the type (libibverbs, uverbs,
+// rxe_qp_chk_init), then rxe_qp_chk_cap.
 func predictCreateQP(d *devFacts, c qpCreate) prediction {
 	p := prediction{exhaustive: true, call: fmt.Sprintf("%s, cap %+v, srq %v", c.Type, c.Cap, c.HasSRQ)}
-	switch c.Type {
-	case verbs.QPTypeRC, verbs.QPTypeUC, verbs.QPTypeUD:
-	case verbs.QPTypeXRCRecv:
-		p.fail(verbs.EINVAL, "use rc, uc or ud",
-			"IBV_QPT_XRC_RECV needs an XRC domain, which ibv_create_qp cannot pass (libibverbs ibv_icmd_create_qp)")
-		return p
-	case verbs.QPTypeRawPacket:
-		if !d.CapNetRaw {
-			p.fail(verbs.EPERM, "use rc, uc or ud (or run as root to see rxe refuse it)",
-				"IBV_QPT_RAW_PACKET needs CAP_NET_RAW; the kernel refuses it before the driver sees it (UVERBS_METHOD_QP_CREATE)")
-			return p
-		}
-		p.fail(verbs.EOPNOTSUPP, "use rc, uc or ud", "rxe does not implement raw packet QPs (rxe_qp_chk_init: only RC, UC and UD)")
-		return p
-	case verbs.QPTypeXRCSend:
-		p.fail(verbs.EOPNOTSUPP, "use rc, uc or ud", "rxe does not implement XRC (rxe_qp_chk_init: only RC, UC and UD)")
-		return p
-	default:
-		p.fail(verbs.EINVAL, "use rc, uc or ud", "%s is not a QP type libibverbs knows (ibv_icmd_create_qp)", c.Type)
+	r := d.profile()
+	if p.add(r.QPType(c.Type)); len(p.reasons) > 0 {
 		return p
 	}
-	a := &d.Attr
-	check := func(name string, v, max int, skip bool) {
-		if !skip && max > 0 && v > max {
-			p.fail(verbs.EINVAL, fmt.Sprintf("ask for at most %d", max),
-				"cap.%s %d is above the device's limit %d (rxe_qp_chk_cap)", name, v, max)
-		}
-	}
-	check("max_send_wr", c.Cap.MaxSendWR, a.MaxQPWR, false)
-	check("max_send_sge", c.Cap.MaxSendSGE, a.MaxSGE, false)
-	check("max_recv_wr", c.Cap.MaxRecvWR, a.MaxQPWR, c.HasSRQ)
-	check("max_recv_sge", c.Cap.MaxRecvSGE, a.MaxSGE, c.HasSRQ)
-	maxInline := a.MaxInlineData
-	if maxInline == 0 {
-		maxInline = rxeMaxInlineData
-	}
-	check("max_inline_data", c.Cap.MaxInlineData, maxInline, false)
+	p.add(r.QPCap(c.Cap, c.HasSRQ))
 	p.maybe(verbs.ENOMEM, "ask for smaller queues", "the kernel could not allocate the queues")
 	return p
 }
 
-// rxeMaxInlineData is RXE_MAX_INLINE_DATA in Linux 6.1, which
-// ibv_query_device does not report.
-const rxeMaxInlineData = 512
-
 // predictCreateSRQ is ibv_create_srq on rxe (rxe_srq_chk_init).
 func predictCreateSRQ(d *devFacts, a verbs.SRQAttr) prediction {
 	p := prediction{exhaustive: true, call: fmt.Sprintf("%+v", a)}
-	switch {
-	case a.MaxWR <= 0:
-		p.fail(verbs.EINVAL, "ask for at least one entry: max_wr=16", "max_wr %d: an SRQ needs at least one entry (rxe_srq_chk_init)", a.MaxWR)
-	case d.Attr.MaxSRQWR > 0 && a.MaxWR > d.Attr.MaxSRQWR:
-		p.fail(verbs.EINVAL, fmt.Sprintf("ask for at most %d", d.Attr.MaxSRQWR),
-			"max_wr %d is above the device's max_srq_wr %d (rxe_srq_chk_init)", a.MaxWR, d.Attr.MaxSRQWR)
-	}
-	if d.Attr.MaxSRQSGE > 0 && a.MaxSGE > d.Attr.MaxSRQSGE {
-		p.fail(verbs.EINVAL, fmt.Sprintf("ask for at most %d", d.Attr.MaxSRQSGE),
-			"max_sge %d is above the device's max_srq_sge %d (rxe_srq_chk_init)", a.MaxSGE, d.Attr.MaxSRQSGE)
-	}
+	p.add(d.profile().CreateSRQ(a))
 	p.maybe(verbs.ENOMEM, "ask for fewer entries", "the kernel could not allocate the SRQ")
 	return p
 }
@@ -390,26 +167,7 @@ func predictCreateSRQ(d *devFacts, a verbs.SRQAttr) prediction {
 // SRQ's current max_wr and armed limit.
 func predictModifySRQ(d *devFacts, curMaxWR, curLimit int, a verbs.SRQAttr, mask verbs.SRQAttrMask) prediction {
 	p := prediction{exhaustive: true, call: fmt.Sprintf("%+v, mask %s, now max_wr %d limit %d", a, mask, curMaxWR, curLimit)}
-	if mask&verbs.SRQAttrMaxWR != 0 {
-		switch {
-		case a.MaxWR <= 0:
-			p.fail(verbs.EINVAL, "give a positive max_wr", "IBV_SRQ_MAX_WR %d: an SRQ needs at least one entry (rxe_srq_chk_attr)", a.MaxWR)
-		case d.Attr.MaxSRQWR > 0 && a.MaxWR > d.Attr.MaxSRQWR:
-			p.fail(verbs.EINVAL, fmt.Sprintf("ask for at most %d", d.Attr.MaxSRQWR),
-				"IBV_SRQ_MAX_WR %d is above the device's max_srq_wr %d (rxe_srq_chk_attr)", a.MaxWR, d.Attr.MaxSRQWR)
-		case curLimit > 0 && a.MaxWR < curLimit:
-			p.fail(verbs.EINVAL, fmt.Sprintf("keep max_wr at least %d, or lower the limit first", curLimit),
-				"IBV_SRQ_MAX_WR %d is below the armed srq_limit %d (rxe_srq_chk_attr)", a.MaxWR, curLimit)
-		}
-	}
-	if mask&verbs.SRQAttrLimit != 0 {
-		if a.SRQLimit > curMaxWR {
-			p.fail(verbs.EINVAL, fmt.Sprintf("arm a limit of at most %d", curMaxWR),
-				"IBV_SRQ_LIMIT %d is above the SRQ's max_wr %d (rxe_srq_chk_attr)", a.SRQLimit, curMaxWR)
-		} else if a.SRQLimit < 0 {
-			p.fail(verbs.EINVAL, "give a limit of 0 or more", "IBV_SRQ_LIMIT %d is negative", a.SRQLimit)
-		}
-	}
+	p.add(d.profile().ModifySRQ(rules.SRQ{MaxWR: curMaxWR, Limit: curLimit}, a, mask))
 	if mask&verbs.SRQAttrMaxWR != 0 {
 		p.maybe(verbs.EINVAL, "poll first, or ask for more", "the SRQ holds more posted receives than %d (rxe_queue_resize)", a.MaxWR)
 		p.maybe(verbs.ENOMEM, "ask for fewer entries", "the kernel could not allocate the new queue")
@@ -422,7 +180,7 @@ func predictModifySRQ(d *devFacts, curMaxWR, curLimit int, a verbs.SRQAttr, mask
 // address resolution).
 func predictCreateAH(d *devFacts, a verbs.AHAttr) prediction {
 	p := prediction{exhaustive: true, call: fmt.Sprintf("%+v", a)}
-	checkAV(&p, d, "ah_attr", &a, "the AH")
+	p.add(d.profile().AV("ibv_create_ah", "ah_attr", &a, "the AH"))
 	if a.IsGlobal {
 		p.maybe(syscall.EHOSTUNREACH, "use a dgid this host can reach", "the kernel could not resolve the Ethernet address of dgid %v (ib_resolve_eth_dmac)", a.GRH.DGID)
 		p.maybe(syscall.ENETUNREACH, "use a dgid this host can reach", "there is no route to dgid %v", a.GRH.DGID)
@@ -432,17 +190,8 @@ func predictCreateAH(d *devFacts, a verbs.AHAttr) prediction {
 	return p
 }
 
-// isMcastGID is rdma_is_multicast_addr: ff00::/8, or an IPv4-mapped
-// 224.0.0.0/4 address.
-func isMcastGID(g verbs.GID) bool {
-	if g.IsMulticast() {
-		return true
-	}
-	if a, ok := g.IPv4(); ok {
-		return a.IsMulticast()
-	}
-	return false
-}
+// isMcastGID is rdma_is_multicast_addr.
+var isMcastGID = rules.IsMulticastGID
 
 // predictAttachMcast is ibv_attach_mcast (ib_uverbs_attach_mcast,
 // ib_attach_mcast). attached says the QP is already attached to (gid, lid),
@@ -452,12 +201,7 @@ func predictAttachMcast(t verbs.QPType, gid verbs.GID, attached bool) prediction
 	if attached {
 		return p
 	}
-	if !isMcastGID(gid) {
-		p.fail(verbs.EINVAL, "use a multicast GID such as ff0e::1", "%v is not a multicast address (ib_attach_mcast: rdma_is_multicast_addr)", gid)
-	}
-	if t != verbs.QPTypeUD {
-		p.fail(verbs.EINVAL, "attach a UD QP", "only UD QPs join multicast groups; this one is %s (ib_attach_mcast)", t)
-	}
+	p.add(noDevice.Mcast("ibv_attach_mcast", "", t, gid))
 	p.maybe(verbs.ENOMEM, "detach other groups", "the device has no room for the attachment (max_mcast_grp, max_mcast_qp_attach)")
 	return p
 }
@@ -466,9 +210,7 @@ func predictAttachMcast(t verbs.QPType, gid verbs.GID, attached bool) prediction
 // record of attaching.
 func predictDetachMcast(gid verbs.GID, attached bool) prediction {
 	p := prediction{exhaustive: true, call: fmt.Sprintf("gid %v", gid)}
-	if !attached {
-		p.fail(verbs.EINVAL, "detach only a group attach_mcast attached", "the QP is not attached to %v (ib_uverbs_detach_mcast)", gid)
-	}
+	p.add(noDevice.DetachMcast("ibv_detach_mcast", "", gid, 0, attached))
 	return p
 }
 

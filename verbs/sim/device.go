@@ -223,14 +223,6 @@ func (c *context) QueryDevice() (verbs.DeviceAttr, error) {
 	return c.dev.deviceAttr(), nil
 }
 
-func checkPort(op string, port uint8) error {
-	if port != 1 {
-		return verbs.Errorf(op, verbs.EINVAL, "use port 1: rxe devices have a single port",
-			"port %d does not exist (rdma_is_port_valid); rxe has one port, numbered 1", port)
-	}
-	return nil
-}
-
 // QueryPort implements verbs.Context (ibv_query_port, rxe_query_port).
 func (c *context) QueryPort(port uint8) (verbs.PortAttr, error) {
 	f := c.fab()
@@ -239,18 +231,10 @@ func (c *context) QueryPort(port uint8) (verbs.PortAttr, error) {
 	if err := c.check("ibv_query_port"); err != nil {
 		return verbs.PortAttr{}, err
 	}
-	if err := checkPort("ibv_query_port", port); err != nil {
+	if err := c.dev.profile().CheckPort("ibv_query_port", port).Err(); err != nil {
 		return verbs.PortAttr{}, err
 	}
 	return c.dev.portAttr(), nil
-}
-
-func checkGIDIndex(op string, index int) error {
-	if index < 0 || index >= rxePortGIDTblLen {
-		return verbs.Errorf(op, verbs.EINVAL, "GID indexes run from 0 to 1023; rxe fills 0 (link-local) and 1 (IPv4-mapped)",
-			"GID index %d is outside the table of %d entries (rdma_get_gid_attr)", index, rxePortGIDTblLen)
-	}
-	return nil
 }
 
 // QueryGID implements verbs.Context (ibv_query_gid). An empty slot gives
@@ -260,7 +244,8 @@ func (c *context) QueryGID(port uint8, index int) (verbs.GID, error) {
 	f := c.fab()
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	for _, err := range []error{c.check("ibv_query_gid"), checkPort("ibv_query_gid", port), checkGIDIndex("ibv_query_gid", index)} {
+	r := c.dev.profile()
+	for _, err := range []error{c.check("ibv_query_gid"), r.CheckPort("ibv_query_gid", port).Err(), r.GIDIndex("ibv_query_gid", index).Err()} {
 		if err != nil {
 			return verbs.GID{}, err
 		}
@@ -276,7 +261,8 @@ func (c *context) QueryGIDType(port uint8, index int) (verbs.GIDType, error) {
 	f := c.fab()
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	for _, err := range []error{c.check("ibv_query_gid_type"), checkPort("ibv_query_gid_type", port), checkGIDIndex("ibv_query_gid_type", index)} {
+	r := c.dev.profile()
+	for _, err := range []error{c.check("ibv_query_gid_type"), r.CheckPort("ibv_query_gid_type", port).Err(), r.GIDIndex("ibv_query_gid_type", index).Err()} {
 		if err != nil {
 			return 0, err
 		}

@@ -17,7 +17,9 @@
 // # Fidelity
 //
 // Every validation rule is rxe's or the kernel core's, and each one cites
-// the function it comes from: attribute limits from rxe_param.h; queue
+// the function it comes from; the control-path ones live in verbs/rules,
+// which the simulator decides with and the real backend predicts with.
+// They include attribute limits from rxe_param.h; queue
 // depths rounded as rxe_queue_init rounds them (2^k-1); the QP state
 // machine of ib_modify_qp_is_ok (verbs.CheckTransition) followed by
 // rxe_qp_chk_attr; the posting rules of rdma-core's rxe provider

@@ -5,6 +5,7 @@ import (
 	"syscall"
 
 	"github.com/vsh-rdma/vsh/verbs"
+	"github.com/vsh-rdma/vsh/verbs/rules"
 )
 
 // Multicast: uverbs keeps each QP's (GID, LID) attachments; rxe keeps, per
@@ -58,7 +59,7 @@ func (q *qp) AttachMcast(gid verbs.GID, lid uint16) error {
 			return nil
 		}
 	}
-	if err := checkMcast(op, q, gid); err != nil {
+	if err := q.pd.ctx.dev.profile().Mcast(op, q.name(), q.typ, gid).Err(); err != nil {
 		return err
 	}
 	d := q.pd.ctx.dev
@@ -139,26 +140,14 @@ func (q *qp) DetachMcast(gid verbs.GID, lid uint16) error {
 			break
 		}
 	}
-	if !found {
-		return verbs.Errorf(op, verbs.EINVAL, "detach with the GID and LID you attached with",
-			"%s is not attached to %s with LID %#x (ib_uverbs_detach_mcast)", q.name(), gid, lid)
+	if err := q.pd.ctx.dev.profile().DetachMcast(op, q.name(), gid, lid, found).Err(); err != nil {
+		return err
 	}
-	if err := checkMcast(op, q, gid); err != nil {
+	if err := q.pd.ctx.dev.profile().Mcast(op, q.name(), q.typ, gid).Err(); err != nil {
 		return err
 	}
 	if !q.pd.ctx.dev.detachMcg(gid, q) {
 		return verbs.Errorf(op, verbs.EINVAL, "", "%s is not in the device's group %s (rxe_detach_mcast)", q.name(), gid)
-	}
-	return nil
-}
-
-func checkMcast(op string, q *qp, gid verbs.GID) error {
-	if !isMcastGID(gid) {
-		return verbs.Errorf(op, verbs.EINVAL, "use a multicast GID (ff0e::1, or ::ffff:239.1.1.1)",
-			"%s is not a multicast GID (ib_attach_mcast: rdma_is_multicast_addr)", gid)
-	}
-	if q.typ != verbs.QPTypeUD {
-		return verbs.Errorf(op, verbs.EINVAL, "multicast needs a UD QP", "%s is %s; only UD QPs join multicast groups (ib_attach_mcast)", q.name(), q.typ)
 	}
 	return nil
 }
@@ -329,7 +318,7 @@ func (f *Fabric) hostGroupDev(op string, i int, g verbs.GID) (*device, error) {
 	if i < 0 || i >= len(f.devs) {
 		return nil, verbs.Errorf(op, verbs.ENODEV, "", "no device sim%d; this fabric has %d", i, len(f.devs))
 	}
-	if !isMcastGID(g) {
+	if !rules.IsMulticastGID(g) {
 		return nil, verbs.Errorf(op, verbs.EINVAL, "use a multicast group (::ffff:239.1.1.1, ff0e::1)",
 			"%s is not a multicast address (ip_mc_join_group, ipv6_sock_mc_join)", g)
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/vsh-rdma/vsh/verbs"
+	"github.com/vsh-rdma/vsh/verbs/rules"
 )
 
 // deadErr is the error for using an object that was destroyed: the C API
@@ -216,8 +217,7 @@ var _ verbs.MR = (*mr)(nil)
 // Access flags ib_check_mr_access accepts: LOCAL_WRITE..HUGETLB and the
 // optional range (bits 20-29), where RELAXED_ORDERING lives.
 const (
-	accessSupported = verbs.Access(1<<8-1) | verbs.Access(0x3ff<<20)
-	accessOptional  = verbs.Access(0x3ff << 20)
+	accessOptional = verbs.Access(0x3ff << 20)
 )
 
 // AllocMR implements verbs.PD: memalign + ibv_reg_mr.
@@ -235,27 +235,17 @@ func (p *pd) AllocMR(length int, access verbs.Access) (verbs.MR, error) {
 	if err := p.check(op); err != nil {
 		return nil, err
 	}
-	if access&(verbs.AccessRemoteWrite|verbs.AccessRemoteAtomic) != 0 && access&verbs.AccessLocalWrite == 0 {
-		return nil, verbs.Errorf(op, verbs.EINVAL, "add local_write: access=local_write,"+(access&verbs.AccessRemote).Short(),
-			"%s needs IBV_ACCESS_LOCAL_WRITE too (ib_check_mr_access: memory the remote side may write must be locally writable)",
-			(access & (verbs.AccessRemoteWrite | verbs.AccessRemoteAtomic)).String())
-	}
-	if extra := access &^ accessSupported; extra != 0 {
-		return nil, verbs.Errorf(op, verbs.EINVAL, "use only the IBV_ACCESS_* flags",
-			"access has unknown bits %#x (ib_check_mr_access)", uint32(extra))
-	}
-	if access&verbs.AccessOnDemand != 0 {
-		return nil, verbs.Errorf(op, verbs.EINVAL, "drop on_demand; register the memory normally",
-			"IBV_ACCESS_ON_DEMAND needs on-demand paging, which rxe in Linux 6.1 does not support (ib_check_mr_access)")
+	r := p.ctx.dev.profile()
+	if err := r.MRAccess(access).Err(); err != nil {
+		return nil, err
 	}
 	// rxe_reg_user_mr takes the MR from its pool before it pins the pages.
 	d := p.ctx.dev
 	if err := d.poolFull(op, poolMR); err != nil {
 		return nil, err
 	}
-	if length <= 0 {
-		return nil, verbs.Errorf(op, verbs.EINVAL, "register at least one byte",
-			"a region of %d bytes covers no page (ib_umem_get: npages == 0)", length)
+	if err := r.MRLength(length).Err(); err != nil {
+		return nil, err
 	}
 	if length > maxMRBytes || f.memUsed+int64(length) > maxTotalBytes {
 		return nil, verbs.Errorf(op, verbs.ENOMEM, "register less memory (on a real system, raise ulimit -l)",
@@ -352,7 +342,7 @@ const (
 // off the segment has no route, ENETUNREACH.
 func (f *Fabric) resolveAV(op, field string, d *device, av *verbs.AHAttr) error {
 	g := av.GRH.DGID
-	if isMcastGID(g) {
+	if rules.IsMulticastGID(g) {
 		return nil
 	}
 	if f.deviceByGID(g) != nil || (f.link != nil && f.link.peerFor(d, g) != nil) {
@@ -380,33 +370,6 @@ func (f *Fabric) resolveAV(op, field string, d *device, av *verbs.AHAttr) error 
 
 var _ verbs.AH = (*ah)(nil)
 
-// checkAV applies the checks the kernel makes on an address vector, for
-// ibv_create_ah and for IBV_QP_AV: the port (rdma_is_port_valid), a GRH on
-// RoCE (rdma_check_ah_attr: RDMA_AH_ATTR_TYPE_ROCE needs IB_AH_GRH), and
-// the source GID index (rdma_get_gid_attr: outside the table EINVAL, an
-// empty slot ENODATA).
-func checkAV(op, field string, d *device, a *verbs.AHAttr) error {
-	if a.PortNum != 1 {
-		return verbs.Errorf(op, verbs.EINVAL, "set port_num=1 in the address vector",
-			"%s.port_num is %d; rxe has one port, numbered 1 (rdma_is_port_valid)", field, a.PortNum)
-	}
-	if !a.IsGlobal {
-		return verbs.Errorf(op, verbs.EINVAL,
-			"set is_global=1 with dgid=<peer GID> and sgid_index=1 (rc_pingpong: pass -g 1)",
-			"%s has no GRH (is_global=0), but on RoCE the GRH is mandatory: it carries the IP addresses (rdma_check_ah_attr)", field)
-	}
-	if int(a.GRH.SGIDIndex) >= rxePortGIDTblLen {
-		return verbs.Errorf(op, verbs.EINVAL, "use sgid_index=1 (the IPv4-mapped GID) or 0 (link-local)",
-			"%s.grh.sgid_index %d is outside the GID table (rdma_get_gid_attr)", field, a.GRH.SGIDIndex)
-	}
-	if _, ok := d.gid(int(a.GRH.SGIDIndex)); !ok {
-		return verbs.Errorf(op, eNODATA, "use sgid_index=1 (the IPv4-mapped GID) or 0 (link-local); query_gid shows the table",
-			"%s.grh.sgid_index %d names an empty GID table slot; %s has GIDs at 0 (%s) and 1 (%s) (rdma_get_gid_attr)",
-			field, a.GRH.SGIDIndex, d.name, d.gids[0], d.gids[1])
-	}
-	return nil
-}
-
 // CreateAH implements verbs.PD (ibv_create_ah; ib_uverbs_create_ah,
 // rdma_create_user_ah, rxe_create_ah).
 func (p *pd) CreateAH(attr verbs.AHAttr) (verbs.AH, error) {
@@ -417,7 +380,7 @@ func (p *pd) CreateAH(attr verbs.AHAttr) (verbs.AH, error) {
 	if err := p.check(op); err != nil {
 		return nil, err
 	}
-	if err := checkAV(op, "ah_attr", p.ctx.dev, &attr); err != nil {
+	if err := p.ctx.dev.profile().AV(op, "ah_attr", &attr, "the AH").Err(); err != nil {
 		return nil, err
 	}
 	av := attr
@@ -596,22 +559,6 @@ type cq struct {
 
 var _ verbs.CQ = (*cq)(nil)
 
-func checkCQE(op string, n int, count int) error {
-	if n <= 0 {
-		return verbs.Errorf(op, verbs.EINVAL, "ask for at least one entry",
-			"cqe %d is not positive (rxe_cq_chk_attr)", n)
-	}
-	if n > rxeMaxCQE {
-		return verbs.Errorf(op, verbs.EINVAL, fmt.Sprintf("ask for at most %d entries (query_device: max_cqe)", rxeMaxCQE),
-			"cqe %d is larger than the device's max_cqe %d (rxe_cq_chk_attr)", n, rxeMaxCQE)
-	}
-	if n < count {
-		return verbs.Errorf(op, verbs.EINVAL, "poll the CQ first, or keep it larger",
-			"cqe %d is smaller than the %d completions the CQ holds now (rxe_cq_chk_attr)", n, count)
-	}
-	return nil
-}
-
 // CreateCQ implements verbs.Context (ibv_create_cq; ib_uverbs_create_cq,
 // rxe_cq_chk_attr, rxe_cq_from_init). The depth is rounded as
 // rxe_queue_init rounds it: 1 stays 1, 10 becomes 15, 16 becomes 31.
@@ -635,11 +582,7 @@ func (c *context) CreateCQ(attr verbs.CQInitAttr) (verbs.CQ, error) {
 		}
 		ch = x
 	}
-	if attr.CompVector < 0 || attr.CompVector >= numCompVectors {
-		return nil, verbs.Errorf(op, verbs.EINVAL, "use comp_vector=0",
-			"comp_vector %d is not below the device's num_comp_vectors (%d) (create_cq)", attr.CompVector, numCompVectors)
-	}
-	if err := checkCQE(op, attr.CQE, 0); err != nil {
+	if err := c.dev.profile().CreateCQ(attr.CQE, attr.CompVector).Err(); err != nil {
 		return nil, err
 	}
 	if err := c.dev.poolFull(op, poolCQ); err != nil {
@@ -775,7 +718,7 @@ func (q *cq) Resize(n int) error {
 	if err := q.check(op); err != nil {
 		return err
 	}
-	if err := checkCQE(op, n, q.count); err != nil {
+	if err := q.ctx.dev.profile().CQE(op, n, q.count).Err(); err != nil {
 		return err
 	}
 	n = roundQueue(n)
@@ -891,17 +834,8 @@ func (p *pd) CreateSRQ(attr verbs.SRQInitAttr) (verbs.SRQ, error) {
 		return nil, err
 	}
 	a := attr.Attr
-	if a.MaxWR > rxeMaxSRQWR {
-		return nil, verbs.Errorf(op, verbs.EINVAL, fmt.Sprintf("ask for at most %d (query_device: max_srq_wr)", rxeMaxSRQWR),
-			"max_wr %d is larger than the device's max_srq_wr %d (rxe_srq_chk_init)", a.MaxWR, rxeMaxSRQWR)
-	}
-	if a.MaxWR <= 0 {
-		return nil, verbs.Errorf(op, verbs.EINVAL, "ask for at least one receive WR",
-			"max_wr %d is not positive (rxe_srq_chk_init)", a.MaxWR)
-	}
-	if a.MaxSGE > rxeMaxSRQSGE || a.MaxSGE < 0 {
-		return nil, verbs.Errorf(op, verbs.EINVAL, fmt.Sprintf("ask for at most %d (query_device: max_srq_sge)", rxeMaxSRQSGE),
-			"max_sge %d is larger than the device's max_srq_sge %d (rxe_srq_chk_init)", a.MaxSGE, rxeMaxSRQSGE)
+	if err := p.ctx.dev.profile().CreateSRQ(a).Err(); err != nil {
+		return nil, err
 	}
 	if a.MaxSGE < rxeMinSRQSGE {
 		a.MaxSGE = rxeMinSRQSGE
@@ -958,29 +892,8 @@ func (s *srq) Modify(attr verbs.SRQAttr, mask verbs.SRQAttrMask) error {
 	if err := s.check(op); err != nil {
 		return err
 	}
-	if mask&verbs.SRQAttrMaxWR != 0 {
-		if attr.MaxWR > rxeMaxSRQWR {
-			return verbs.Errorf(op, verbs.EINVAL, fmt.Sprintf("ask for at most %d", rxeMaxSRQWR),
-				"max_wr %d is larger than the device's max_srq_wr %d (rxe_srq_chk_attr)", attr.MaxWR, rxeMaxSRQWR)
-		}
-		if attr.MaxWR <= 0 {
-			return verbs.Errorf(op, verbs.EINVAL, "ask for at least one receive WR",
-				"max_wr %d is not positive (rxe_srq_chk_attr)", attr.MaxWR)
-		}
-		if s.limit > 0 && attr.MaxWR < s.limit {
-			return verbs.Errorf(op, verbs.EINVAL, "lower or disarm the limit first (limit=0)",
-				"max_wr %d is below the armed srq_limit %d (rxe_srq_chk_attr)", attr.MaxWR, s.limit)
-		}
-	}
-	if mask&verbs.SRQAttrLimit != 0 {
-		if attr.SRQLimit > rxeMaxSRQWR || attr.SRQLimit < 0 {
-			return verbs.Errorf(op, verbs.EINVAL, "use a limit between 0 and max_wr",
-				"srq_limit %d is larger than the device's max_srq_wr %d (rxe_srq_chk_attr)", attr.SRQLimit, rxeMaxSRQWR)
-		}
-		if attr.SRQLimit > s.rq.maxWR {
-			return verbs.Errorf(op, verbs.EINVAL, fmt.Sprintf("use a limit of at most %d", s.rq.maxWR),
-				"srq_limit %d is larger than the SRQ's max_wr %d (rxe_srq_chk_attr)", attr.SRQLimit, s.rq.maxWR)
-		}
+	if err := s.pd.ctx.dev.profile().ModifySRQ(rules.SRQ{MaxWR: s.rq.maxWR, Limit: s.limit}, attr, mask).Err(); err != nil {
+		return err
 	}
 	if mask&verbs.SRQAttrMaxWR != 0 {
 		n := roundQueue(attr.MaxWR)

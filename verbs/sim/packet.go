@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/vsh-rdma/vsh/verbs"
+	"github.com/vsh-rdma/vsh/verbs/rules"
 	"github.com/vsh-rdma/vsh/verbs/wire"
 )
 
@@ -205,7 +206,7 @@ func (f *Fabric) makeRoute(d *device, av *verbs.AHAttr) route {
 	}
 	rt.netw = framing(sgid, av.GRH.DGID, 0, av.GRH.HopLimit, av.GRH.TrafficClass, av.GRH.FlowLabel)
 	rt.ipv6 = !isV4Mapped(sgid)
-	rt.mcast = isMcastGID(av.GRH.DGID)
+	rt.mcast = rules.IsMulticastGID(av.GRH.DGID)
 	if !rt.mcast {
 		rt.to = f.deviceByGID(av.GRH.DGID)
 		if rt.to == nil && f.link != nil {
@@ -255,14 +256,4 @@ func framing(s, d verbs.GID, qpn uint32, hop, tclass uint8, flow uint32) wire.Ne
 		TrafficClass: tclass,
 		FlowLabel:    flow,
 	}
-}
-
-// isMcastGID is rdma_is_multicast_addr: ff00::/8, or an IPv4-mapped
-// address in 224.0.0.0/4.
-func isMcastGID(g verbs.GID) bool {
-	if g[0] == 0xff {
-		return true
-	}
-	a := netip.AddrFrom16(g)
-	return a.Is4In6() && a.Unmap().IsMulticast()
 }

@@ -1,6 +1,9 @@
 package sim
 
-import "github.com/vsh-rdma/vsh/verbs"
+import (
+	"github.com/vsh-rdma/vsh/verbs"
+	"github.com/vsh-rdma/vsh/verbs/rules"
+)
 
 // rxe's device and port parameters, from drivers/infiniband/sw/rxe/rxe_param.h
 // (Linux 6.1, as Debian's 6.1 kernel ships it) and rxe.c
@@ -79,16 +82,25 @@ const rxePortCapFlags = 1 << 16
 
 // Values of struct ib_port_attr that are not in the verbs enums.
 const (
-	ibWidth1X           = 1
-	ibSpeedSDR          = 1 // ib_get_eth_speed for a netdev of unknown speed (SPEED_1000)
-	ibPortPhysLinkUp    = 5 // IB_PORT_PHYS_STATE_LINK_UP
-	ibPortPhysDisabled  = 3
-	ibAtomicHCA         = 1 // IB_ATOMIC_HCA
-	ibQPSetQKeyReserved = 0x80000000
+	ibWidth1X          = 1
+	ibSpeedSDR         = 1 // ib_get_eth_speed for a netdev of unknown speed (SPEED_1000)
+	ibPortPhysLinkUp   = 5 // IB_PORT_PHYS_STATE_LINK_UP
+	ibPortPhysDisabled = 3
+	ibAtomicHCA        = 1 // IB_ATOMIC_HCA
 )
 
-// eNODATA is what rdma_get_gid_attr returns for an empty GID table slot.
-const eNODATA = 61
+// profile is the device's control-path rules, to decide with: rxe's, over
+// this device's attributes.
+func (d *device) profile() *rules.RXE {
+	return &rules.RXE{Mode: rules.Decide, Attr: d.deviceAttr(), Port: d.portAttr(), NumCompVectors: numCompVectors,
+		CapNetRaw: d.f.cfg.CapNetRaw, GID: d.gidSlot, Name: d.name}
+}
+
+// gidSlot is the GID table as the rules read it.
+func (d *device) gidSlot(port uint8, i int) (verbs.GID, bool, bool) {
+	g, ok := d.gid(i)
+	return g, ok, true
+}
 
 // deviceAttr is what ibv_query_device returns on rxe.
 func (d *device) deviceAttr() verbs.DeviceAttr {

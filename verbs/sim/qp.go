@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/vsh-rdma/vsh/verbs"
+	"github.com/vsh-rdma/vsh/verbs/rules"
 	"github.com/vsh-rdma/vsh/verbs/wire"
 )
 
@@ -64,15 +65,6 @@ func (q *qp) check(op string) error {
 	return q.pd.ctx.check(op)
 }
 
-// huge maps a negative count to what it is in C (a u32 far above any
-// limit), so that the limit checks refuse it.
-func huge(n int) int64 {
-	if n < 0 {
-		return 1 << 32
-	}
-	return int64(n)
-}
-
 // CreateQP implements verbs.PD (ibv_create_qp). The order of checks is the
 // kernel's: the QP type (create_qp in uverbs_cmd.c, then rxe_qp_chk_init:
 // only RC, UC, UD), the CQs, then the capabilities against the device's
@@ -88,24 +80,9 @@ func (p *pd) CreateQP(attr verbs.QPInitAttr) (verbs.QP, error) {
 	if err := p.check(op); err != nil {
 		return nil, err
 	}
-	switch attr.Type {
-	case verbs.QPTypeRC, verbs.QPTypeUC, verbs.QPTypeUD:
-	case verbs.QPTypeRawPacket:
-		if !f.cfg.CapNetRaw {
-			return nil, verbs.Errorf(op, verbs.EPERM, "use type rc, uc or ud; raw packet QPs need root (CAP_NET_RAW), and rxe has none anyway",
-				"a RAW_PACKET QP needs CAP_NET_RAW, which this process lacks (uverbs create_qp checks it before the driver)")
-		}
-		return nil, verbs.Errorf(op, verbs.EOPNOTSUPP, "use type rc, uc or ud",
-			"rxe does not support %s QPs (rxe_qp_chk_init accepts RC, UC and UD only)", attr.Type)
-	case verbs.QPTypeXRCSend:
-		return nil, verbs.Errorf(op, verbs.EOPNOTSUPP, "use type rc, uc or ud",
-			"rxe does not support %s QPs (rxe_qp_chk_init accepts RC, UC and UD only)", attr.Type)
-	case verbs.QPTypeXRCRecv:
-		return nil, verbs.Errorf(op, verbs.EINVAL, "use type rc, uc or ud",
-			"an XRC_RECV QP needs an XRC domain, and rxe has no XRC support")
-	default:
-		return nil, verbs.Errorf(op, verbs.EINVAL, "use type rc, uc or ud",
-			"%s is not a QP type (create_qp)", attr.Type)
+	r := p.ctx.dev.profile()
+	if err := r.QPType(attr.Type).Err(); err != nil {
+		return nil, err
 	}
 	var s *srq
 	if attr.SRQ != nil {
@@ -142,7 +119,7 @@ func (p *pd) CreateQP(attr verbs.QPInitAttr) (verbs.QP, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := checkCaps(op, &attr.Cap, s != nil); err != nil {
+	if err := r.QPCap(attr.Cap, s != nil).Err(); err != nil {
 		return nil, err
 	}
 	d := p.ctx.dev
@@ -185,35 +162,9 @@ func (p *pd) CreateQP(attr verbs.QPInitAttr) (verbs.QP, error) {
 	return q, nil
 }
 
-// checkCaps is rxe_qp_chk_cap.
-func checkCaps(op string, c *verbs.QPCap, hasSRQ bool) error {
-	type lim struct {
-		name string
-		v    int
-		max  int64
-		skip bool
-	}
-	for _, l := range []lim{
-		{"max_send_wr", c.MaxSendWR, rxeMaxQPWR, false},
-		{"max_send_sge", c.MaxSendSGE, rxeMaxSGE, false},
-		{"max_recv_wr", c.MaxRecvWR, rxeMaxQPWR, hasSRQ},
-		{"max_recv_sge", c.MaxRecvSGE, rxeMaxSGE, hasSRQ},
-		{"max_inline_data", c.MaxInlineData, rxeMaxInlineData, false},
-	} {
-		if !l.skip && huge(l.v) > l.max {
-			return verbs.Errorf(op, verbs.EINVAL, fmt.Sprintf("ask for at most %d (query_device shows the limits)", l.max),
-				"cap.%s %d is larger than the device allows (%d) (rxe_qp_chk_cap)", l.name, l.v, l.max)
-		}
-	}
-	return nil
-}
-
 func (q *qp) PD() verbs.PD       { return q.pd }
 func (q *qp) Num() uint32        { return q.qpn }
 func (q *qp) Type() verbs.QPType { return q.typ }
-
-// standardBits is IB_QP_ATTR_STANDARD_BITS: IBV_QP_STATE..IBV_QP_DEST_QPN.
-const standardBits = verbs.QPAttrMask(1<<21 - 1)
 
 // Modify implements verbs.QP (ibv_modify_qp).
 //
@@ -240,34 +191,25 @@ func (q *qp) Modify(a *verbs.QPAttr, mask verbs.QPAttrMask) error {
 	if a == nil {
 		return verbs.Errorf(op, verbs.EINVAL, "pass the attributes", "attr is nil")
 	}
-	if extra := mask &^ standardBits; extra != 0 {
-		return verbs.Errorf(op, verbs.EOPNOTSUPP, "drop "+extra.Short(),
-			"%s is not accepted by ibv_modify_qp (ib_uverbs_modify_qp: only IBV_QP_STATE..IBV_QP_DEST_QPN)", extra)
+	d := q.pd.ctx.dev
+	r := d.profile()
+	facts := rules.QP{Type: q.typ, State: q.attr.State, Draining: q.req.state == engDrain, DrainKnown: true}
+	if err := r.ModifyQPCommand(facts, a, mask).Err(); err != nil {
+		return err
 	}
 	// modify_qp (uverbs_cmd.c): outside INIT→RTR, an IBV_QP_AV that comes
 	// without IBV_QP_PORT brings IBV_QP_PORT with it, taken from the AV's
 	// port (the SQD→SQD path-change case); the transition table then judges
 	// the widened mask. The caller's attributes are not touched.
-	impliedPort := false
-	if mask&verbs.AttrAV != 0 && !(mask&verbs.AttrState != 0 && a.State == verbs.QPSRTR) && mask&verbs.AttrPort == 0 {
+	implied := rules.ImpliesPort(a, mask)
+	if implied {
 		c := *a
 		c.PortNum = a.AH.PortNum
 		a = &c
 		mask |= verbs.AttrPort
-		impliedPort = true
 	}
-	if (mask&verbs.AttrState != 0 && a.State > verbs.QPSErr) || (mask&verbs.AttrCurState != 0 && a.CurState > verbs.QPSErr) {
-		return verbs.Errorf(op, verbs.EINVAL, "use one of reset, init, rtr, rts, sqd, err",
-			"%s is not a QP state a program can ask for (modify_qp: qp_state > IB_QPS_ERR)", a.State)
-	}
-	if mask&verbs.AttrQKey != 0 && a.QKey&ibQPSetQKeyReserved != 0 && !f.cfg.CapNetRaw {
-		return verbs.Errorf(op, verbs.EPERM, "use a Q_Key below 0x80000000, e.g. qkey=0x11111111",
-			"IBV_QP_QKEY %#08x has the high bit set, which makes it a privileged (controlled) Q_Key; "+
-				"only a process with CAP_NET_RAW may set one (uverbs modify_qp, rdma_nl_get_privileged_qkey)", a.QKey)
-	}
-	d := q.pd.ctx.dev
 	if mask&verbs.AttrAV != 0 && a.AH.IsGlobal && a.AH.PortNum == 1 && int(a.AH.GRH.SGIDIndex) < rxePortGIDTblLen {
-		if err := checkAV(op, "ah_attr", d, &a.AH); err != nil {
+		if err := r.AV(op, "ah_attr", &a.AH, "IBV_QP_AV").Err(); err != nil {
 			return err // ENODATA: an empty GID slot
 		}
 		if q.typ == verbs.QPTypeRC || q.typ == verbs.QPTypeUC {
@@ -280,60 +222,15 @@ func (q *qp) Modify(a *verbs.QPAttr, mask verbs.QPAttrMask) error {
 			a = &c
 		}
 	}
-	cur := q.attr.State
-	if mask&verbs.AttrCurState != 0 {
-		cur = a.CurState
-	}
-	next := cur
-	if mask&verbs.AttrState != 0 {
-		next = a.State
-	}
-	if e := verbs.CheckTransition(q.typ, cur, next, mask); e != nil {
-		if impliedPort && strings.Contains(e.Why, "does not accept") && strings.Contains(e.Why, "IBV_QP_PORT") {
-			e.Why += "; IBV_QP_PORT was not asked for: the kernel adds it to an IBV_QP_AV given without it " +
-				"outside INIT→RTR (uverbs modify_qp)"
-			e.Hint = "drop IBV_QP_AV here: alone it implies IBV_QP_PORT, which this transition does not accept"
-		}
-		return e
-	}
-	if mask&verbs.AttrPort != 0 {
-		if err := checkPort(op, a.PortNum); err != nil {
-			return err
-		}
-	}
+	v := r.ModifyQPTransition(facts, a, mask, implied)
+	v.Add(r.ModifyQPPort(a, mask))
 	if mask&verbs.AttrAV != 0 {
-		if err := checkAV(op, "ah_attr", d, &a.AH); err != nil {
-			return err
-		}
+		v.Add(r.AV(op, "ah_attr", &a.AH, "IBV_QP_AV"))
 	}
-	if mask&verbs.AttrAltPath != 0 {
-		return verbs.Errorf(op, verbs.EINVAL, "drop alt_path: RoCE has no alternate paths",
-			"alternate paths (APM) are InfiniBand-only; the core refuses IBV_QP_ALT_PATH on a RoCE port (_ib_modify_qp)")
-	}
-	if mask&verbs.AttrState != 0 && cur == verbs.QPSSQD && q.req.state == engDrain && next != verbs.QPSErr {
-		return verbs.Errorf(op, verbs.EINVAL, "wait for IBV_EVENT_SQ_DRAINED, or go to err",
-			"the send queue is still draining; from SQD only ERR is allowed until it has drained (rxe_qp_chk_attr)")
-	}
-	if mask&verbs.AttrPathMTU != 0 {
-		if a.PathMTU > verbs.MTU4096 {
-			return verbs.Errorf(op, verbs.EINVAL, "use path_mtu=1024 (the port's active MTU) or at most 4096",
-				"path_mtu %s is larger than the port's max_mtu IBV_MTU_4096 (rxe_qp_chk_attr)", a.PathMTU)
-		}
-		if a.PathMTU == 0 {
-			// rxe 6.1 only compares against max_mtu and would store an
-			// MTU of -1 bytes; the simulator refuses instead.
-			return verbs.Errorf(op, verbs.EINVAL, "use path_mtu=1024 (IBV_MTU_1024 is 3)",
-				"path_mtu 0 is not an MTU (the enum runs from IBV_MTU_256=1 to IBV_MTU_4096=5); "+
-					"rxe itself does not catch this, the simulator does")
-		}
-	}
-	if mask&verbs.AttrMaxQPRdAtomic != 0 && int(a.MaxRdAtomic) > rxeMaxQPRdAtom {
-		return verbs.Errorf(op, verbs.EINVAL, fmt.Sprintf("use max_rd_atomic of at most %d", rxeMaxQPRdAtom),
-			"max_rd_atomic %d is larger than the device's max_qp_rd_atom %d (rxe_qp_chk_attr)", a.MaxRdAtomic, rxeMaxQPRdAtom)
-	}
-	if mask&verbs.AttrTimeout != 0 && a.Timeout > 31 {
-		return verbs.Errorf(op, verbs.EINVAL, "use timeout=14 (about 67 ms); the field has 5 bits",
-			"timeout %d is larger than 31 (rxe_qp_chk_attr)", a.Timeout)
+	v.Add(r.ModifyQPAltPath(a, mask))
+	v.Add(r.ModifyQPAttr(facts, a, mask))
+	if err := v.Err(); err != nil {
+		return err
 	}
 	q.apply(a, mask)
 	if mask&verbs.AttrState != 0 {

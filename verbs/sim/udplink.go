@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/vsh-rdma/vsh/verbs"
+	"github.com/vsh-rdma/vsh/verbs/rules"
 	"github.com/vsh-rdma/vsh/verbs/wire"
 )
 
@@ -341,7 +342,7 @@ func (l *udpLink) peerFor(d *device, g verbs.GID) *device {
 // peerAddr returns the address of GID g when the link can reach it from
 // device d.
 func (l *udpLink) peerAddr(d *device, g verbs.GID) (netip.Addr, bool) {
-	if d != l.dev || isMcastGID(g) {
+	if d != l.dev || rules.IsMulticastGID(g) {
 		return netip.Addr{}, false
 	}
 	a := netip.AddrFrom16(g).Unmap()
