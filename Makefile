@@ -38,8 +38,16 @@ FORCE:
 vet:
 	$(GO) vet ./...
 
+# DUPL_THRESHOLD: the shortest run of tokens dupl reports. lint fails on any
+# such run shared by the simulator and the real backend: rxe's rules have
+# one home, verbs/rules.
+DUPL_THRESHOLD ?= 50
 lint: vet
-	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt -l:"; echo "$$out"; exit 1; fi
+	@out=$$(gofmt -l $$(git ls-files '*.go' ':!third_party')); if [ -n "$$out" ]; then echo "gofmt -l:"; echo "$$out"; exit 1; fi
+	@out=$$(ls verbs/sim/*.go verbs/ibverbs/*.go | grep -v '_test.go$$' | \
+	  $(GO) run github.com/mibk/dupl@v1.1.0 -files -plumbing -t $(DUPL_THRESHOLD) | \
+	  grep -E '^verbs/sim/.*duplicate of verbs/ibverbs/|^verbs/ibverbs/.*duplicate of verbs/sim/' || true); \
+	  if [ -n "$$out" ]; then echo "dupl: code shared by verbs/sim and verbs/ibverbs (move it to verbs/rules):"; echo "$$out"; exit 1; fi
 
 # Under -race the long workloads skip themselves; they run again without it.
 test: vet
