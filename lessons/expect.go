@@ -567,65 +567,14 @@ func parseSubject(s string) (subject, error) {
 		}
 		return sub, nil
 	case strings.HasPrefix(words[len(words)-1], "completions") && len(words) <= 2:
-		sub.kind = subjCompletions
-		if len(words) == 2 {
-			h := words[0]
-			m := handlePattern.FindStringSubmatch(h)
-			if m == nil || m[1] != "cq" || m[2] == "*" {
-				return sub, fmt.Errorf("%q: completions are counted per CQ (cq0 completions) or over all CQs (completions)", s)
-			}
-			sub.handle, sub.prefix = h, "cq"
-		}
-		rest := strings.TrimPrefix(words[len(words)-1], "completions")
-		switch {
-		case rest == "":
-			sub.field = "status"
-		case rest == ".count":
-			sub.count = true
-		case strings.HasPrefix(rest, "."):
-			f := rest[1:]
-			if _, ok := wcFields[f]; !ok {
-				return sub, fmt.Errorf("a completion has no field %q%s; its fields are %s, and .count", f, didYouMean(f, keys(wcFields)), strings.Join(keys(wcFields), ", "))
-			}
-			sub.field = f
-		default:
-			return sub, fmt.Errorf("%q: write completions, completions.FIELD or completions.count", s)
-		}
-		return sub, nil
+		return parseCompletionsSubject(s, words)
 	}
 	if len(words) > 1 {
 		return sub, fmt.Errorf("%q: a subject is one word (qp0.state, mr1[0:5]) or CQ completions; see docs/writing-lessons.md", s)
 	}
 	// HANDLE[lo:hi]
 	if i := strings.IndexByte(s, '['); i > 0 && !strings.Contains(s[:i], ".") {
-		h := s[:i]
-		m := handlePattern.FindStringSubmatch(h)
-		if m == nil || m[1] != "mr" || m[2] == "*" {
-			return sub, fmt.Errorf("%q: only a memory region's bytes can be read: mr1[0:5]", s)
-		}
-		if !strings.HasSuffix(s, "]") {
-			return sub, fmt.Errorf("%q: write mr1[OFFSET:END], the bytes from OFFSET up to END", s)
-		}
-		lo, hi, ok := strings.Cut(s[i+1:len(s)-1], ":")
-		if !ok {
-			return sub, fmt.Errorf("%q: write mr1[OFFSET:END] with OFFSET < END, numbers", s)
-		}
-		a, err := number.Parse(lo, 31)
-		if err != nil {
-			return sub, fmt.Errorf("%q: OFFSET %s: %v", s, strings.TrimSpace(lo), err)
-		}
-		b, err := number.Parse(hi, 31)
-		if err != nil {
-			return sub, fmt.Errorf("%q: END %s: %v", s, strings.TrimSpace(hi), err)
-		}
-		if b <= a {
-			return sub, fmt.Errorf("%q: write mr1[OFFSET:END] with OFFSET < END, numbers", s)
-		}
-		if b-a > 1<<20 {
-			return sub, fmt.Errorf("%q: compare at most 1 MiB at a time", s)
-		}
-		sub.kind, sub.handle, sub.prefix, sub.lo, sub.hi = subjBytes, h, "mr", int(a), int(b)
-		return sub, nil
+		return parseBytesSubject(s, i)
 	}
 	h, field, ok := strings.Cut(s, ".")
 	if mv := viewPattern.FindStringSubmatch(field); ok && mv != nil && strings.HasPrefix(h, "mr") {
@@ -662,6 +611,70 @@ func parseSubject(s string) (subject, error) {
 		}
 		return sub, fmt.Errorf("a %s has no field %q%s; its fields are %s", kindNouns[m[1]], field, didYouMean(field, names), strings.Join(names, ", "))
 	}
+	return sub, nil
+}
+
+// parseCompletionsSubject reads "[CQ ]completions[.FIELD|.count]", whose
+// last word is words' last and which has at most two words.
+func parseCompletionsSubject(s string, words []string) (subject, error) {
+	var sub subject
+	sub.kind = subjCompletions
+	if len(words) == 2 {
+		h := words[0]
+		m := handlePattern.FindStringSubmatch(h)
+		if m == nil || m[1] != "cq" || m[2] == "*" {
+			return sub, fmt.Errorf("%q: completions are counted per CQ (cq0 completions) or over all CQs (completions)", s)
+		}
+		sub.handle, sub.prefix = h, "cq"
+	}
+	rest := strings.TrimPrefix(words[len(words)-1], "completions")
+	switch {
+	case rest == "":
+		sub.field = "status"
+	case rest == ".count":
+		sub.count = true
+	case strings.HasPrefix(rest, "."):
+		f := rest[1:]
+		if _, ok := wcFields[f]; !ok {
+			return sub, fmt.Errorf("a completion has no field %q%s; its fields are %s, and .count", f, didYouMean(f, keys(wcFields)), strings.Join(keys(wcFields), ", "))
+		}
+		sub.field = f
+	default:
+		return sub, fmt.Errorf("%q: write completions, completions.FIELD or completions.count", s)
+	}
+	return sub, nil
+}
+
+// parseBytesSubject reads "mrN[lo:hi]", an MR's bytes; s[i] is the '['.
+func parseBytesSubject(s string, i int) (subject, error) {
+	var sub subject
+	h := s[:i]
+	m := handlePattern.FindStringSubmatch(h)
+	if m == nil || m[1] != "mr" || m[2] == "*" {
+		return sub, fmt.Errorf("%q: only a memory region's bytes can be read: mr1[0:5]", s)
+	}
+	if !strings.HasSuffix(s, "]") {
+		return sub, fmt.Errorf("%q: write mr1[OFFSET:END], the bytes from OFFSET up to END", s)
+	}
+	lo, hi, ok := strings.Cut(s[i+1:len(s)-1], ":")
+	if !ok {
+		return sub, fmt.Errorf("%q: write mr1[OFFSET:END] with OFFSET < END, numbers", s)
+	}
+	a, err := number.Parse(lo, 31)
+	if err != nil {
+		return sub, fmt.Errorf("%q: OFFSET %s: %v", s, strings.TrimSpace(lo), err)
+	}
+	b, err := number.Parse(hi, 31)
+	if err != nil {
+		return sub, fmt.Errorf("%q: END %s: %v", s, strings.TrimSpace(hi), err)
+	}
+	if b <= a {
+		return sub, fmt.Errorf("%q: write mr1[OFFSET:END] with OFFSET < END, numbers", s)
+	}
+	if b-a > 1<<20 {
+		return sub, fmt.Errorf("%q: compare at most 1 MiB at a time", s)
+	}
+	sub.kind, sub.handle, sub.prefix, sub.lo, sub.hi = subjBytes, h, "mr", int(a), int(b)
 	return sub, nil
 }
 
