@@ -178,151 +178,189 @@ func devRole(dev int) string {
 // matched first (a QP's peer and PSNs); created says the step's cell
 // made s. Queue counts, memory and completions are compared elsewhere.
 func objDiffs(ref, le *snapshot, s, l *objSnap, m mapping, full, created bool) []Diff {
-	var out []Diff
-	add := func(k DiffKind, pending bool, format string, a ...any) {
-		out = append(out, Diff{Kind: k, Pending: pending, Handle: l.h, Ref: s.h, Text: fmt.Sprintf(format, a...)})
-	}
-	the := func(what string) string {
-		if created {
-			return "this step's " + what
-		}
-		return "the lesson's " + what
-	}
-	link := func(what, sv, lv string) {
-		if m.s2l[sv] != lv || (sv == "") != (lv == "") {
-			want := "none"
-			if sv != "" {
-				want = m.learner(sv)
-			}
-			got := lv
-			if got == "" {
-				got = "none"
-			}
-			add(DiffLink, false, "%s's %s is %s; %s is %s", l.h, what, got, the(what), want)
-		}
-	}
+	d := &objDiff{s: s, l: l, m: m, created: created}
 	switch s.kind {
 	case "mr":
 		if l.length != s.length {
-			add(DiffAttr, false, "%s is %d bytes long; %s is %d bytes long", l.h, l.length, the("MR"), s.length)
+			d.add(DiffAttr, false, "%s is %d bytes long; %s is %d bytes long", l.h, l.length, d.the("MR"), s.length)
 		}
 		if l.access != s.access {
-			add(DiffAccess, false, "%s has access %s; %s has %s", l.h, l.access.Short(), the("MR"), s.access.Short())
+			d.add(DiffAccess, false, "%s has access %s; %s has %s", l.h, l.access.Short(), d.the("MR"), s.access.Short())
 		}
 	case "cq":
-		if v, ok := s.asked["cqe"]; ok && l.cqe < s.cqe {
-			add(DiffCap, false, "%s holds %d completions (cqe %d); %s asks for cqe=%s (the device gives %d)", l.h, l.cqe, l.cqe, the("CQ"), v, s.cqe)
-		}
-		link("completion channel", s.channel, l.channel)
-		if ref.insp && le.insp {
-			switch {
-			case s.armed && !l.armed:
-				add(DiffEvent, true, "%s is not armed; after this step it is (req_notify_cq)", l.h)
-			case !s.armed && l.armed:
-				add(DiffEvent, false, "%s is armed; after this step it is not", l.h)
-			case s.armed && s.solicited != l.solicited:
-				add(DiffEvent, false, "%s is armed for %s; after this step it is armed for %s", l.h, notifyWhat(l.solicited), notifyWhat(s.solicited))
-			}
-			if l.events != s.events {
-				add(DiffEvent, true, "%s has %d completion event%s waiting in its channel; after this step it has %d", l.h, l.events, plural(l.events), s.events)
-			}
-			if l.unacked != s.unacked {
-				add(DiffEvent, true, "%s has %d completion event%s not acknowledged; after this step it has %d", l.h, l.unacked, plural(l.unacked), s.unacked)
-			}
-			if l.overflowed != s.overflowed {
-				add(DiffState, false, "%s %s; after this step it %s", l.h, overflowText(l.overflowed), overflowText(s.overflowed))
-				out[len(out)-1] = spoiler(out[len(out)-1], fmt.Sprintf("%s %s, not as this step leaves it", l.h, overflowText(l.overflowed)))
-			}
-		}
+		d.cq(ref, le)
 	case "srq":
 		if v, ok := s.asked["max_wr"]; ok && l.srqAttr.MaxWR < s.srqAttr.MaxWR {
-			add(DiffCap, false, "%s holds %d receives (max_wr %d); %s asks for max_wr=%s", l.h, l.srqAttr.MaxWR, l.srqAttr.MaxWR, the("SRQ"), v)
+			d.add(DiffCap, false, "%s holds %d receives (max_wr %d); %s asks for max_wr=%s", l.h, l.srqAttr.MaxWR, l.srqAttr.MaxWR, d.the("SRQ"), v)
 		}
 		if v, ok := s.asked["max_sge"]; ok && l.srqAttr.MaxSGE < s.srqAttr.MaxSGE {
-			add(DiffCap, false, "%s takes %d SGEs a receive; %s asks for max_sge=%s", l.h, l.srqAttr.MaxSGE, the("SRQ"), v)
+			d.add(DiffCap, false, "%s takes %d SGEs a receive; %s asks for max_sge=%s", l.h, l.srqAttr.MaxSGE, d.the("SRQ"), v)
 		}
 		if l.srqAttr.SRQLimit != s.srqAttr.SRQLimit {
-			add(DiffAttr, false, "%s's srq_limit is %d; %s is %d", l.h, l.srqAttr.SRQLimit, the("srq_limit"), s.srqAttr.SRQLimit)
+			d.add(DiffAttr, false, "%s's srq_limit is %d; %s is %d", l.h, l.srqAttr.SRQLimit, d.the("srq_limit"), s.srqAttr.SRQLimit)
 		}
 	case "ah":
-		if !l.dgid.equal(s.dgid) {
-			add(DiffAttr, false, "%s sends to %s; %s sends to %s", l.h, gidText(l.dgid), the("address handle"), gidText(s.dgid))
-		}
-		la, sa := l.ahAttr, s.ahAttr
-		for _, f := range []struct {
-			name string
-			l, s uint64
-		}{
-			{"sgid_index", uint64(la.GRH.SGIDIndex), uint64(sa.GRH.SGIDIndex)},
-			{"hop_limit", uint64(la.GRH.HopLimit), uint64(sa.GRH.HopLimit)},
-			{"port", uint64(la.PortNum), uint64(sa.PortNum)},
-			{"sl", uint64(la.SL), uint64(sa.SL)},
-			{"traffic_class", uint64(la.GRH.TrafficClass), uint64(sa.GRH.TrafficClass)},
-			{"flow_label", uint64(la.GRH.FlowLabel), uint64(sa.GRH.FlowLabel)},
-		} {
-			if f.l != f.s {
-				add(DiffAttr, false, "%s's %s is %d; %s is %d", l.h, f.name, f.l, the(f.name), f.s)
-			}
-		}
+		d.ah()
 	case "qp":
-		if l.queryErr != nil || s.queryErr != nil {
-			if (l.queryErr == nil) != (s.queryErr == nil) {
-				add(DiffState, false, "ibv_query_qp(%s): %v", l.h, firstErr(l.queryErr, s.queryErr))
-			}
-			break
+		d.qp(ref, le, full)
+	}
+	return d.out
+}
+
+// objDiff collects the differences of the learner's object l from the
+// reference's s, for objDiffs.
+type objDiff struct {
+	s, l    *objSnap
+	m       mapping
+	created bool // the step's cell made s
+	out     []Diff
+}
+
+// add appends a difference of kind k.
+func (d *objDiff) add(k DiffKind, pending bool, format string, a ...any) {
+	d.out = append(d.out, Diff{Kind: k, Pending: pending, Handle: d.l.h, Ref: d.s.h, Text: fmt.Sprintf(format, a...)})
+}
+
+// the names what of the reference: this step's if the step made s, else
+// the lesson's.
+func (d *objDiff) the(what string) string {
+	if d.created {
+		return "this step's " + what
+	}
+	return "the lesson's " + what
+}
+
+// link compares a link to another object: sv the reference's handle, lv
+// the learner's ("" for none).
+func (d *objDiff) link(what, sv, lv string) {
+	if d.m.s2l[sv] != lv || (sv == "") != (lv == "") {
+		want := "none"
+		if sv != "" {
+			want = d.m.learner(sv)
 		}
-		if l.qpType != s.qpType {
-			// Not the lesson's QP at all: the rest of it does not matter.
-			what := fmt.Sprintf("this step creates %s %s QP", article(transport(s.qpType)), transport(s.qpType))
-			if !created {
-				what = fmt.Sprintf("the lesson's %s is %s", s.h, transport(s.qpType))
-			}
-			add(DiffType, false, "%s is %s; %s", l.h, l.qpType, what)
-			return out
+		got := lv
+		if got == "" {
+			got = "none"
 		}
-		link("send CQ", s.sendCQ, l.sendCQ)
-		link("receive CQ", s.recvCQ, l.recvCQ)
-		link("SRQ", s.srq, l.srq)
-		for _, f := range []struct {
-			name, key, noun string
-			l, s            int
-		}{
-			{"max_send_wr", "max_send_wr", "sends", l.cap.MaxSendWR, s.cap.MaxSendWR},
-			{"max_recv_wr", "max_recv_wr", "receives", l.cap.MaxRecvWR, s.cap.MaxRecvWR},
-			{"max_send_sge", "max_send_sge", "SGEs a send", l.cap.MaxSendSGE, s.cap.MaxSendSGE},
-			{"max_recv_sge", "max_recv_sge", "SGEs a receive", l.cap.MaxRecvSGE, s.cap.MaxRecvSGE},
-			{"max_inline_data", "max_inline", "inline bytes", l.cap.MaxInlineData, s.cap.MaxInlineData},
-		} {
-			if v, ok := s.asked[f.key]; ok && f.l < f.s && !(f.name == "max_recv_wr" && s.srq != "") {
-				add(DiffCap, false, "%s takes %d %s at most (%s %d); %s asks for %s=%s", l.h, f.l, f.noun, f.name, f.l, the("QP"), f.key, v)
-			}
+		d.add(DiffLink, false, "%s's %s is %s; %s is %s", d.l.h, what, got, d.the(what), want)
+	}
+}
+
+// cq compares a CQ: its size, channel and, where both sides inspect, its
+// arming, events and overflow.
+func (d *objDiff) cq(ref, le *snapshot) {
+	s, l := d.s, d.l
+	if v, ok := s.asked["cqe"]; ok && l.cqe < s.cqe {
+		d.add(DiffCap, false, "%s holds %d completions (cqe %d); %s asks for cqe=%s (the device gives %d)", l.h, l.cqe, l.cqe, d.the("CQ"), v, s.cqe)
+	}
+	d.link("completion channel", s.channel, l.channel)
+	if ref.insp && le.insp {
+		switch {
+		case s.armed && !l.armed:
+			d.add(DiffEvent, true, "%s is not armed; after this step it is (req_notify_cq)", l.h)
+		case !s.armed && l.armed:
+			d.add(DiffEvent, false, "%s is armed; after this step it is not", l.h)
+		case s.armed && s.solicited != l.solicited:
+			d.add(DiffEvent, false, "%s is armed for %s; after this step it is armed for %s", l.h, notifyWhat(l.solicited), notifyWhat(s.solicited))
 		}
-		if l.sigAll != s.sigAll {
-			add(DiffAttr, false, "%s's sq_sig_all is %v; %s is %v", l.h, l.sigAll, the("sq_sig_all"), s.sigAll)
+		if l.events != s.events {
+			d.add(DiffEvent, true, "%s has %d completion event%s waiting in its channel; after this step it has %d", l.h, l.events, plural(l.events), s.events)
 		}
-		ls, ss := l.attr.State, s.attr.State
-		if ls != ss {
-			switch {
-			case reachable(ls, ss):
-				add(DiffState, true, "%s is in %s; this step takes it to %s", l.h, ls, ss)
-				if ss == verbs.QPSErr || ss == verbs.QPSSQE {
-					// Where the step ends in an error state is what it
-					// asks the learner to find out.
-					out[len(out)-1] = spoiler(out[len(out)-1], fmt.Sprintf("%s is in %s, not where this step leaves it", l.h, ls))
-				}
-			default:
-				// A QP the step makes can be made again; one made before
-				// it cannot go back without the steps since.
-				out = append(out, Diff{Kind: DiffState, Lost: !created, Handle: l.h, Ref: s.h,
-					Text: fmt.Sprintf("%s is in %s; after this step the lesson's is in %s", l.h, ls, ss)})
-			}
+		if l.unacked != s.unacked {
+			d.add(DiffEvent, true, "%s has %d completion event%s not acknowledged; after this step it has %d", l.h, l.unacked, plural(l.unacked), s.unacked)
 		}
-		out = append(out, qpAttrDiffs(ref, le, s, l, m, full, the)...)
-		if !sameGroups(l.groups, s.groups) {
-			add(DiffAttr, len(l.groups) < len(s.groups), "%s is attached to %s; %s is attached to %s", l.h, groupsText(l.groups), the("QP"), groupsText(s.groups))
+		if l.overflowed != s.overflowed {
+			d.add(DiffState, false, "%s %s; after this step it %s", l.h, overflowText(l.overflowed), overflowText(s.overflowed))
+			d.out[len(d.out)-1] = spoiler(d.out[len(d.out)-1], fmt.Sprintf("%s %s, not as this step leaves it", l.h, overflowText(l.overflowed)))
 		}
 	}
-	return out
+}
+
+// ah compares an address handle's destination and attributes.
+func (d *objDiff) ah() {
+	s, l := d.s, d.l
+	if !l.dgid.equal(s.dgid) {
+		d.add(DiffAttr, false, "%s sends to %s; %s sends to %s", l.h, gidText(l.dgid), d.the("address handle"), gidText(s.dgid))
+	}
+	la, sa := l.ahAttr, s.ahAttr
+	for _, f := range []struct {
+		name string
+		l, s uint64
+	}{
+		{"sgid_index", uint64(la.GRH.SGIDIndex), uint64(sa.GRH.SGIDIndex)},
+		{"hop_limit", uint64(la.GRH.HopLimit), uint64(sa.GRH.HopLimit)},
+		{"port", uint64(la.PortNum), uint64(sa.PortNum)},
+		{"sl", uint64(la.SL), uint64(sa.SL)},
+		{"traffic_class", uint64(la.GRH.TrafficClass), uint64(sa.GRH.TrafficClass)},
+		{"flow_label", uint64(la.GRH.FlowLabel), uint64(sa.GRH.FlowLabel)},
+	} {
+		if f.l != f.s {
+			d.add(DiffAttr, false, "%s's %s is %d; %s is %d", l.h, f.name, f.l, d.the(f.name), f.s)
+		}
+	}
+}
+
+// qp compares a QP: its type (nothing else if it differs), links, caps,
+// state and attributes (with full, those that need every object matched),
+// and multicast groups.
+func (d *objDiff) qp(ref, le *snapshot, full bool) {
+	s, l, m := d.s, d.l, d.m
+	if l.queryErr != nil || s.queryErr != nil {
+		if (l.queryErr == nil) != (s.queryErr == nil) {
+			d.add(DiffState, false, "ibv_query_qp(%s): %v", l.h, firstErr(l.queryErr, s.queryErr))
+		}
+		return
+	}
+	if l.qpType != s.qpType {
+		// Not the lesson's QP at all: the rest of it does not matter.
+		what := fmt.Sprintf("this step creates %s %s QP", article(transport(s.qpType)), transport(s.qpType))
+		if !d.created {
+			what = fmt.Sprintf("the lesson's %s is %s", s.h, transport(s.qpType))
+		}
+		d.add(DiffType, false, "%s is %s; %s", l.h, l.qpType, what)
+		return
+	}
+	d.link("send CQ", s.sendCQ, l.sendCQ)
+	d.link("receive CQ", s.recvCQ, l.recvCQ)
+	d.link("SRQ", s.srq, l.srq)
+	for _, f := range []struct {
+		name, key, noun string
+		l, s            int
+	}{
+		{"max_send_wr", "max_send_wr", "sends", l.cap.MaxSendWR, s.cap.MaxSendWR},
+		{"max_recv_wr", "max_recv_wr", "receives", l.cap.MaxRecvWR, s.cap.MaxRecvWR},
+		{"max_send_sge", "max_send_sge", "SGEs a send", l.cap.MaxSendSGE, s.cap.MaxSendSGE},
+		{"max_recv_sge", "max_recv_sge", "SGEs a receive", l.cap.MaxRecvSGE, s.cap.MaxRecvSGE},
+		{"max_inline_data", "max_inline", "inline bytes", l.cap.MaxInlineData, s.cap.MaxInlineData},
+	} {
+		if v, ok := s.asked[f.key]; ok && f.l < f.s && !(f.name == "max_recv_wr" && s.srq != "") {
+			d.add(DiffCap, false, "%s takes %d %s at most (%s %d); %s asks for %s=%s", l.h, f.l, f.noun, f.name, f.l, d.the("QP"), f.key, v)
+		}
+	}
+	if l.sigAll != s.sigAll {
+		d.add(DiffAttr, false, "%s's sq_sig_all is %v; %s is %v", l.h, l.sigAll, d.the("sq_sig_all"), s.sigAll)
+	}
+	ls, ss := l.attr.State, s.attr.State
+	if ls != ss {
+		switch {
+		case reachable(ls, ss):
+			d.add(DiffState, true, "%s is in %s; this step takes it to %s", l.h, ls, ss)
+			if ss == verbs.QPSErr || ss == verbs.QPSSQE {
+				// Where the step ends in an error state is what it
+				// asks the learner to find out.
+				d.out[len(d.out)-1] = spoiler(d.out[len(d.out)-1], fmt.Sprintf("%s is in %s, not where this step leaves it", l.h, ls))
+			}
+		default:
+			// A QP the step makes can be made again; one made before
+			// it cannot go back without the steps since.
+			d.out = append(d.out, Diff{Kind: DiffState, Lost: !d.created, Handle: l.h, Ref: s.h,
+				Text: fmt.Sprintf("%s is in %s; after this step the lesson's is in %s", l.h, ls, ss)})
+		}
+	}
+	d.out = append(d.out, qpAttrDiffs(ref, le, s, l, m, full, d.the)...)
+	if !sameGroups(l.groups, s.groups) {
+		d.add(DiffAttr, len(l.groups) < len(s.groups), "%s is attached to %s; %s is attached to %s", l.h, groupsText(l.groups), d.the("QP"), groupsText(s.groups))
+	}
 }
 
 func firstErr(a, b error) error {

@@ -567,65 +567,14 @@ func parseSubject(s string) (subject, error) {
 		}
 		return sub, nil
 	case strings.HasPrefix(words[len(words)-1], "completions") && len(words) <= 2:
-		sub.kind = subjCompletions
-		if len(words) == 2 {
-			h := words[0]
-			m := handlePattern.FindStringSubmatch(h)
-			if m == nil || m[1] != "cq" || m[2] == "*" {
-				return sub, fmt.Errorf("%q: completions are counted per CQ (cq0 completions) or over all CQs (completions)", s)
-			}
-			sub.handle, sub.prefix = h, "cq"
-		}
-		rest := strings.TrimPrefix(words[len(words)-1], "completions")
-		switch {
-		case rest == "":
-			sub.field = "status"
-		case rest == ".count":
-			sub.count = true
-		case strings.HasPrefix(rest, "."):
-			f := rest[1:]
-			if _, ok := wcFields[f]; !ok {
-				return sub, fmt.Errorf("a completion has no field %q%s; its fields are %s, and .count", f, didYouMean(f, keys(wcFields)), strings.Join(keys(wcFields), ", "))
-			}
-			sub.field = f
-		default:
-			return sub, fmt.Errorf("%q: write completions, completions.FIELD or completions.count", s)
-		}
-		return sub, nil
+		return parseCompletionsSubject(s, words)
 	}
 	if len(words) > 1 {
 		return sub, fmt.Errorf("%q: a subject is one word (qp0.state, mr1[0:5]) or CQ completions; see docs/writing-lessons.md", s)
 	}
 	// HANDLE[lo:hi]
 	if i := strings.IndexByte(s, '['); i > 0 && !strings.Contains(s[:i], ".") {
-		h := s[:i]
-		m := handlePattern.FindStringSubmatch(h)
-		if m == nil || m[1] != "mr" || m[2] == "*" {
-			return sub, fmt.Errorf("%q: only a memory region's bytes can be read: mr1[0:5]", s)
-		}
-		if !strings.HasSuffix(s, "]") {
-			return sub, fmt.Errorf("%q: write mr1[OFFSET:END], the bytes from OFFSET up to END", s)
-		}
-		lo, hi, ok := strings.Cut(s[i+1:len(s)-1], ":")
-		if !ok {
-			return sub, fmt.Errorf("%q: write mr1[OFFSET:END] with OFFSET < END, numbers", s)
-		}
-		a, err := number.Parse(lo, 31)
-		if err != nil {
-			return sub, fmt.Errorf("%q: OFFSET %s: %v", s, strings.TrimSpace(lo), err)
-		}
-		b, err := number.Parse(hi, 31)
-		if err != nil {
-			return sub, fmt.Errorf("%q: END %s: %v", s, strings.TrimSpace(hi), err)
-		}
-		if b <= a {
-			return sub, fmt.Errorf("%q: write mr1[OFFSET:END] with OFFSET < END, numbers", s)
-		}
-		if b-a > 1<<20 {
-			return sub, fmt.Errorf("%q: compare at most 1 MiB at a time", s)
-		}
-		sub.kind, sub.handle, sub.prefix, sub.lo, sub.hi = subjBytes, h, "mr", int(a), int(b)
-		return sub, nil
+		return parseBytesSubject(s, i)
 	}
 	h, field, ok := strings.Cut(s, ".")
 	if mv := viewPattern.FindStringSubmatch(field); ok && mv != nil && strings.HasPrefix(h, "mr") {
@@ -662,6 +611,70 @@ func parseSubject(s string) (subject, error) {
 		}
 		return sub, fmt.Errorf("a %s has no field %q%s; its fields are %s", kindNouns[m[1]], field, didYouMean(field, names), strings.Join(names, ", "))
 	}
+	return sub, nil
+}
+
+// parseCompletionsSubject reads "[CQ ]completions[.FIELD|.count]", whose
+// last word is words' last and which has at most two words.
+func parseCompletionsSubject(s string, words []string) (subject, error) {
+	var sub subject
+	sub.kind = subjCompletions
+	if len(words) == 2 {
+		h := words[0]
+		m := handlePattern.FindStringSubmatch(h)
+		if m == nil || m[1] != "cq" || m[2] == "*" {
+			return sub, fmt.Errorf("%q: completions are counted per CQ (cq0 completions) or over all CQs (completions)", s)
+		}
+		sub.handle, sub.prefix = h, "cq"
+	}
+	rest := strings.TrimPrefix(words[len(words)-1], "completions")
+	switch {
+	case rest == "":
+		sub.field = "status"
+	case rest == ".count":
+		sub.count = true
+	case strings.HasPrefix(rest, "."):
+		f := rest[1:]
+		if _, ok := wcFields[f]; !ok {
+			return sub, fmt.Errorf("a completion has no field %q%s; its fields are %s, and .count", f, didYouMean(f, keys(wcFields)), strings.Join(keys(wcFields), ", "))
+		}
+		sub.field = f
+	default:
+		return sub, fmt.Errorf("%q: write completions, completions.FIELD or completions.count", s)
+	}
+	return sub, nil
+}
+
+// parseBytesSubject reads "mrN[lo:hi]", an MR's bytes; s[i] is the '['.
+func parseBytesSubject(s string, i int) (subject, error) {
+	var sub subject
+	h := s[:i]
+	m := handlePattern.FindStringSubmatch(h)
+	if m == nil || m[1] != "mr" || m[2] == "*" {
+		return sub, fmt.Errorf("%q: only a memory region's bytes can be read: mr1[0:5]", s)
+	}
+	if !strings.HasSuffix(s, "]") {
+		return sub, fmt.Errorf("%q: write mr1[OFFSET:END], the bytes from OFFSET up to END", s)
+	}
+	lo, hi, ok := strings.Cut(s[i+1:len(s)-1], ":")
+	if !ok {
+		return sub, fmt.Errorf("%q: write mr1[OFFSET:END] with OFFSET < END, numbers", s)
+	}
+	a, err := number.Parse(lo, 31)
+	if err != nil {
+		return sub, fmt.Errorf("%q: OFFSET %s: %v", s, strings.TrimSpace(lo), err)
+	}
+	b, err := number.Parse(hi, 31)
+	if err != nil {
+		return sub, fmt.Errorf("%q: END %s: %v", s, strings.TrimSpace(hi), err)
+	}
+	if b <= a {
+		return sub, fmt.Errorf("%q: write mr1[OFFSET:END] with OFFSET < END, numbers", s)
+	}
+	if b-a > 1<<20 {
+		return sub, fmt.Errorf("%q: compare at most 1 MiB at a time", s)
+	}
+	sub.kind, sub.handle, sub.prefix, sub.lo, sub.hi = subjBytes, h, "mr", int(a), int(b)
 	return sub, nil
 }
 
@@ -877,154 +890,231 @@ func splitList(s string) ([]string, error) {
 	return out, nil
 }
 
-// parseValue reads one literal as type t.
+// parseValue reads one literal as type t, with the parser valueParsers
+// gives for t (a type without one takes no literal: the zero value).
 func parseValue(x *evalCtx, t vtype, lit string) (value, error) {
-	bad := func(err error) (value, error) {
-		msg := fmt.Sprintf("%q is not %s", lit, typeNames[t])
-		if err != nil {
-			msg += ": " + err.Error()
-		}
-		return value{}, fmt.Errorf("%s", msg)
-	}
 	v := value{t: t}
-	switch t {
-	case tNum, tHex, tPSN:
-		n, err := number.Parse(lit, 64)
-		if err != nil {
-			return value{}, fmt.Errorf("%q: %v", lit, err)
-		}
-		v.n = n
-	case tQPN:
-		if lit != "" && '0' <= lit[0] && lit[0] <= '9' {
-			n, err := number.Parse(lit, 32)
-			if err != nil {
-				return value{}, fmt.Errorf("%q: %v", lit, err)
+	p := valueParsers[t]
+	if p == nil {
+		return v, nil
+	}
+	if err := p(x, lit, &v); err != nil {
+		if b, ok := err.(*notA); ok {
+			msg := fmt.Sprintf("%q is not %s", lit, typeNames[t])
+			if b.err != nil {
+				msg += ": " + b.err.Error()
 			}
-			v.n = n
-			break
+			return value{}, fmt.Errorf("%s", msg)
 		}
-		m := handlePattern.FindStringSubmatch(lit)
-		if m == nil || m[1] != "qp" || m[2] == "*" {
-			return bad(nil)
-		}
-		if x != nil {
-			o, ok := x.env.Object(lit)
-			qp, isQP := o.(verbs.QP)
-			if !ok || !isQP {
-				return value{}, &unresolved{fmt.Sprintf("there is no %s", lit)}
-			}
-			v.n = uint64(qp.Num())
-		}
-	case tQPState:
-		s, err := verbs.ParseQPState(lit)
-		if err != nil {
-			return bad(err)
-		}
-		v.n = uint64(s)
-	case tQPType:
-		s, err := verbs.ParseQPType(lit)
-		if err != nil {
-			return bad(err)
-		}
-		v.n = uint64(s)
-	case tMTU:
-		s, err := verbs.ParseMTU(lit)
-		if err != nil {
-			return bad(err)
-		}
-		v.n = uint64(s)
-	case tAccess:
-		a, err := verbs.ParseAccess(strings.ReplaceAll(lit, "|", ","))
-		if err != nil {
-			return bad(err)
-		}
-		v.n = uint64(a)
-	case tWCStatus:
-		s, err := verbs.ParseWCStatus(lit)
-		if err != nil {
-			return bad(err)
-		}
-		v.n = uint64(s)
-	case tWCOpcode:
-		s, err := verbs.ParseWCOpcode(lit)
-		if err != nil {
-			return bad(err)
-		}
-		v.n = uint64(s)
-	case tPortState:
-		for s := verbs.PortNop; s <= verbs.PortActiveDefer; s++ {
-			if strings.EqualFold(lit, s.String()) || strings.EqualFold(lit, s.Short()) {
-				v.n = uint64(s)
-				return v, nil
-			}
-		}
-		return bad(nil)
-	case tLinkLayer:
-		for _, l := range []verbs.LinkLayer{verbs.LinkLayerUnspecified, verbs.LinkLayerInfiniBand, verbs.LinkLayerEthernet} {
-			if strings.EqualFold(lit, l.String()) || strings.EqualFold(lit, l.Short()) {
-				v.n = uint64(l)
-				return v, nil
-			}
-		}
-		return bad(nil)
-	case tBool:
-		switch strings.ToLower(lit) {
-		case "true", "yes", "1":
-			v.n = 1
-		case "false", "no", "0":
-		default:
-			return bad(nil)
-		}
-	case tGID:
-		g, err := verbs.ParseGID(lit)
-		if err != nil {
-			return bad(nil)
-		}
-		v.s = g.String()
-	case tDevice:
-		v.s = lit
-		if x != nil {
-			v.s = x.deviceName(lit)
-		}
-	case tBytes:
-		b, err := parseBytes(lit)
-		if err != nil {
-			return bad(err)
-		}
-		v.b = b
-	case tErrno:
-		switch strings.ToLower(lit) {
-		case "none":
-			return v, nil
-		case "any":
-			v.any = true
-			return v, nil
-		}
-		n, err := verbs.ParseErrno(lit)
-		if err != nil {
-			return bad(nil)
-		}
-		v.n = uint64(n)
-	case tName:
-		if strings.ContainsAny(lit, " \t\"'") {
-			return bad(nil)
-		}
-		v.s = strings.ToLower(lit)
-	case tHandle:
-		l := strings.ToLower(lit)
-		if l != "none" {
-			if m := handlePattern.FindStringSubmatch(l); m == nil || m[2] == "*" {
-				return bad(nil)
-			}
-		}
-		v.s = l
-	case tWireOp:
-		if lit == "" || strings.ContainsAny(lit, "\"'") {
-			return bad(nil)
-		}
-		v.s = strings.ToUpper(lit)
+		return value{}, err
 	}
 	return v, nil
+}
+
+// A valueParser reads lit into v, whose type is set. It returns a *notA
+// when lit is not of that type, and other errors as they are; x may be nil
+// (no session: handles and device names stay unresolved).
+type valueParser func(x *evalCtx, lit string, v *value) error
+
+// notA says a literal is not of its type; parseValue adds the literal and
+// the type's name, then err's text if any.
+type notA struct{ err error }
+
+func (e *notA) Error() string { return "not of its type" }
+
+// badLiteral returns a *notA for err.
+func badLiteral(err error) error { return &notA{err} }
+
+// valueParsers maps each literal type to its parser.
+var valueParsers = map[vtype]valueParser{
+	tNum: parseNumber, tHex: parseNumber, tPSN: parseNumber,
+	tQPN:       parseQPN,
+	tQPState:   enumValue(verbs.ParseQPState),
+	tQPType:    enumValue(verbs.ParseQPType),
+	tMTU:       enumValue(verbs.ParseMTU),
+	tAccess:    parseAccessValue,
+	tWCStatus:  enumValue(verbs.ParseWCStatus),
+	tWCOpcode:  enumValue(verbs.ParseWCOpcode),
+	tPortState: parsePortState,
+	tLinkLayer: parseLinkLayer,
+	tBool:      parseBool,
+	tGID:       parseGIDValue,
+	tDevice:    parseDevice,
+	tBytes:     parseBytesValue,
+	tErrno:     parseErrnoValue,
+	tName:      parseName,
+	tHandle:    parseHandle,
+	tWireOp:    parseWireOp,
+}
+
+// parseNumber reads a 64-bit number (decimal, 0x hex, ...).
+func parseNumber(_ *evalCtx, lit string, v *value) error {
+	n, err := number.Parse(lit, 64)
+	if err != nil {
+		return fmt.Errorf("%q: %v", lit, err)
+	}
+	v.n = n
+	return nil
+}
+
+// parseQPN reads a 32-bit QP number, or a QP's handle resolved in x's
+// session (an *unresolved error if there is no such QP).
+func parseQPN(x *evalCtx, lit string, v *value) error {
+	if lit != "" && '0' <= lit[0] && lit[0] <= '9' {
+		n, err := number.Parse(lit, 32)
+		if err != nil {
+			return fmt.Errorf("%q: %v", lit, err)
+		}
+		v.n = n
+		return nil
+	}
+	m := handlePattern.FindStringSubmatch(lit)
+	if m == nil || m[1] != "qp" || m[2] == "*" {
+		return badLiteral(nil)
+	}
+	if x != nil {
+		o, ok := x.env.Object(lit)
+		qp, isQP := o.(verbs.QP)
+		if !ok || !isQP {
+			return &unresolved{fmt.Sprintf("there is no %s", lit)}
+		}
+		v.n = uint64(qp.Num())
+	}
+	return nil
+}
+
+// enumValue returns the parser of an enum that verbs parses by name.
+func enumValue[E ~uint32](parse func(string) (E, error)) valueParser {
+	return func(_ *evalCtx, lit string, v *value) error {
+		s, err := parse(lit)
+		if err != nil {
+			return badLiteral(err)
+		}
+		v.n = uint64(s)
+		return nil
+	}
+}
+
+// parseAccessValue reads access flags joined with | (or commas).
+func parseAccessValue(_ *evalCtx, lit string, v *value) error {
+	a, err := verbs.ParseAccess(strings.ReplaceAll(lit, "|", ","))
+	if err != nil {
+		return badLiteral(err)
+	}
+	v.n = uint64(a)
+	return nil
+}
+
+// parsePortState reads a port state by its full or short name, in any case.
+func parsePortState(_ *evalCtx, lit string, v *value) error {
+	for s := verbs.PortNop; s <= verbs.PortActiveDefer; s++ {
+		if strings.EqualFold(lit, s.String()) || strings.EqualFold(lit, s.Short()) {
+			v.n = uint64(s)
+			return nil
+		}
+	}
+	return badLiteral(nil)
+}
+
+// parseLinkLayer reads a link layer by its full or short name, in any case.
+func parseLinkLayer(_ *evalCtx, lit string, v *value) error {
+	for _, l := range []verbs.LinkLayer{verbs.LinkLayerUnspecified, verbs.LinkLayerInfiniBand, verbs.LinkLayerEthernet} {
+		if strings.EqualFold(lit, l.String()) || strings.EqualFold(lit, l.Short()) {
+			v.n = uint64(l)
+			return nil
+		}
+	}
+	return badLiteral(nil)
+}
+
+// parseBool reads true/yes/1 or false/no/0, in any case.
+func parseBool(_ *evalCtx, lit string, v *value) error {
+	switch strings.ToLower(lit) {
+	case "true", "yes", "1":
+		v.n = 1
+	case "false", "no", "0":
+	default:
+		return badLiteral(nil)
+	}
+	return nil
+}
+
+// parseGIDValue reads a GID and keeps its canonical text.
+func parseGIDValue(_ *evalCtx, lit string, v *value) error {
+	g, err := verbs.ParseGID(lit)
+	if err != nil {
+		return badLiteral(nil)
+	}
+	v.s = g.String()
+	return nil
+}
+
+// parseDevice keeps a device name, resolving A and B in x's session.
+func parseDevice(x *evalCtx, lit string, v *value) error {
+	v.s = lit
+	if x != nil {
+		v.s = x.deviceName(lit)
+	}
+	return nil
+}
+
+// parseBytesValue reads bytes as parseBytes does.
+func parseBytesValue(_ *evalCtx, lit string, v *value) error {
+	b, err := parseBytes(lit)
+	if err != nil {
+		return badLiteral(err)
+	}
+	v.b = b
+	return nil
+}
+
+// parseErrnoValue reads an errno name, none (no error) or any (v.any).
+func parseErrnoValue(_ *evalCtx, lit string, v *value) error {
+	switch strings.ToLower(lit) {
+	case "none":
+		return nil
+	case "any":
+		v.any = true
+		return nil
+	}
+	n, err := verbs.ParseErrno(lit)
+	if err != nil {
+		return badLiteral(nil)
+	}
+	v.n = uint64(n)
+	return nil
+}
+
+// parseName reads a command or handle name without blanks or quotes, in
+// lower case.
+func parseName(_ *evalCtx, lit string, v *value) error {
+	if strings.ContainsAny(lit, " \t\"'") {
+		return badLiteral(nil)
+	}
+	v.s = strings.ToLower(lit)
+	return nil
+}
+
+// parseHandle reads a handle (no wildcard) or none, in lower case.
+func parseHandle(_ *evalCtx, lit string, v *value) error {
+	l := strings.ToLower(lit)
+	if l != "none" {
+		if m := handlePattern.FindStringSubmatch(l); m == nil || m[2] == "*" {
+			return badLiteral(nil)
+		}
+	}
+	v.s = l
+	return nil
+}
+
+// parseWireOp reads a non-empty wire opcode name without quotes, in upper
+// case.
+func parseWireOp(_ *evalCtx, lit string, v *value) error {
+	if lit == "" || strings.ContainsAny(lit, "\"'") {
+		return badLiteral(nil)
+	}
+	v.s = strings.ToUpper(lit)
+	return nil
 }
 
 // parseBytes reads "text" (with \n \t \0 \\ \" \xNN escapes) or 0x hex.

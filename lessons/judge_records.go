@@ -306,20 +306,6 @@ func remoteQP(sn *snapshot, w verbs.SendWR) string {
 // receives — may interleave otherwise, as they do on a real device.
 func (j *Judge) completionDiffs(le *snapshot, m mapping, recs []Record) []Diff {
 	ref := j.tg.after
-	// byQP splits a CQ's completions by the reference QP they are for.
-	type stream struct {
-		keys []string
-		wcs  map[string][]verbs.WC
-	}
-	add := func(st *stream, k string, wc verbs.WC) {
-		if st.wcs == nil {
-			st.wcs = map[string][]verbs.WC{}
-		}
-		if _, ok := st.wcs[k]; !ok {
-			st.keys = append(st.keys, k)
-		}
-		st.wcs[k] = append(st.wcs[k], wc)
-	}
 	refQP := func(cq *objSnap, wc verbs.WC) string { return ref.qpAt(wc.QPNum, cq.dev) + queueOf(wc) }
 	leQP := func(cq *objSnap, wc verbs.WC) string {
 		h := le.qpAt(wc.QPNum, cq.dev)
@@ -328,31 +314,8 @@ func (j *Judge) completionDiffs(le *snapshot, m mapping, recs []Record) []Diff {
 		}
 		return "your " + h + queueOf(wc)
 	}
-	refPolled := map[string]*stream{}
-	for _, r := range j.tg.recs {
-		for _, c := range r.Completions {
-			if cq := ref.by[c.CQ]; cq != nil {
-				if refPolled[c.CQ] == nil {
-					refPolled[c.CQ] = &stream{}
-				}
-				add(refPolled[c.CQ], refQP(cq, c.WC), c.WC)
-			}
-		}
-	}
-	lPolled := map[string]*stream{}
-	for _, r := range recs {
-		for _, c := range r.Completions {
-			s := m.l2s[c.CQ]
-			cq := le.by[c.CQ]
-			if s == "" || cq == nil {
-				continue
-			}
-			if lPolled[s] == nil {
-				lPolled[s] = &stream{}
-			}
-			add(lPolled[s], leQP(cq, c.WC), c.WC)
-		}
-	}
+	refPolled := polledStreams(j.tg.recs, func(cq string) (string, bool) { return cq, true }, ref, refQP)
+	lPolled := polledStreams(recs, func(cq string) (string, bool) { s := m.l2s[cq]; return s, s != "" }, le, leQP)
 	var out, left []Diff
 	for _, s := range ref.objs {
 		if s.kind != "cq" {
@@ -360,10 +323,10 @@ func (j *Judge) completionDiffs(le *snapshot, m mapping, recs []Record) []Diff {
 		}
 		sp, lp := refPolled[s.h], lPolled[s.h]
 		if sp == nil {
-			sp = &stream{}
+			sp = &wcStream{}
 		}
 		if lp == nil {
-			lp = &stream{}
+			lp = &wcStream{}
 		}
 		lq := m.learner(s.h)
 		l := le.by[m.s2l[s.h]]
@@ -400,20 +363,20 @@ func (j *Judge) completionDiffs(le *snapshot, m mapping, recs []Record) []Diff {
 		}
 		// What the CQ holds: the completions still to poll in this step,
 		// then those the step leaves, stream by stream.
-		want, have := &stream{}, &stream{}
+		want, have := &wcStream{}, &wcStream{}
 		for _, k := range keys {
 			a, b := sp.wcs[k], lp.wcs[k]
 			if len(a) > len(b) {
 				for _, wc := range a[len(b):] {
-					add(want, k, wc)
+					want.add(k, wc)
 				}
 			}
 		}
 		for _, wc := range s.wcs {
-			add(want, refQP(s, wc), wc)
+			want.add(refQP(s, wc), wc)
 		}
 		for _, wc := range l.wcs {
-			add(have, leQP(l, wc), wc)
+			have.add(leQP(l, wc), wc)
 		}
 		hk := append([]string(nil), want.keys...)
 		for _, k := range have.keys {
@@ -452,6 +415,46 @@ func (j *Judge) completionDiffs(le *snapshot, m mapping, recs []Record) []Diff {
 		}
 	}
 	return append(out, left...)
+}
+
+// wcStream holds completions by stream (a QP's queue: see queueOf), the
+// streams in the order they first appear; the completions of one stream
+// keep their order.
+type wcStream struct {
+	keys []string
+	wcs  map[string][]verbs.WC
+}
+
+// add appends wc to stream k.
+func (st *wcStream) add(k string, wc verbs.WC) {
+	if st.wcs == nil {
+		st.wcs = map[string][]verbs.WC{}
+	}
+	if _, ok := st.wcs[k]; !ok {
+		st.keys = append(st.keys, k)
+	}
+	st.wcs[k] = append(st.wcs[k], wc)
+}
+
+// polledStreams splits the completions polled in recs by the reference CQ
+// that cqOf maps their CQ to (skipped when cqOf says no, or the CQ is not
+// in sn), then by the stream key that key gives.
+func polledStreams(recs []Record, cqOf func(string) (string, bool), sn *snapshot, key func(*objSnap, verbs.WC) string) map[string]*wcStream {
+	polled := map[string]*wcStream{}
+	for _, r := range recs {
+		for _, c := range r.Completions {
+			s, ok := cqOf(c.CQ)
+			cq := sn.by[c.CQ]
+			if !ok || cq == nil {
+				continue
+			}
+			if polled[s] == nil {
+				polled[s] = &wcStream{}
+			}
+			polled[s].add(key(cq, c.WC), c.WC)
+		}
+	}
+	return polled
 }
 
 // queueOf names the queue a completion comes from, as a stream key's

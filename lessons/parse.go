@@ -277,63 +277,7 @@ func (p *parser) body(lines []string, from int) {
 				p.errorf(ln, "%s: belongs right after a ```vsh cell's closing fence; %s", key, where)
 				continue
 			}
-			switch key {
-			case "expect":
-				e, err := ParseExpect(rest)
-				if err != nil {
-					p.errorf(ln, "expect: %v", err)
-					last.badExpect = true
-					continue
-				}
-				e.Line = ln
-				last.Expects = append(last.Expects, e)
-			case "judge":
-				switch rest {
-				case "expect":
-					last.ByExpect = true
-				case "state":
-					last.ByExpect = false
-				default:
-					p.errorf(ln, "judge: %q: judge: expect judges the step by its expect: lines alone; judge: state (the default) compares with the lesson's reference", rest)
-				}
-				if last.Auto {
-					p.errorf(ln, "judge: belongs to a cell the learner performs; the tutor runs a ```vsh auto cell itself")
-				}
-			case "goal":
-				if rest == "" {
-					p.errorf(ln, "goal: is empty")
-					continue
-				}
-				if last.Auto {
-					p.errorf(ln, "goal: belongs to a cell the learner performs; the tutor runs a ```vsh auto cell itself")
-					continue
-				}
-				addLine(&last.Goal, &last.GoalLine, ln, rest, " ")
-			case "hint":
-				if rest == "" {
-					p.errorf(ln, "hint: is empty")
-					continue
-				}
-				if kind != "" {
-					if !knownDiffKind(kind) {
-						var names []string
-						for _, k := range DiffKinds {
-							names = append(names, string(k))
-						}
-						p.errorf(ln, "hint(%s): unknown kind of difference%s; the kinds are %s", kind, didYouMean(string(kind), names), strings.Join(names, ", "))
-						continue
-					}
-					if last.Hints == nil {
-						last.Hints = map[DiffKind]string{}
-					}
-					if last.Hints[kind] != "" {
-						last.Hints[kind] += "\n"
-					}
-					last.Hints[kind] += rest
-					continue
-				}
-				addLine(&last.Hint, &last.HintLine, ln, rest, "\n")
-			}
+			p.cellLine(last, ln, key, kind, rest)
 			continue
 		}
 		last = nil
@@ -376,6 +320,69 @@ func (p *parser) body(lines []string, from int) {
 	}
 	p.endSection(&sec)
 	p.checkCells()
+}
+
+// cellLine applies one expect:, judge:, goal: or hint: line (hint(KIND):
+// with kind set) at line ln to last, the cell it follows; rest is what
+// follows the colon. Errors are reported, not returned.
+func (p *parser) cellLine(last *Cell, ln int, key string, kind DiffKind, rest string) {
+	switch key {
+	case "expect":
+		e, err := ParseExpect(rest)
+		if err != nil {
+			p.errorf(ln, "expect: %v", err)
+			last.badExpect = true
+			return
+		}
+		e.Line = ln
+		last.Expects = append(last.Expects, e)
+	case "judge":
+		switch rest {
+		case "expect":
+			last.ByExpect = true
+		case "state":
+			last.ByExpect = false
+		default:
+			p.errorf(ln, "judge: %q: judge: expect judges the step by its expect: lines alone; judge: state (the default) compares with the lesson's reference", rest)
+		}
+		if last.Auto {
+			p.errorf(ln, "judge: belongs to a cell the learner performs; the tutor runs a ```vsh auto cell itself")
+		}
+	case "goal":
+		if rest == "" {
+			p.errorf(ln, "goal: is empty")
+			return
+		}
+		if last.Auto {
+			p.errorf(ln, "goal: belongs to a cell the learner performs; the tutor runs a ```vsh auto cell itself")
+			return
+		}
+		addLine(&last.Goal, &last.GoalLine, ln, rest, " ")
+	case "hint":
+		if rest == "" {
+			p.errorf(ln, "hint: is empty")
+			return
+		}
+		if kind != "" {
+			if !knownDiffKind(kind) {
+				var names []string
+				for _, k := range DiffKinds {
+					names = append(names, string(k))
+				}
+				p.errorf(ln, "hint(%s): unknown kind of difference%s; the kinds are %s", kind, didYouMean(string(kind), names), strings.Join(names, ", "))
+				return
+			}
+			if last.Hints == nil {
+				last.Hints = map[DiffKind]string{}
+			}
+			if last.Hints[kind] != "" {
+				last.Hints[kind] += "\n"
+			}
+			last.Hints[kind] += rest
+			return
+		}
+		addLine(&last.Hint, &last.HintLine, ln, rest, "\n")
+	}
 }
 
 // endSection checks a section as the next one begins, or the lesson ends.

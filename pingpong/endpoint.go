@@ -200,43 +200,8 @@ func (e *Endpoint) init(psn func() uint32) error {
 			return fail("Couldn't create SRQ", err, "")
 		}
 	}
-	e.sendFlags = verbs.SendSignaled
-	for i := 0; i < e.nqp(); i++ {
-		ia := verbs.QPInitAttr{Type: o.Transport.QPType(), SendCQ: e.cq, RecvCQ: e.cq,
-			Cap: verbs.QPCap{MaxSendWR: 1, MaxRecvWR: o.RxDepth, MaxSendSGE: 1, MaxRecvSGE: 1}}
-		if o.Transport == SRQ {
-			ia.SRQ = e.srq
-			ia.Cap.MaxRecvWR, ia.Cap.MaxRecvSGE = 0, 0
-		}
-		qp, err := e.pd.CreateQP(ia)
-		if err != nil {
-			if o.Transport == SRQ {
-				return fail(fmt.Sprintf("Couldn't create QP[%d]", i), err, "")
-			}
-			return fail("Couldn't create QP", err, "")
-		}
-		e.qps = append(e.qps, qp)
-		// rdma-core sends inline when the QP can hold the whole message.
-		if _, got, err := qp.Query(verbs.AttrCap); err == nil && got.Cap.MaxInlineData >= o.Size {
-			e.sendFlags |= verbs.SendInline
-		}
-	}
-	for i, qp := range e.qps {
-		attr := verbs.QPAttr{State: verbs.QPSInit, PKeyIndex: 0, PortNum: port}
-		mask := verbs.AttrState | verbs.AttrPKeyIndex | verbs.AttrPort
-		if o.Transport == UD {
-			attr.QKey = UDQKey
-			mask |= verbs.AttrQKey
-		} else {
-			attr.AccessFlags = 0
-			mask |= verbs.AttrAccessFlags
-		}
-		if err := qp.Modify(&attr, mask); err != nil {
-			if o.Transport == SRQ {
-				return fail(fmt.Sprintf("Failed to modify QP[%d] to INIT", i), err, "")
-			}
-			return fail("Failed to modify QP to INIT", err, "")
-		}
+	if err := e.createQPs(port); err != nil {
+		return err
 	}
 	// The buffers of the work requests, built once.
 	e.recvWRs = make([]verbs.RecvWR, o.RxDepth)
@@ -285,6 +250,52 @@ func (e *Endpoint) init(psn func() uint32) error {
 		batch = o.RxDepth + o.NumQP
 	}
 	e.wc = make([]verbs.WC, batch)
+	return nil
+}
+
+// createQPs creates the endpoint's QPs on e.cq (and e.srq), sets
+// e.sendFlags (inline when a QP can hold the whole message), and moves the
+// QPs to INIT on port, failing as rdma-core's pingpongs do.
+func (e *Endpoint) createQPs(port uint8) error {
+	o := e.o
+	e.sendFlags = verbs.SendSignaled
+	for i := 0; i < e.nqp(); i++ {
+		ia := verbs.QPInitAttr{Type: o.Transport.QPType(), SendCQ: e.cq, RecvCQ: e.cq,
+			Cap: verbs.QPCap{MaxSendWR: 1, MaxRecvWR: o.RxDepth, MaxSendSGE: 1, MaxRecvSGE: 1}}
+		if o.Transport == SRQ {
+			ia.SRQ = e.srq
+			ia.Cap.MaxRecvWR, ia.Cap.MaxRecvSGE = 0, 0
+		}
+		qp, err := e.pd.CreateQP(ia)
+		if err != nil {
+			if o.Transport == SRQ {
+				return fail(fmt.Sprintf("Couldn't create QP[%d]", i), err, "")
+			}
+			return fail("Couldn't create QP", err, "")
+		}
+		e.qps = append(e.qps, qp)
+		// rdma-core sends inline when the QP can hold the whole message.
+		if _, got, err := qp.Query(verbs.AttrCap); err == nil && got.Cap.MaxInlineData >= o.Size {
+			e.sendFlags |= verbs.SendInline
+		}
+	}
+	for i, qp := range e.qps {
+		attr := verbs.QPAttr{State: verbs.QPSInit, PKeyIndex: 0, PortNum: port}
+		mask := verbs.AttrState | verbs.AttrPKeyIndex | verbs.AttrPort
+		if o.Transport == UD {
+			attr.QKey = UDQKey
+			mask |= verbs.AttrQKey
+		} else {
+			attr.AccessFlags = 0
+			mask |= verbs.AttrAccessFlags
+		}
+		if err := qp.Modify(&attr, mask); err != nil {
+			if o.Transport == SRQ {
+				return fail(fmt.Sprintf("Failed to modify QP[%d] to INIT", i), err, "")
+			}
+			return fail("Failed to modify QP to INIT", err, "")
+		}
+	}
 	return nil
 }
 

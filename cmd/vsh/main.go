@@ -126,55 +126,9 @@ func run(argv []string, stdin *os.File, stdout, stderr io.Writer) int {
 			devices: *devices, seed: *seed, pace: *lf.pace, stdin: stdin, stdout: stdout, stderr: stderr})
 	}
 
-	var open func() (verbs.Provider, error)
-	var desc string
-	switch *backend {
-	case "sim":
-		n, s := *devices, *seed
-		open = func() (verbs.Provider, error) { return sim.New(sim.Config{Devices: n, Seed: s}), nil }
-		desc = fmt.Sprintf("sim (%d device%s, seed %d)", n, map[bool]string{true: "", false: "s"}[n == 1], s)
-		if *simAddr != "" { // the UDP link (verbs/sim/udplink.go)
-			a, err := sim.ParseUDPAddr(*simAddr)
-			if err != nil {
-				fmt.Fprintf(stderr, "vsh: %v\n", err)
-				return 2
-			}
-			open = func() (verbs.Provider, error) { return sim.NewUDP(sim.Config{Devices: n, Seed: s}, a.String()) }
-			desc = fmt.Sprintf("sim (%d device%s, seed %d; sim0 on the UDP link at %s)", n,
-				map[bool]string{true: "", false: "s"}[n == 1], s, netip.AddrPortFrom(a, sim.UDPPort))
-		}
-	case "ibverbs":
-		// Try it once here, to explain the two ways it fails before a session.
-		p, err := ibverbs.New()
-		switch {
-		case errors.Is(err, ibverbs.ErrBackendDisabled):
-			fmt.Fprint(stderr, "vsh: the ibverbs backend is not built into this vsh.\n"+
-				"It talks to real RDMA devices (soft-RoCE rxe, ConnectX) through libibverbs, so it needs Linux, cgo and\n"+
-				"libibverbs' headers. On Debian or Ubuntu: sudo apt-get install libibverbs-dev rdma-core ibverbs-providers,\n"+
-				"then build with the ibverbs tag: make build (adds it when the headers are there), or\n"+
-				"CGO_ENABLED=1 go build -tags ibverbs ./cmd/vsh. Until then, --backend sim runs everything on the simulator.\n")
-			return 2
-		case errors.Is(err, ibverbs.ErrNoDevices):
-			fmt.Fprint(stderr, "vsh: libibverbs lists no RDMA device.\n"+
-				"Create a soft-RoCE one on a network interface: sudo modprobe rdma_rxe; sudo rdma link add rxe0 type rxe netdev eth0\n"+
-				"(ibv_devices should then list rxe0), or run make lab for a VM that has one.\n")
-			return 1
-		case err != nil:
-			fmt.Fprintf(stderr, "vsh: %v\n", err)
-			return 1
-		}
-		first := true
-		open = func() (verbs.Provider, error) {
-			if first {
-				first = false
-				return p, nil
-			}
-			return ibverbs.New()
-		}
-		desc = "ibverbs (libibverbs)"
-	default:
-		fmt.Fprintf(stderr, "vsh: unknown backend %q: sim or ibverbs\n", *backend)
-		return 2
+	open, desc, status := openBackend(*backend, *devices, *seed, *simAddr, stderr)
+	if status != 0 {
+		return status
 	}
 
 	interactive := *file == "" && isTerminal(stdin) && isTerminal(stdout)
@@ -207,18 +161,80 @@ func run(argv []string, stdin *os.File, stdout, stderr io.Writer) int {
 		return status
 	}
 
+	return runScript(sh, *file, keep, stdin, stdout, stderr)
+}
+
+// openBackend returns how to open the backend named backend and its
+// description for the banner. When it cannot run (unknown, not built in,
+// no device) it says why on stderr and returns vsh's exit status, else 0.
+func openBackend(backend string, devices int, seed int64, simAddr string, stderr io.Writer) (open func() (verbs.Provider, error), desc string, status int) {
+	switch backend {
+	case "sim":
+		n, s := devices, seed
+		open = func() (verbs.Provider, error) { return sim.New(sim.Config{Devices: n, Seed: s}), nil }
+		desc = fmt.Sprintf("sim (%d device%s, seed %d)", n, map[bool]string{true: "", false: "s"}[n == 1], s)
+		if simAddr != "" { // the UDP link (verbs/sim/udplink.go)
+			a, err := sim.ParseUDPAddr(simAddr)
+			if err != nil {
+				fmt.Fprintf(stderr, "vsh: %v\n", err)
+				return nil, "", 2
+			}
+			open = func() (verbs.Provider, error) { return sim.NewUDP(sim.Config{Devices: n, Seed: s}, a.String()) }
+			desc = fmt.Sprintf("sim (%d device%s, seed %d; sim0 on the UDP link at %s)", n,
+				map[bool]string{true: "", false: "s"}[n == 1], s, netip.AddrPortFrom(a, sim.UDPPort))
+		}
+	case "ibverbs":
+		// Try it once here, to explain the two ways it fails before a session.
+		p, err := ibverbs.New()
+		switch {
+		case errors.Is(err, ibverbs.ErrBackendDisabled):
+			fmt.Fprint(stderr, "vsh: the ibverbs backend is not built into this vsh.\n"+
+				"It talks to real RDMA devices (soft-RoCE rxe, ConnectX) through libibverbs, so it needs Linux, cgo and\n"+
+				"libibverbs' headers. On Debian or Ubuntu: sudo apt-get install libibverbs-dev rdma-core ibverbs-providers,\n"+
+				"then build with the ibverbs tag: make build (adds it when the headers are there), or\n"+
+				"CGO_ENABLED=1 go build -tags ibverbs ./cmd/vsh. Until then, --backend sim runs everything on the simulator.\n")
+			return nil, "", 2
+		case errors.Is(err, ibverbs.ErrNoDevices):
+			fmt.Fprint(stderr, "vsh: libibverbs lists no RDMA device.\n"+
+				"Create a soft-RoCE one on a network interface: sudo modprobe rdma_rxe; sudo rdma link add rxe0 type rxe netdev eth0\n"+
+				"(ibv_devices should then list rxe0), or run make lab for a VM that has one.\n")
+			return nil, "", 1
+		case err != nil:
+			fmt.Fprintf(stderr, "vsh: %v\n", err)
+			return nil, "", 1
+		}
+		first := true
+		open = func() (verbs.Provider, error) {
+			if first {
+				first = false
+				return p, nil
+			}
+			return ibverbs.New()
+		}
+		desc = "ibverbs (libibverbs)"
+	default:
+		fmt.Fprintf(stderr, "vsh: unknown backend %q: sim or ibverbs\n", backend)
+		return nil, "", 2
+	}
+	return open, desc, 0
+}
+
+// runScript runs the script in file, or stdin when file is "", on sh and
+// returns vsh's exit status: 0, 1 on an error (its first line on stderr),
+// or 128+N when signal N stopped it.
+func runScript(sh *shell.Shell, file string, keep bool, stdin *os.File, stdout, stderr io.Writer) int {
 	in, name := io.Reader(stdin), "stdin"
-	if *file != "" {
-		f, err := os.Open(*file)
+	if file != "" {
+		f, err := os.Open(file)
 		if err != nil {
 			fmt.Fprintf(stderr, "vsh: %v\n", err)
 			return 1
 		}
 		defer f.Close()
-		in, name = f, *file
+		in, name = f, file
 	}
 	ctx, caught, stop := stopOnSignals()
-	err = sh.RunScriptContext(ctx, in, stdout, name, keep)
+	err := sh.RunScriptContext(ctx, in, stdout, name, keep)
 	stop()
 	if sig := caught(); sig != nil {
 		fmt.Fprintf(stderr, "vsh: %v: %s stopped\n", sig, name)

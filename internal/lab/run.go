@@ -256,312 +256,441 @@ func (l *Lab) initialSize(spec RunSpec) (int, int) {
 	return rows, cols
 }
 
-// boot runs one guest with one accelerator.
+// boot runs one guest with one accelerator: it prepares the run directory
+// and QEMU's channels, starts QEMU, and follows the control protocol until
+// the command's exit status, a failure, the boot limit or ctx's end.
 func (l *Lab) boot(ctx context.Context, g GuestSpec, spec RunSpec, accel string, bootLimit time.Duration) (Result, error) {
-	res := Result{Status: StatusLabError, Accel: accel}
+	r := &guestRun{l: l, g: g, spec: spec, accel: accel, res: Result{Status: StatusLabError, Accel: accel}}
+	if err := r.makeRunDir(); err != nil {
+		return r.res, err
+	}
+	defer os.RemoveAll(r.runDir)
+	defer r.closeListeners()
+	if err := r.listen(); err != nil {
+		return r.res, err
+	}
+	closeLog, err := r.openConsole()
+	if err != nil {
+		return r.res, err
+	}
+	defer closeLog()
+	if err := r.startQEMU(); err != nil {
+		return r.res, err
+	}
+	defer r.stopQEMU()
+	defer r.closeConns()
+	if err := r.connect(ctx); err != nil {
+		return r.res, err
+	}
+	r.closeListeners()
+	r.startOutputs()
+	return r.follow(ctx, bootLimit)
+}
+
+// guestRun is the state of one boot: the run directory, QEMU and its
+// channels, the terminal, and what the control protocol has said so far.
+type guestRun struct {
+	l     *Lab
+	g     GuestSpec
+	spec  RunSpec
+	accel string
+	res   Result
+
+	runDir   string
+	channels []string // the vsh.* channels, as QEMU is told
+	all      []string // "console" and channels
+	lns      map[string]*net.UnixListener
+	conns    map[string]net.Conn
+
+	console    *ring     // the guest's console, for error messages
+	consoleOut io.Writer // where the console is copied
+	qemuOut    *ring     // QEMU's own output
+
+	cmd      *exec.Cmd
+	t0       time.Time     // QEMU's start
+	qemuDone chan struct{} // closed once QEMU has exited
+	qemuErr  error         // QEMU's exit; read after qemuDone
+
+	outputs   sync.WaitGroup // the output copies
+	msgs      chan Msg       // the control channel's messages; nil once it ended
+	inFile    *os.File       // spec.Stdin when a file
+	onTerm    bool           // a TTY run on a terminal
+	raw       *termState     // the terminal's state before raw mode, while raw
+	winch     chan os.Signal
+	stopInput chan struct{}
+	inputDone sync.WaitGroup
+	escape    context.CancelCauseFunc
+
+	status  int // the command's exit status; -1 until MsgExit
+	up      bool
+	ready   bool
+	failMsg string
+	phase   *time.Timer      // the boot limit, then 60 s to ready
+	exited  <-chan time.Time // after MsgExit: the limit to power off
+}
+
+// makeRunDir creates the run directory, short enough for Unix socket paths,
+// with the guest's stage2.sh, and lists the channels the run needs. On error
+// no directory is left.
+func (r *guestRun) makeRunDir() error {
 	base := os.TempDir()
 	if len(base) > 60 { // Unix socket paths must stay under 108 bytes
 		base = "/tmp"
 	}
 	runDir, err := os.MkdirTemp(base, "rxe-lab-")
 	if err != nil {
-		return res, fmt.Errorf("creating the run directory: %w", err)
+		return fmt.Errorf("creating the run directory: %w", err)
 	}
-	defer os.RemoveAll(runDir)
-	if err := os.WriteFile(filepath.Join(runDir, "stage2.sh"), []byte(stage2Script(g)), 0o644); err != nil {
-		return res, err
+	if err := os.WriteFile(filepath.Join(runDir, "stage2.sh"), []byte(stage2Script(r.g)), 0o644); err != nil {
+		os.RemoveAll(runDir)
+		return err
 	}
-	channels := []string{"vsh.ctl"}
-	if g.TTY {
-		channels = append(channels, "vsh.tty")
+	r.runDir = runDir
+	r.channels = []string{"vsh.ctl"}
+	if r.g.TTY {
+		r.channels = append(r.channels, "vsh.tty")
 	} else {
-		channels = append(channels, "vsh.out", "vsh.err")
-		if g.Stdin {
-			channels = append(channels, "vsh.in")
+		r.channels = append(r.channels, "vsh.out", "vsh.err")
+		if r.g.Stdin {
+			r.channels = append(r.channels, "vsh.in")
 		}
 	}
-	all := append([]string{"console"}, channels...)
-	lns := map[string]*net.UnixListener{}
-	defer func() {
-		for _, ln := range lns {
-			ln.Close()
-		}
-	}()
-	for _, ch := range all {
-		ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: sockPath(runDir, ch), Net: "unix"})
-		if err != nil {
-			return res, fmt.Errorf("listening for QEMU's %s channel: %w", ch, err)
-		}
-		lns[ch] = ln
-	}
+	r.all = append([]string{"console"}, r.channels...)
+	return nil
+}
 
-	console := newRing(256 << 10)
-	var consoleOut io.Writer = console
-	if l.o.ConsoleLog != "" {
-		f, err := os.Create(l.o.ConsoleLog)
+// listen opens a Unix socket in the run directory for every channel.
+func (r *guestRun) listen() error {
+	r.lns = map[string]*net.UnixListener{}
+	for _, ch := range r.all {
+		ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: sockPath(r.runDir, ch), Net: "unix"})
 		if err != nil {
-			return res, fmt.Errorf("--console-log: %w", err)
+			return fmt.Errorf("listening for QEMU's %s channel: %w", ch, err)
 		}
-		defer f.Close()
-		consoleOut = io.MultiWriter(consoleOut, f)
+		r.lns[ch] = ln
 	}
-	if l.o.Verbose {
-		consoleOut = io.MultiWriter(consoleOut, l.o.Log)
-	}
+	return nil
+}
 
-	name := fmt.Sprintf("rxe-lab-%d-%s", os.Getpid(), filepath.Base(runDir))
-	argv := qemuArgs(qemuConfig{Accel: accel, MemoryMiB: l.o.MemoryMiB, CPUs: l.o.CPUs,
+// closeListeners closes the channels' listeners; it may be called again.
+func (r *guestRun) closeListeners() {
+	for _, ln := range r.lns {
+		ln.Close()
+	}
+}
+
+// openConsole sets where the guest's console goes: a ring for error
+// messages, Options.ConsoleLog and, when verbose, Options.Log. The returned
+// func closes the log file.
+func (r *guestRun) openConsole() (func(), error) {
+	r.console = newRing(256 << 10)
+	r.consoleOut = r.console
+	closeLog := func() {}
+	if r.l.o.ConsoleLog != "" {
+		f, err := os.Create(r.l.o.ConsoleLog)
+		if err != nil {
+			return nil, fmt.Errorf("--console-log: %w", err)
+		}
+		closeLog = func() { f.Close() }
+		r.consoleOut = io.MultiWriter(r.consoleOut, f)
+	}
+	if r.l.o.Verbose {
+		r.consoleOut = io.MultiWriter(r.consoleOut, r.l.o.Log)
+	}
+	return closeLog, nil
+}
+
+// startQEMU starts QEMU on a thread of its own; qemuDone closes when it has
+// exited.
+func (r *guestRun) startQEMU() error {
+	l := r.l
+	name := fmt.Sprintf("rxe-lab-%d-%s", os.Getpid(), filepath.Base(r.runDir))
+	argv := qemuArgs(qemuConfig{Accel: r.accel, MemoryMiB: l.o.MemoryMiB, CPUs: l.o.CPUs,
 		Kernel: filepath.Join(l.o.CacheDir, l.st.Kernel), Initrd: filepath.Join(l.o.CacheDir, l.st.Initramfs),
-		Append: kernelAppend(l.o.Verbose), Name: name, SockDir: runDir, Channels: channels,
-		RunDir: runDir, Shares: g.Shares})
+		Append: kernelAppend(l.o.Verbose), Name: name, SockDir: r.runDir, Channels: r.channels,
+		RunDir: r.runDir, Shares: r.g.Shares})
 	cmd := exec.Command(l.qemu, argv...)
-	qemuOut := newRing(64 << 10)
-	cmd.Stdout, cmd.Stderr = qemuOut, qemuOut
+	r.qemuOut = newRing(64 << 10)
+	cmd.Stdout, cmd.Stderr = r.qemuOut, r.qemuOut
 	cmd.SysProcAttr = qemuProcAttr()
-	t0 := time.Now()
+	r.cmd = cmd
+	r.t0 = time.Now()
 	// Linux sends the parent-death signal when the thread that started the
 	// child ends, not the process: start and wait for QEMU on a locked
 	// thread, which the runtime keeps until QEMU is gone.
-	qemuDone := make(chan struct{})
-	var qemuErr error
+	r.qemuDone = make(chan struct{})
 	started := make(chan error, 1)
 	go func() {
 		runtime.LockOSThread()
 		err := cmd.Start()
 		started <- err
 		if err == nil {
-			qemuErr = cmd.Wait()
+			r.qemuErr = cmd.Wait()
 		}
-		close(qemuDone)
+		close(r.qemuDone)
 	}()
 	if err := <-started; err != nil {
-		return res, fmt.Errorf("starting %s: %w", l.qemu, err)
+		return fmt.Errorf("starting %s: %w", l.qemu, err)
 	}
-	stopQemu := func() {
-		select {
-		case <-qemuDone:
-		default:
-			killQemu(cmd)
-			<-qemuDone
-		}
-	}
-	defer stopQemu()
-	tail := func() string {
-		var b strings.Builder
-		if s := strings.TrimSpace(qemuOut.String()); s != "" {
-			fmt.Fprintf(&b, "\nQEMU said:\n%s", indent(s))
-		}
-		if s := console.Tail(25); s != "" {
-			fmt.Fprintf(&b, "\nlast lines of the guest console:\n%s", indent(s))
-		}
-		return b.String()
-	}
+	return nil
+}
 
-	// QEMU connects to every channel's socket as it starts.
-	conns := map[string]net.Conn{}
-	defer func() {
-		for _, c := range conns {
-			c.Close()
-		}
-	}()
+// stopQEMU kills QEMU unless it has exited, and waits for it.
+func (r *guestRun) stopQEMU() {
+	select {
+	case <-r.qemuDone:
+	default:
+		killQemu(r.cmd)
+		<-r.qemuDone
+	}
+}
+
+// tail returns what QEMU said and the console's last lines, for errors.
+func (r *guestRun) tail() string {
+	var b strings.Builder
+	if s := strings.TrimSpace(r.qemuOut.String()); s != "" {
+		fmt.Fprintf(&b, "\nQEMU said:\n%s", indent(s))
+	}
+	if s := r.console.Tail(25); s != "" {
+		fmt.Fprintf(&b, "\nlast lines of the guest console:\n%s", indent(s))
+	}
+	return b.String()
+}
+
+// connect accepts QEMU's connection on every channel (QEMU connects as it
+// starts). A QEMU that exits first is a bootError; on ctx's end r.res says
+// why.
+func (r *guestRun) connect(ctx context.Context) error {
+	r.conns = map[string]net.Conn{}
 	type accepted struct {
 		ch  string
 		c   net.Conn
 		err error
 	}
-	acc := make(chan accepted, len(all))
-	for ch, ln := range lns {
+	acc := make(chan accepted, len(r.all))
+	for ch, ln := range r.lns {
 		go func() { c, err := ln.Accept(); acc <- accepted{ch, c, err} }()
 	}
 	connectLimit := time.NewTimer(30 * time.Second)
 	defer connectLimit.Stop()
-	for len(conns) < len(all) {
+	for len(r.conns) < len(r.all) {
 		select {
 		case a := <-acc:
 			if a.err != nil {
-				return res, fmt.Errorf("accepting QEMU's %s channel: %w", a.ch, a.err)
+				return fmt.Errorf("accepting QEMU's %s channel: %w", a.ch, a.err)
 			}
-			conns[a.ch] = a.c
-		case <-qemuDone:
-			return res, &bootError{fmt.Sprintf("QEMU (%s) exited at start: %v%s", AccelName(accel), qemuErr, tail())}
+			r.conns[a.ch] = a.c
+		case <-r.qemuDone:
+			return &bootError{fmt.Sprintf("QEMU (%s) exited at start: %v%s", AccelName(r.accel), r.qemuErr, r.tail())}
 		case <-connectLimit.C:
-			return res, fmt.Errorf("QEMU did not connect its channels within 30 s%s", tail())
+			return fmt.Errorf("QEMU did not connect its channels within 30 s%s", r.tail())
 		case <-ctx.Done():
-			return l.cancelled(ctx, res)
+			var err error
+			r.res, err = r.l.cancelled(ctx, r.res)
+			return err
 		}
 	}
-	for _, ln := range lns {
-		ln.Close()
-	}
+	return nil
+}
 
-	var outputs sync.WaitGroup
+// closeConns closes the channels QEMU connected.
+func (r *guestRun) closeConns() {
+	for _, c := range r.conns {
+		c.Close()
+	}
+}
+
+// startOutputs copies the console and the command's output channels to
+// their writers, and parses the control channel into r.msgs.
+func (r *guestRun) startOutputs() {
 	copyOut := func(w io.Writer, c net.Conn) {
 		if w == nil {
 			w = io.Discard
 		}
-		outputs.Add(1)
+		r.outputs.Add(1)
 		go func() {
-			defer outputs.Done()
+			defer r.outputs.Done()
 			if _, err := io.Copy(w, c); err != nil {
 				io.Copy(io.Discard, c) // keep the guest from blocking on a full port
 			}
 		}()
 	}
-	copyOut(consoleOut, conns["console"])
-	if g.TTY {
-		copyOut(spec.Stdout, conns["vsh.tty"])
+	copyOut(r.consoleOut, r.conns["console"])
+	if r.g.TTY {
+		copyOut(r.spec.Stdout, r.conns["vsh.tty"])
 	} else {
-		copyOut(spec.Stdout, conns["vsh.out"])
-		copyOut(spec.Stderr, conns["vsh.err"])
+		copyOut(r.spec.Stdout, r.conns["vsh.out"])
+		copyOut(r.spec.Stderr, r.conns["vsh.err"])
 	}
 	msgs := make(chan Msg, 16)
 	go func() {
 		defer close(msgs)
-		sc := bufio.NewScanner(conns["vsh.ctl"])
+		sc := bufio.NewScanner(r.conns["vsh.ctl"])
 		for sc.Scan() {
 			if m, err := ParseMsg(sc.Text()); err == nil {
 				msgs <- m
 			}
 		}
 	}()
+	r.msgs = msgs
+}
 
+// follow handles the control protocol until QEMU exits (or the guest, having
+// said its status, does not power off), then returns the run's outcome. It
+// stops the guest at the boot limit, on Ctrl-] and at ctx's end.
+func (r *guestRun) follow(ctx context.Context, bootLimit time.Duration) (Result, error) {
 	// The terminal, for TTY runs on a terminal.
-	var inFile *os.File
-	if f, ok := spec.Stdin.(*os.File); ok {
-		inFile = f
+	if f, ok := r.spec.Stdin.(*os.File); ok {
+		r.inFile = f
 	}
-	onTerm := g.TTY && inFile != nil && isTerminal(int(inFile.Fd()))
-	var raw *termState
-	defer func() {
-		if raw != nil {
-			raw.restore()
-		}
-	}()
-	winch := make(chan os.Signal, 1)
-	if onTerm {
-		notifyWinch(winch)
-		defer signalStop(winch)
+	r.onTerm = r.g.TTY && r.inFile != nil && isTerminal(int(r.inFile.Fd()))
+	defer r.restoreTerminal()
+	r.winch = make(chan os.Signal, 1)
+	if r.onTerm {
+		notifyWinch(r.winch)
+		defer signalStop(r.winch)
 	}
-	stopInput := make(chan struct{})
-	var inputDone sync.WaitGroup
-	defer func() { close(stopInput); inputDone.Wait() }()
+	r.stopInput = make(chan struct{})
+	defer func() { close(r.stopInput); r.inputDone.Wait() }()
 	escCtx, escape := context.WithCancelCause(ctx)
+	r.escape = escape
 	defer escape(nil)
 
-	status := -1
-	up, ready := false, false
-	failMsg := ""
-	phase := time.NewTimer(bootLimit)
-	defer phase.Stop()
-	var exited <-chan time.Time
-	handle := func(m Msg) {
-		switch m.Kind {
-		case MsgUp:
-			up = true
-			res.Boot = time.Since(t0)
-			phase.Reset(60 * time.Second)
-		case MsgReady:
-			ready = true
-			res.Ready = time.Since(t0)
-			res.GuestUptime = m.Uptime
-			phase.Stop()
-			l.logf("%s guest up in %.1f s, %s ready in %.1f s (guest uptime %.2f s)",
-				AccelName(accel), res.Boot.Seconds(), GuestDevice, res.Ready.Seconds(), m.Uptime)
-			if onTerm {
-				if r, err := makeRaw(int(inFile.Fd())); err == nil {
-					raw = r
-				}
-				// The terminal may have been resized while the guest booted.
-				if r, c, err := termSize(int(inFile.Fd())); err == nil && r > 0 && c > 0 && (r != g.Rows || c != g.Cols) {
-					fmt.Fprintf(conns["vsh.ctl"], "%s\n", Msg{Kind: MsgWinsize, Rows: r, Cols: c})
-				}
-			}
-			var in net.Conn
-			switch {
-			case g.TTY && spec.Stdin != nil:
-				in = conns["vsh.tty"]
-			case g.Stdin:
-				in = conns["vsh.in"]
-			}
-			if in != nil {
-				inputDone.Add(1)
-				go func() {
-					defer inputDone.Done()
-					forwardInput(spec.Stdin, in, stopInput, !g.TTY, onTerm && spec.Escape, func() { escape(errEscape) })
-				}()
-			}
-		case MsgFail:
-			failMsg = m.Text
-		case MsgExit:
-			status = m.Status
-			exited = time.After(15 * time.Second) // powering off
-		}
-	}
+	r.status = -1
+	r.phase = time.NewTimer(bootLimit)
+	defer r.phase.Stop()
 loop:
 	for {
 		select {
-		case m, ok := <-msgs:
+		case m, ok := <-r.msgs:
 			if !ok {
-				msgs = nil
+				r.msgs = nil
 				continue
 			}
-			handle(m)
-		case <-qemuDone:
+			r.handle(m)
+		case <-r.qemuDone:
 			break loop
-		case <-exited:
+		case <-r.exited:
 			break loop // it said its status but did not power off
-		case <-phase.C:
-			stopQemu()
-			if !up {
-				return res, &bootError{fmt.Sprintf("the %s guest did not reach its init within %s%s",
-					AccelName(accel), bootLimit, tail())}
+		case <-r.phase.C:
+			r.stopQEMU()
+			if !r.up {
+				return r.res, &bootError{fmt.Sprintf("the %s guest did not reach its init within %s%s",
+					AccelName(r.accel), bootLimit, r.tail())}
 			}
-			return res, fmt.Errorf("the guest's init ran but %s was not ready within 60 s%s", GuestDevice, tail())
-		case <-winch:
-			if r, c, err := termSize(int(inFile.Fd())); err == nil && ready {
-				fmt.Fprintf(conns["vsh.ctl"], "%s\n", Msg{Kind: MsgWinsize, Rows: r, Cols: c})
+			return r.res, fmt.Errorf("the guest's init ran but %s was not ready within 60 s%s", GuestDevice, r.tail())
+		case <-r.winch:
+			if rows, cols, err := termSize(int(r.inFile.Fd())); err == nil && r.ready {
+				fmt.Fprintf(r.conns["vsh.ctl"], "%s\n", Msg{Kind: MsgWinsize, Rows: rows, Cols: cols})
 			}
 		case <-escCtx.Done():
-			stopQemu()
-			if raw != nil {
-				raw.restore()
-				raw = nil
-			}
-			return l.cancelled(escCtx, res)
+			r.stopQEMU()
+			r.restoreTerminal()
+			return r.l.cancelled(escCtx, r.res)
 		}
 	}
-	stopQemu()
-	if raw != nil {
-		raw.restore()
-		raw = nil
+	r.stopQEMU()
+	r.restoreTerminal()
+	r.drain()
+	r.outputs.Wait()
+	return r.outcome()
+}
+
+// restoreTerminal leaves raw mode, if the run entered it.
+func (r *guestRun) restoreTerminal() {
+	if r.raw != nil {
+		r.raw.restore()
+		r.raw = nil
 	}
-	// QEMU is gone, so every channel ends; read what is left.
-	if msgs != nil {
-		drain := time.After(5 * time.Second)
-	drainLoop:
-		for {
-			select {
-			case m, ok := <-msgs:
-				if !ok {
-					break drainLoop
-				}
-				handle(m)
-			case <-drain:
-				break drainLoop
+}
+
+// drain handles the control messages left once QEMU is gone (every channel
+// then ends), waiting at most 5 s.
+func (r *guestRun) drain() {
+	if r.msgs == nil {
+		return
+	}
+	drain := time.After(5 * time.Second)
+	for {
+		select {
+		case m, ok := <-r.msgs:
+			if !ok {
+				return
 			}
+			r.handle(m)
+		case <-drain:
+			return
 		}
 	}
-	outputs.Wait()
+}
+
+// outcome is the run's result once QEMU is gone: the command's status, or
+// why there is none (a bootError if the guest never reached its init).
+func (r *guestRun) outcome() (Result, error) {
+	res := r.res
 	switch {
-	case status >= 0:
-		res.Status = status
+	case r.status >= 0:
+		res.Status = r.status
 		return res, nil
-	case failMsg != "":
-		return res, fmt.Errorf("the guest could not set up the lab: %s%s", failMsg, tail())
-	case !up:
-		return res, &bootError{fmt.Sprintf("the %s guest stopped before its init ran (QEMU: %v)%s", AccelName(accel), exitText(qemuErr), tail())}
+	case r.failMsg != "":
+		return res, fmt.Errorf("the guest could not set up the lab: %s%s", r.failMsg, r.tail())
+	case !r.up:
+		return res, &bootError{fmt.Sprintf("the %s guest stopped before its init ran (QEMU: %v)%s", AccelName(r.accel), exitText(r.qemuErr), r.tail())}
 	}
-	return res, fmt.Errorf("the guest stopped without reporting the command's exit status (QEMU: %s)%s", exitText(qemuErr), tail())
+	return res, fmt.Errorf("the guest stopped without reporting the command's exit status (QEMU: %s)%s", exitText(r.qemuErr), r.tail())
+}
+
+// handle acts on one control message.
+func (r *guestRun) handle(m Msg) {
+	switch m.Kind {
+	case MsgUp:
+		r.up = true
+		r.res.Boot = time.Since(r.t0)
+		r.phase.Reset(60 * time.Second)
+	case MsgReady:
+		r.ready = true
+		r.res.Ready = time.Since(r.t0)
+		r.res.GuestUptime = m.Uptime
+		r.phase.Stop()
+		r.l.logf("%s guest up in %.1f s, %s ready in %.1f s (guest uptime %.2f s)",
+			AccelName(r.accel), r.res.Boot.Seconds(), GuestDevice, r.res.Ready.Seconds(), m.Uptime)
+		r.startInput()
+	case MsgFail:
+		r.failMsg = m.Text
+	case MsgExit:
+		r.status = m.Status
+		r.exited = time.After(15 * time.Second) // powering off
+	}
+}
+
+// startInput, once rxe0 is ready, puts a terminal in raw mode (sending its
+// size if it changed during the boot) and starts forwarding the command's
+// input.
+func (r *guestRun) startInput() {
+	g, spec := r.g, r.spec
+	if r.onTerm {
+		if raw, err := makeRaw(int(r.inFile.Fd())); err == nil {
+			r.raw = raw
+		}
+		// The terminal may have been resized while the guest booted.
+		if rows, cols, err := termSize(int(r.inFile.Fd())); err == nil && rows > 0 && cols > 0 && (rows != g.Rows || cols != g.Cols) {
+			fmt.Fprintf(r.conns["vsh.ctl"], "%s\n", Msg{Kind: MsgWinsize, Rows: rows, Cols: cols})
+		}
+	}
+	var in net.Conn
+	switch {
+	case g.TTY && spec.Stdin != nil:
+		in = r.conns["vsh.tty"]
+	case g.Stdin:
+		in = r.conns["vsh.in"]
+	}
+	if in != nil {
+		r.inputDone.Add(1)
+		go func() {
+			defer r.inputDone.Done()
+			forwardInput(spec.Stdin, in, r.stopInput, !g.TTY, r.onTerm && spec.Escape, func() { r.escape(errEscape) })
+		}()
+	}
 }
 
 func (l *Lab) cancelled(ctx context.Context, res Result) (Result, error) {

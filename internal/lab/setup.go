@@ -340,57 +340,9 @@ func ensureKernel(ctx context.Context, cache string, st *State, pkg string, forc
 	if err := os.MkdirAll(kdir, 0o755); err != nil {
 		return err
 	}
-	deb := ""
-	if !force && st.KernelDeb != "" && (pkg == "" || pkg == st.KernelPackage) && fileExists(filepath.Join(cache, st.KernelDeb)) {
-		deb, pkg = filepath.Join(cache, st.KernelDeb), st.KernelPackage
-	} else {
-		if ap == nil {
-			return errNotSetUp(cache, "no guest kernel in the cache")
-		}
-		if pkg == "" {
-			var err error
-			if pkg, err = ap.kernelPackage(); err != nil {
-				return err
-			}
-		}
-		if err := ap.need("dpkg-deb"); err != nil {
-			return err
-		}
-		old, _ := filepath.Glob(filepath.Join(kdir, pkg+"_*.deb"))
-		if len(old) == 1 && !force {
-			deb = old[0]
-		} else {
-			dl, err := os.MkdirTemp(kdir, ".download-")
-			if err != nil {
-				return err
-			}
-			defer os.RemoveAll(dl)
-			args := []string{"download", "-q"}
-			if os.Geteuid() == 0 {
-				// apt's sandbox user _apt cannot write into a root-owned cache.
-				args = append(args, "-o", "APT::Sandbox::User=root")
-			}
-			args = append(args, pkg)
-			if err := ap.run(dl, false, "apt-get", args...); err != nil {
-				if err2 := ap.update(); err2 == nil {
-					err = ap.run(dl, false, "apt-get", args...)
-				}
-				if err != nil {
-					return fmt.Errorf("downloading the guest kernel: %w", err)
-				}
-			}
-			got, _ := filepath.Glob(filepath.Join(dl, "*.deb"))
-			if len(got) != 1 {
-				return fmt.Errorf("apt-get download %s left %d .deb files in %s, want 1", pkg, len(got), dl)
-			}
-			for _, o := range old {
-				os.Remove(o)
-			}
-			deb = filepath.Join(kdir, filepath.Base(got[0]))
-			if err := os.Rename(got[0], deb); err != nil {
-				return err
-			}
-		}
+	deb, pkg, err := kernelDeb(cache, kdir, st, pkg, force, ap)
+	if err != nil {
+		return err
 	}
 	if _, err := exec.LookPath("dpkg-deb"); err != nil {
 		return fmt.Errorf("dpkg-deb not found: it unpacks the guest kernel (install dpkg)")
@@ -455,6 +407,71 @@ func ensureKernel(ctx context.Context, cache string, st *State, pkg string, forc
 	st.InitramfsHash = "" // rebuild
 	fmt.Fprintf(log, "rxe-lab: guest kernel %s: %d modules: %s\n", rel, len(order), strings.Join(order, " "))
 	return nil
+}
+
+// kernelDeb returns the guest kernel's .deb and its package: the cached one
+// unless force or another pkg is asked for, else one apt-get downloads into
+// kdir (pkg "" is the host's kernel package). Without ap it only looks in
+// the cache.
+func kernelDeb(cache, kdir string, st *State, pkg string, force bool, ap *apt) (string, string, error) {
+	if !force && st.KernelDeb != "" && (pkg == "" || pkg == st.KernelPackage) && fileExists(filepath.Join(cache, st.KernelDeb)) {
+		return filepath.Join(cache, st.KernelDeb), st.KernelPackage, nil
+	}
+	if ap == nil {
+		return "", "", errNotSetUp(cache, "no guest kernel in the cache")
+	}
+	if pkg == "" {
+		var err error
+		if pkg, err = ap.kernelPackage(); err != nil {
+			return "", "", err
+		}
+	}
+	if err := ap.need("dpkg-deb"); err != nil {
+		return "", "", err
+	}
+	old, _ := filepath.Glob(filepath.Join(kdir, pkg+"_*.deb"))
+	if len(old) == 1 && !force {
+		return old[0], pkg, nil
+	}
+	deb, err := downloadKernelDeb(kdir, pkg, old, ap)
+	return deb, pkg, err
+}
+
+// downloadKernelDeb downloads pkg's .deb with apt-get (updating the lists
+// once if that fails) into kdir, replacing the .deb files in old, and
+// returns its path.
+func downloadKernelDeb(kdir, pkg string, old []string, ap *apt) (string, error) {
+	dl, err := os.MkdirTemp(kdir, ".download-")
+	if err != nil {
+		return "", err
+	}
+	defer os.RemoveAll(dl)
+	args := []string{"download", "-q"}
+	if os.Geteuid() == 0 {
+		// apt's sandbox user _apt cannot write into a root-owned cache.
+		args = append(args, "-o", "APT::Sandbox::User=root")
+	}
+	args = append(args, pkg)
+	if err := ap.run(dl, false, "apt-get", args...); err != nil {
+		if err2 := ap.update(); err2 == nil {
+			err = ap.run(dl, false, "apt-get", args...)
+		}
+		if err != nil {
+			return "", fmt.Errorf("downloading the guest kernel: %w", err)
+		}
+	}
+	got, _ := filepath.Glob(filepath.Join(dl, "*.deb"))
+	if len(got) != 1 {
+		return "", fmt.Errorf("apt-get download %s left %d .deb files in %s, want 1", pkg, len(got), dl)
+	}
+	for _, o := range old {
+		os.Remove(o)
+	}
+	deb := filepath.Join(kdir, filepath.Base(got[0]))
+	if err := os.Rename(got[0], deb); err != nil {
+		return "", err
+	}
+	return deb, nil
 }
 
 func errNotSetUp(cache, why string) error {

@@ -8,142 +8,165 @@ import (
 	"github.com/vsh-rdma/vsh/verbs"
 )
 
-func init() {
-	Register(Scenario{
+// deviceScenarios are this file's scenarios, each Run a named function.
+var deviceScenarios = []Scenario{
+	{
 		Name:   "suite/declared-capabilities",
 		Source: "this suite's contract: a capability declared in Options.Has must be real (verbs/optional.go interfaces)",
 		Run:    declaredCapabilities,
-	})
-	Register(Scenario{
+	},
+	{
 		Name:   "device/list",
 		Source: "ibv_get_device_list(3), ibv_get_device_name(3), ibv_get_device_guid(3)",
 		Run:    deviceList,
-	})
-	Register(Scenario{
+	},
+	{
 		Name:   "device/attr-limits",
 		Source: "sw/rxe/rxe_param.h and rxe.c rxe_init_device_param (Linux 6.1); ibv_query_device(3)",
 		Run:    deviceAttrLimits,
-	})
-	Register(Scenario{
+	},
+	{
 		Name:   "device/attr-identity",
 		Source: "rxe.c rxe_init_device_param: vendor_id RXE_VENDOR_ID, sys_image_guid and node_guid from the netdev's EUI-48, one port; ibv_query_device(3)",
 		Run:    deviceAttrIdentity,
-	})
-	Register(Scenario{
+	},
+	{
 		Name:   "device/atomic-cap-hca",
 		Source: "rxe.c rxe_init_device_param: atomic_cap = IB_ATOMIC_HCA; ibv_query_device(3) IBV_ATOMIC_HCA",
-		Run: func(e *Env) {
-			a, err := e.Ctx.QueryDevice()
-			e.Must(err, "ibv_query_device")
-			if a.AtomicCap != rxe61.AtomicCapHCA {
-				e.Errorf("atomic_cap = %d; want %d (IBV_ATOMIC_HCA: atomics are atomic within this device)", a.AtomicCap, rxe61.AtomicCapHCA)
-			}
-		},
-	})
-	Register(Scenario{
+		Run:    scDeviceAtomicCapHCA,
+	},
+	{
 		Name:   "device/close-and-reopen",
 		Source: "ibv_open_device(3), ibv_close_device(3)",
-		Run: func(e *Env) {
-			ctx, err := e.Dev.Open()
-			e.Must(err, "second ibv_open_device on %s", e.Dev.Name())
-			pd, err := ctx.AllocPD()
-			e.Must(err, "ibv_alloc_pd on the second context")
-			e.Must(pd.Dealloc(), "ibv_dealloc_pd")
-			if ctx.Device().Name() != e.Dev.Name() {
-				e.Errorf("context.Device().Name() = %q; want %q", ctx.Device().Name(), e.Dev.Name())
-			}
-			e.Must(ctx.Close(), "ibv_close_device")
-		},
-	})
-	Register(Scenario{
+		Run:    scDeviceCloseAndReopen,
+	},
+	{
 		Name:   "port/state-active-ethernet",
 		Source: "rxe_verbs.c rxe_query_port (phys_state LINK_UP when ACTIVE), rxe_get_link_layer (always Ethernet); ibv_query_port(3)",
 		Run:    portStateEthernet,
-	})
-	Register(Scenario{
+	},
+	{
 		Name:   "port/mtu",
 		Source: "rxe.c rxe_init_port_param (max_mtu IB_MTU_4096) and rxe_set_mtu (active MTU from the netdev: 1500 gives 1024); rxe_param.h eth_mtu_int_to_enum",
 		Run:    portMTU,
-	})
-	Register(Scenario{
+	},
+	{
 		Name:   "port/attr-limits",
 		Source: "rxe_param.h enum rxe_port_param: gid_tbl_len 1024, max_msg_sz 0x800000, pkey_tbl_len 1, lid 0, sm_lid 0, lmc 0, max_vl_num 1, port_cap_flags IB_PORT_CM_SUP",
 		Run:    portLimits,
-	})
-	Register(Scenario{
+	},
+	{
 		Name:   "port/grh-required-flag",
 		Source: "uverbs_std_types_device.c copy_port_attr_to_resp sets IB_UVERBS_QPF_GRH_REQUIRED when rdma_is_grh_required, whose mask includes RDMA_CORE_CAP_PROT_ROCE_UDP_ENCAP (include/rdma/ib_verbs.h); ibv_modify_qp(3) IBV_QPF_GRH_REQUIRED",
-		Run: func(e *Env) {
-			pa, err := e.Ctx.QueryPort(e.Port)
-			e.Must(err, "ibv_query_port(%d)", e.Port)
-			if pa.Flags&verbs.PortFlagGRHRequired == 0 {
-				e.Errorf("port flags = %#x; want IBV_QPF_GRH_REQUIRED (%#x) set on a RoCE v2 port", pa.Flags, verbs.PortFlagGRHRequired)
-			}
-		},
-	})
-	Register(Scenario{
+		Run:    scPortGRHRequiredFlag,
+	},
+	{
 		Name:   "port/bad-port-number",
 		Source: "core/device.c ib_query_port: rdma_is_port_valid, else -EINVAL (rxe has one port, numbered 1)",
-		Run: func(e *Env) {
-			for _, p := range []uint8{0, 2} {
-				_, err := e.Ctx.QueryPort(p)
-				e.ExpectErrno(err, verbs.EINVAL, "ibv_query_port(%d)", p)
-			}
-		},
-	})
-	Register(Scenario{
+		Run:    scPortBadPortNumber,
+	},
+	{
 		Name:   "gid/index0-link-local",
 		Source: "core/roce_gid_mgmt.c + cache.c: the default GID (fe80::/64 + EUI-64 of the MAC) in the one slot reserved for RoCE v2; rocev2-wire.md §6",
 		Run:    gidLinkLocal,
-	})
-	Register(Scenario{
+	},
+	{
 		Name:   "gid/ipv4-mapped-roce-v2",
 		Source: "core/roce_gid_mgmt.c adds the netdev's IPv4 address as ::ffff:a.b.c.d after the default GID; rxe_recv.c rxe_match_dgid; ibv_query_gid_type(3) IBV_GID_TYPE_ROCE_V2",
 		Run:    gidIPv4Mapped,
-	})
-	Register(Scenario{
+	},
+	{
 		Name:   "gid/types-all-roce-v2",
 		Source: "rxe_verbs.c rxe_port_immutable: core_cap_flags RDMA_CORE_PORT_IBA_ROCE_UDP_ENCAP only, so every GID is RoCE v2 (core/cache.c gid types)",
 		Run:    gidTypesV2,
-	})
-	Register(Scenario{
+	},
+	{
 		Name:   "gid/empty-slot-reads-zero",
 		Source: "rdma-core v44 libibverbs/verbs.c ibv_query_gid: an empty entry (ENODATA) reads as a zero GID and returns 0 (\"Preserve API behavior for empty GID\")",
-		Run: func(e *Env) {
-			idx := 255 // rc_pingpong's sgid_index when -g is missing on one side
-			g, err := e.Ctx.QueryGID(e.Port, idx)
-			if err != nil {
-				e.Errorf("ibv_query_gid(port %d, index %d) = %v; want a zero GID and no error", e.Port, idx, err)
-			} else if !g.IsZero() {
-				e.Errorf("ibv_query_gid(port %d, index %d) = %v; the suite expects this slot empty on a test device", e.Port, idx, g)
-			}
-		},
-	})
-	Register(Scenario{
+		Run:    scGIDEmptySlotReadsZero,
+	},
+	{
 		Name:   "gid/out-of-table",
 		Source: "core/cache.c rdma_query_gid: index >= table size or an invalid port is -EINVAL; ibv_query_gid(3) returns -1",
-		Run: func(e *Env) {
-			pa, err := e.Ctx.QueryPort(e.Port)
-			e.Must(err, "ibv_query_port")
-			_, err = e.Ctx.QueryGID(e.Port, pa.GIDTblLen)
-			e.ExpectError(err, "ibv_query_gid(port %d, index %d = gid_tbl_len)", e.Port, pa.GIDTblLen)
-			_, err = e.Ctx.QueryGID(e.Port+1, 0)
-			e.ExpectError(err, "ibv_query_gid(port %d, 0)", e.Port+1)
-			_, err = e.Ctx.QueryGID(e.Port, -1)
-			e.ExpectError(err, "ibv_query_gid(port %d, -1)", e.Port)
-		},
-	})
-	Register(Scenario{
+		Run:    scGIDOutOfTable,
+	},
+	{
 		Name:   "device/two-devices",
 		Source: "DESIGN.md \"The simulated RNIC\": devices sim0, sim1 on one segment; ibv_get_device_guid(3): GUIDs are unique",
 		Needs:  CapTwoDevices,
 		Run:    twoDevices,
-	})
-	Register(Scenario{
+	},
+	{
 		Name:   "errors/are-verbs-errors",
 		Source: "DESIGN.md \"The verbs API\": errors are *verbs.Error{Op, Errno} unwrapping to the errno; ibv_reg_mr(3), ibv_create_cq(3), ibv_modify_qp(3), ibv_post_recv(3), ibv_dealloc_pd(3) name the verbs",
 		Run:    errorsAreVerbsErrors,
-	})
+	},
+}
+
+func init() {
+	registerAll(deviceScenarios)
+}
+
+// scDeviceAtomicCapHCA runs the scenario device/atomic-cap-hca.
+func scDeviceAtomicCapHCA(e *Env) {
+	a, err := e.Ctx.QueryDevice()
+	e.Must(err, "ibv_query_device")
+	if a.AtomicCap != rxe61.AtomicCapHCA {
+		e.Errorf("atomic_cap = %d; want %d (IBV_ATOMIC_HCA: atomics are atomic within this device)", a.AtomicCap, rxe61.AtomicCapHCA)
+	}
+}
+
+// scDeviceCloseAndReopen runs the scenario device/close-and-reopen.
+func scDeviceCloseAndReopen(e *Env) {
+	ctx, err := e.Dev.Open()
+	e.Must(err, "second ibv_open_device on %s", e.Dev.Name())
+	pd, err := ctx.AllocPD()
+	e.Must(err, "ibv_alloc_pd on the second context")
+	e.Must(pd.Dealloc(), "ibv_dealloc_pd")
+	if ctx.Device().Name() != e.Dev.Name() {
+		e.Errorf("context.Device().Name() = %q; want %q", ctx.Device().Name(), e.Dev.Name())
+	}
+	e.Must(ctx.Close(), "ibv_close_device")
+}
+
+// scPortGRHRequiredFlag runs the scenario port/grh-required-flag.
+func scPortGRHRequiredFlag(e *Env) {
+	pa, err := e.Ctx.QueryPort(e.Port)
+	e.Must(err, "ibv_query_port(%d)", e.Port)
+	if pa.Flags&verbs.PortFlagGRHRequired == 0 {
+		e.Errorf("port flags = %#x; want IBV_QPF_GRH_REQUIRED (%#x) set on a RoCE v2 port", pa.Flags, verbs.PortFlagGRHRequired)
+	}
+}
+
+// scPortBadPortNumber runs the scenario port/bad-port-number.
+func scPortBadPortNumber(e *Env) {
+	for _, p := range []uint8{0, 2} {
+		_, err := e.Ctx.QueryPort(p)
+		e.ExpectErrno(err, verbs.EINVAL, "ibv_query_port(%d)", p)
+	}
+}
+
+// scGIDEmptySlotReadsZero runs the scenario gid/empty-slot-reads-zero.
+func scGIDEmptySlotReadsZero(e *Env) {
+	idx := 255 // rc_pingpong's sgid_index when -g is missing on one side
+	g, err := e.Ctx.QueryGID(e.Port, idx)
+	if err != nil {
+		e.Errorf("ibv_query_gid(port %d, index %d) = %v; want a zero GID and no error", e.Port, idx, err)
+	} else if !g.IsZero() {
+		e.Errorf("ibv_query_gid(port %d, index %d) = %v; the suite expects this slot empty on a test device", e.Port, idx, g)
+	}
+}
+
+// scGIDOutOfTable runs the scenario gid/out-of-table.
+func scGIDOutOfTable(e *Env) {
+	pa, err := e.Ctx.QueryPort(e.Port)
+	e.Must(err, "ibv_query_port")
+	_, err = e.Ctx.QueryGID(e.Port, pa.GIDTblLen)
+	e.ExpectError(err, "ibv_query_gid(port %d, index %d = gid_tbl_len)", e.Port, pa.GIDTblLen)
+	_, err = e.Ctx.QueryGID(e.Port+1, 0)
+	e.ExpectError(err, "ibv_query_gid(port %d, 0)", e.Port+1)
+	_, err = e.Ctx.QueryGID(e.Port, -1)
+	e.ExpectError(err, "ibv_query_gid(port %d, -1)", e.Port)
 }
 
 func declaredCapabilities(e *Env) {

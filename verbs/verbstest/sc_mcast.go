@@ -128,68 +128,85 @@ func (e *Env) mcastToBoth(g verbs.GID, sgid, n int, seed byte) verbs.MR {
 	return bbuf
 }
 
-func init() {
-	Register(Scenario{
+// mcastScenarios are this file's scenarios, each Run a named function.
+var mcastScenarios = []Scenario{
+	{
 		Name: "mcast/non-member-group-not-delivered",
 		Source: srcMcastAttach + "; " + srcMcastIPIn + ". ::ffff:239.1.1.1 and ff0e::1234 are groups no interface is in until something joins them " +
 			"(a socket's IP_ADD_MEMBERSHIP or IPV6_JOIN_GROUP, or rdma_join_multicast, which joins an IPv4 group: core/cma.c cma_iboe_join_multicast → cma_igmp_send); " +
 			srcMcastLoop + ". Seen on rxe0: nothing arrives for either group until a socket on the host joins it",
 		Needs: CapDataPath,
-		Run: func(e *Env) {
-			_, v6idx := e.ipv6GID()
-			for _, tc := range []struct {
-				group string
-				sgid  int
-			}{{"::ffff:239.1.1.1", e.Opts.GIDIndex}, {"ff0e::1234", v6idx}} {
-				g, err := verbs.ParseGID(tc.group)
-				e.Must(err, "ParseGID(%s)", tc.group)
-				l, _, _ := e.mcastLink(g, tc.sgid)
-				if got := e.mcastSend(l, 32, 0x41); len(got) != 0 {
-					e.Errorf("the sender's QP, attached to %s: unexpected receive %s", g, fmtWCs(got))
-				}
-				e.expectNoWC(l.acq, "the sender's QP, attached to %s, which the host has not joined", g)
-				e.expectNoWC(l.bcq, "a second QP attached to %s, which the host has not joined", g)
-			}
-		},
-	})
-	Register(Scenario{
+		Run:   scMcastNonMemberGroupNotDelivered,
+	},
+	{
 		Name: "mcast/all-nodes-delivered-to-every-attached-qp",
 		Source: srcMcastAttach + "; every IPv6 interface is in ff02::1, all nodes on the link (net/ipv6/addrconf.c ipv6_add_dev: ipv6_dev_mc_inc(in6addr_linklocal_allnodes)), so the datagram passes the host's IP input (net/ipv6/ip6_input.c ip6_mc_input); " +
 			srcMcastLoop + "; the receive buffer's first 40 bytes get the packet's IPv6 header: version 6, payload length = UDP 8 + BTH 12 + DETH 8 + payload + pad + ICRC 4, next header UDP, the AH's hop limit (the kernel keeps a multicast AV's: core/verbs.c ib_resolve_eth_dmac), the sender's GID and the group (rxe_resp.c execute, rxe_net.c prepare_ipv6_hdr)",
 		Needs: CapDataPath,
-		Run: func(e *Env) {
-			src, idx := e.ipv6GID()
-			g, _ := verbs.ParseGID("ff02::1")
-			const n = 21
-			e.checkGRH6(e.mcastToBoth(g, idx, n, 0x29).Bytes()[:udGRH], n, src, g, 1)
-		},
-	})
-	Register(Scenario{
+		Run:   scMcastAllNodesDeliveredToEveryAttachedQP,
+	},
+	{
 		Name: "mcast/all-hosts-delivered-to-every-attached-qp",
 		Source: srcMcastAttach + "; every IPv4 interface is in 224.0.0.1, all hosts, from when it comes up (net/ipv4/igmp.c ip_mc_up: ip_mc_inc_group(IGMP_ALL_HOSTS)), so ::ffff:224.0.0.1 passes the host's IP input (ip_route_input_rcu: ip_check_mc_rcu); " +
 			srcMcastLoop + "; the GRH holds 20 zero bytes and the IPv4 header, with the AH's TTL (kept for a multicast AV: ib_resolve_eth_dmac) and a valid checksum, since the datagram went through ip_local_out (ip_send_check) before the IP layer looped it back",
 		Needs: CapDataPath,
-		Run: func(e *Env) {
-			g, _ := verbs.ParseGID("::ffff:224.0.0.1")
-			const n = 30
-			e.checkGRH(e.mcastToBoth(g, e.Opts.GIDIndex, n, 0x37).Bytes()[:udGRH], n, false, e.GID, g, 1, 0, true)
-		},
-	})
-	Register(Scenario{
+		Run:   scMcastAllHostsDeliveredToEveryAttachedQP,
+	},
+	{
 		Name:   "mcast/detached-qp-gets-no-copy",
 		Source: "sw/rxe/rxe_mcast.c rxe_detach_mcast removes the QP from the group; rxe_recv.c rxe_rcv_mcast_pkt copies the datagram to the QPs still attached (ff02::1, a group every IPv6 interface is in: net/ipv6/addrconf.c ipv6_add_dev)",
 		Needs:  CapDataPath,
-		Run: func(e *Env) {
-			_, idx := e.ipv6GID()
-			g, _ := verbs.ParseGID("ff02::1")
-			l, _, bbuf := e.mcastLink(g, idx)
-			e.Must(l.a.DetachMcast(g, 0), "ibv_detach_mcast(sender's QP)")
-			const n = 12
-			if got := e.mcastSend(l, n, 0x5a); len(got) != 0 {
-				e.Errorf("the sender's QP, detached: unexpected receive %s", fmtWCs(got))
-			}
-			e.expectGroupCopy(e.PollN(l.bcq, 1), 20, l.b, l, bbuf, n, 0x5a, "the QP still attached")
-			e.expectNoWC(l.acq, "the sender's QP after it detached")
-		},
-	})
+		Run:    scMcastDetachedQPGetsNoCopy,
+	},
+}
+
+func init() {
+	registerAll(mcastScenarios)
+}
+
+// scMcastNonMemberGroupNotDelivered runs the scenario mcast/non-member-group-not-delivered.
+func scMcastNonMemberGroupNotDelivered(e *Env) {
+	_, v6idx := e.ipv6GID()
+	for _, tc := range []struct {
+		group string
+		sgid  int
+	}{{"::ffff:239.1.1.1", e.Opts.GIDIndex}, {"ff0e::1234", v6idx}} {
+		g, err := verbs.ParseGID(tc.group)
+		e.Must(err, "ParseGID(%s)", tc.group)
+		l, _, _ := e.mcastLink(g, tc.sgid)
+		if got := e.mcastSend(l, 32, 0x41); len(got) != 0 {
+			e.Errorf("the sender's QP, attached to %s: unexpected receive %s", g, fmtWCs(got))
+		}
+		e.expectNoWC(l.acq, "the sender's QP, attached to %s, which the host has not joined", g)
+		e.expectNoWC(l.bcq, "a second QP attached to %s, which the host has not joined", g)
+	}
+}
+
+// scMcastAllNodesDeliveredToEveryAttachedQP runs the scenario mcast/all-nodes-delivered-to-every-attached-qp.
+func scMcastAllNodesDeliveredToEveryAttachedQP(e *Env) {
+	src, idx := e.ipv6GID()
+	g, _ := verbs.ParseGID("ff02::1")
+	const n = 21
+	e.checkGRH6(e.mcastToBoth(g, idx, n, 0x29).Bytes()[:udGRH], n, src, g, 1)
+}
+
+// scMcastAllHostsDeliveredToEveryAttachedQP runs the scenario mcast/all-hosts-delivered-to-every-attached-qp.
+func scMcastAllHostsDeliveredToEveryAttachedQP(e *Env) {
+	g, _ := verbs.ParseGID("::ffff:224.0.0.1")
+	const n = 30
+	e.checkGRH(e.mcastToBoth(g, e.Opts.GIDIndex, n, 0x37).Bytes()[:udGRH], n, false, e.GID, g, 1, 0, true)
+}
+
+// scMcastDetachedQPGetsNoCopy runs the scenario mcast/detached-qp-gets-no-copy.
+func scMcastDetachedQPGetsNoCopy(e *Env) {
+	_, idx := e.ipv6GID()
+	g, _ := verbs.ParseGID("ff02::1")
+	l, _, bbuf := e.mcastLink(g, idx)
+	e.Must(l.a.DetachMcast(g, 0), "ibv_detach_mcast(sender's QP)")
+	const n = 12
+	if got := e.mcastSend(l, n, 0x5a); len(got) != 0 {
+		e.Errorf("the sender's QP, detached: unexpected receive %s", fmtWCs(got))
+	}
+	e.expectGroupCopy(e.PollN(l.bcq, 1), 20, l.b, l, bbuf, n, 0x5a, "the QP still attached")
+	e.expectNoWC(l.acq, "the sender's QP after it detached")
 }

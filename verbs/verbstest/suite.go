@@ -94,6 +94,13 @@ func Register(s Scenario) {
 	registry[s.Name] = s
 }
 
+// registerAll registers each scenario of list.
+func registerAll(list []Scenario) {
+	for _, s := range list {
+		Register(s)
+	}
+}
+
 // Scenarios returns every registered scenario, sorted by name.
 func Scenarios() []Scenario {
 	regMu.Lock()
