@@ -21,17 +21,6 @@ var allowed = map[string]string{
 	// Transcriptions of one rxe function: split they would no longer read
 	// line by line against it.
 	"verbs/sim/responder.go:(*qp).respSteps": "transcribes rxe_resp.c rxe_responder's state machine",
-
-	// TEMPORARY: the shell is being restructured (issue 17); the shell's
-	// engineer removes these entries as the functions are split.
-	"shell/commands.go:commandTable":    "shell: being restructured (temporary)",
-	"shell/tty.go:(*Shell).RunTTY":      "shell: being restructured (temporary)",
-	"shell/cmd_pingpong.go:cmdPingpong": "shell: being restructured (temporary)",
-	"shell/cmd_qp.go:qpAttrs":           "shell: being restructured (temporary)",
-	"shell/cmd_data.go:cmdPostSend":     "shell: being restructured (temporary)",
-
-	// TEMPORARY: being restructured on another branch (issue 17).
-	"verbs/ibverbs/predict.go:predictModifyQP": "ibverbs' prediction: being restructured (temporary)",
 }
 
 // TestFunctionLength parses every non-test Go file outside third_party/ and
