@@ -487,7 +487,7 @@ func (q *qp) copyToSGL(sgl []verbs.SGE, dma *dmaInfo, src []byte) (verbs.WCStatu
 	if n > dma.resid {
 		return verbs.WCLocQPOpErr, "more data than the buffer has room for (copy_data: -EINVAL)"
 	}
-	if c := dma.curSGE; c < len(sgl) && !q.fabric.net.general {
+	if c := dma.curSGE; c < len(sgl) && q.fabric.net.shortcuts() {
 		// The usual case: the bytes fit in the current SGE (the loop
 		// below does the same in more steps; inCurSGE's test, written
 		// out: on every packet, the call costs about 35 instructions).

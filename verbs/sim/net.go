@@ -124,7 +124,7 @@ func (f *Fabric) runQueued() {
 		case taskComp:
 			for i := 0; again && i < taskBudget; i++ {
 				again = q.completer()
-				if again && i+1 < taskBudget && !n.general && q.compIdle() {
+				if again && i+1 < taskBudget && n.shortcuts() && q.compIdle() {
 					again = false // the next run would find nothing to do
 				}
 			}
@@ -148,7 +148,7 @@ func (f *Fabric) respTask(q *qp, again bool) bool {
 		if i == taskBudget {
 			return true
 		}
-		if !f.net.general && q.respIdle() {
+		if f.net.shortcuts() && q.respIdle() {
 			return false // the next run would find nothing to do
 		}
 		again = q.responder()
@@ -282,7 +282,7 @@ func (f *Fabric) put(p *packet, size int) {
 	n.seq++
 	p.seq = n.seq
 	p.at = f.arrival(p, size)
-	if len(n.faults) == 0 && !f.mustEncode() && len(n.held) == 0 && !n.general {
+	if len(n.faults) == 0 && !f.mustEncode() && len(n.held) == 0 && n.shortcuts() {
 		// No rule acts on the packet, nobody looks at it, no held packet
 		// waits to pass it: it goes in the queue as enqueue puts it.
 		p.sent()
@@ -520,10 +520,8 @@ func (f *Fabric) deliverOne(p *packet, ev *verbs.FabricEvent) {
 // were scheduled, and reports true; otherwise it does nothing and reports
 // false.
 func (f *Fabric) respAtDelivery(q *qp, p *packet) bool {
-	n := &f.net
 	r := &q.resp
-	if n.general || len(n.observers) > 0 || n.runHead < len(n.runq) || q.typ != verbs.QPTypeRC ||
-		q.sched[taskResp] || r.pkts.len() != 0 || r.res != nil || r.state != engReady || r.gotoError {
+	if !f.respTakesAtDelivery(q) {
 		return false
 	}
 	r.pkts.push(p)
@@ -608,7 +606,7 @@ func (f *Fabric) receive(p *packet) (*qp, string) {
 		}
 		return nil, fmt.Sprintf("%s has no QP %#x (hdr_check)", to.name, qpn)
 	}
-	if f.net.general || !q.hdrOK(p) {
+	if !f.net.shortcuts() || !q.hdrOK(p) {
 		if why := q.checkTypeState(p); why != "" {
 			return nil, why
 		}

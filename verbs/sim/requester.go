@@ -190,7 +190,7 @@ func (q *qp) reqNext(w *sendWQE) (bool, *sendWQE) {
 	r := &q.req
 	var middle, last wire.Opcode
 	switch {
-	case q.typ != verbs.QPTypeRC || q.fabric.net.general:
+	case q.typ != verbs.QPTypeRC || !q.fabric.net.shortcuts():
 		return q.reqSend(w)
 	case w.wr.Opcode == verbs.WRRDMAWrite && (r.opcode == int(wire.RCRDMAWriteFirst) || r.opcode == int(wire.RCRDMAWriteMiddle)):
 		middle, last = wire.RCRDMAWriteMiddle, wire.RCRDMAWriteLast
@@ -255,7 +255,7 @@ func (q *qp) reqPacket(w *sendWQE, op wire.Opcode, flags wire.Flags, payload uin
 	if tj := q.timeoutJiffies(); tj > 0 && !timerPending(&q.timers[timerRetrans]) {
 		f.modTimer(&q.timers[timerRetrans], tj)
 	}
-	if flags&wire.FlagEnd == 0 && r.state == engReady && !f.net.general {
+	if flags&wire.FlagEnd == 0 && r.state == engReady && f.net.shortcuts() {
 		if sent && local && f.net.trainRoom > 0 {
 			// The packets the next turns would send alike go as a train
 			// on this one (train.go).
@@ -531,7 +531,7 @@ func (q *qp) copyFromSGL(p *packet, w *sendWQE, n uint32) (verbs.WCStatus, strin
 		return verbs.WCLocQPOpErr, "the WQE has fewer bytes left than the packet needs (copy_data)"
 	}
 	sgl := w.sge
-	if c := dma.curSGE; c < len(sgl) && n > 0 && !q.fabric.net.general {
+	if c := dma.curSGE; c < len(sgl) && n > 0 && q.fabric.net.shortcuts() {
 		// The usual case: the packet's bytes lie in the current SGE, and
 		// the payload is borrowed from it (the loop below does the same
 		// in more steps). inCurSGE's test, written out: on every packet,

@@ -75,7 +75,7 @@ func (q *qp) respSteps(state respState, p *packet) bool {
 		case respGetReq:
 			state, p = q.getReq()
 		case respChkPSN:
-			if q.typ == verbs.QPTypeRC && !q.fabric.net.general {
+			if q.typ == verbs.QPTypeRC && q.fabric.net.shortcuts() {
 				if st := q.respMiddle(p); st != respNone {
 					if state = st; state == respDone {
 						p = nil

@@ -65,7 +65,7 @@ func (tr *train) next(p *packet) {
 // trainsAllowed reports whether packets may travel as trains now.
 func (n *network) trainsAllowed() bool {
 	f := n.f
-	return !n.general && f.mode == verbs.DeliverAuto && n.record == nil && len(n.observers) == 0 &&
+	return n.shortcuts() && f.mode == verbs.DeliverAuto && n.record == nil && len(n.observers) == 0 &&
 		len(n.faults) == 0 && len(n.held) == 0 && !n.alwaysEncode
 }
 
@@ -231,8 +231,7 @@ func (f *Fabric) trainAtDelivery(q *qp, p *packet) bool {
 	r := &q.resp
 	mtu := q.mtu
 	send := p.hdr.BTH.Opcode == wire.RCSendMiddle
-	if n.general || len(n.observers) > 0 || n.runHead < len(n.runq) || q.typ != verbs.QPTypeRC ||
-		q.sched[taskResp] || r.pkts.len() != 0 || r.res != nil || r.state != engReady || r.gotoError {
+	if !f.respTakesAtDelivery(q) {
 		f.trainSplit(p)
 		return false
 	}
