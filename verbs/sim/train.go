@@ -84,9 +84,9 @@ func (n *network) freeTrain(tr *train) {
 	n.trains--
 }
 
-// extendTrain is called by reqPacket right after it sent p, a MIDDLE
-// packet of w that did not ask for an ACK, through the usual steps, with
-// room turns left in the requester's task. It sends as many of w's next
+// extendTrain is called (by reqSentMiddle) right after reqPacket sent p,
+// a MIDDLE packet of w that did not ask for an ACK, through the usual
+// steps, with room turns left in the requester's task. It sends as many of w's next
 // packets as the task would send in its next turns, up to room, as a
 // train on p — each a MIDDLE of a full MTU without AckReq, inside the
 // 128-PSN window, from the SGE p's payload was borrowed from — and
