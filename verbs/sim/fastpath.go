@@ -116,11 +116,11 @@ func (q *qp) reqSentMiddle(p *packet, w *sendWQE, local bool) {
 
 // ---------------------------------------------------------------- responder
 
-// respRun is one run of the responder's task. When the shortcuts are
-// allowed and the request at the head of an RC responder's queue continues
-// a long message, it is rxe_responder with respMiddle taking the steps
-// from check_psn to cleanup (get_req would find that request and go to
-// check_psn); otherwise it is responder.
+// respRun is one run of the responder's task: rxe_responder (responder).
+// With the shortcuts, when an RC responder would find a request at
+// get_req and go to check_psn, respMiddle tries it first, in place of the
+// steps from check_psn to cleanup; the state machine goes on from where
+// respMiddle leaves it, or from check_psn when it does not take it.
 func (q *qp) respRun() bool {
 	r := &q.resp
 	if q.typ != verbs.QPTypeRC || r.state == engReset || r.state == engError || r.res != nil || !q.f().net.shortcuts() {
