@@ -466,8 +466,8 @@ func (q *qp) copyToSGL(sgl []verbs.SGE, dma *dmaInfo, src []byte) (verbs.WCStatu
 	if n > dma.resid {
 		return verbs.WCLocQPOpErr, "more data than the buffer has room for (copy_data: -EINVAL)"
 	}
-	if ok, st, why := q.copyToCurSGE(sgl, dma, src); ok {
-		return st, why // fastpath.go
+	if q.copyToCurSGE(sgl, dma, src) {
+		return verbs.WCSuccess, "" // fastpath.go
 	}
 	var m *mr
 	if dma.curSGE < len(sgl) {

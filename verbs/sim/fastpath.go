@@ -37,7 +37,8 @@ func (q *qp) hdrOK(p *packet) bool {
 
 // ---------------------------------------------------------------- requester
 
-// reqRunFast is reqRun with the shortcuts. Between two runs in one task
+// reqRunFast is reqRun with the shortcuts (runQueued runs it when the gate
+// is open). Between two runs in one task
 // nothing but the requester runs. After a packet that does not end its
 // message, the next run would therefore pick the same WQE by the same
 // checks (the requester's state, a retry, the fence); it goes straight to
@@ -231,9 +232,16 @@ func (q *qp) respIdle() bool {
 // otherwise deliverOne goes on with p. deliverOne asks only when no event
 // is recorded.
 func (f *Fabric) takeAtDelivery(q *qp, p *packet) bool {
-	if op := p.hdr.BTH.Opcode; op != wire.RCRDMAWriteMiddle && op != wire.RCRDMAWriteLast && op != wire.RCSendMiddle {
-		return false
+	// Inlined in deliverOne: only these opcodes cost a call.
+	switch p.hdr.BTH.Opcode {
+	case wire.RCRDMAWriteMiddle, wire.RCRDMAWriteLast, wire.RCSendMiddle:
+		return f.takeMiddleAtDelivery(q, p)
 	}
+	return false
+}
+
+// takeMiddleAtDelivery is takeAtDelivery for the opcodes it takes.
+func (f *Fabric) takeMiddleAtDelivery(q *qp, p *packet) bool {
 	if p.tr != nil {
 		if f.trainAtDelivery(q, p) {
 			f.runTasks()
@@ -299,34 +307,32 @@ func (f *Fabric) respAtDelivery(q *qp, p *packet) bool {
 	return true
 }
 
-// copyFromCurSGE is copyFromSGL's usual case: the packet's n bytes (n no
-// more than the WQE has left) lie in the current SGE, and the payload is
-// borrowed from it (copyFromSGL's loop does the same in more steps). It
-// reports whether it was that case and, if so, copyFromSGL's result.
-// inCurSGE's test is written out: on every packet, the call costs about 35
-// instructions.
-func (q *qp) copyFromCurSGE(p *packet, w *sendWQE, n uint32) (bool, verbs.WCStatus, string) {
+// copyFromCurSGE is copyFromSGL's usual case: when the packet's n bytes
+// (n no more than the WQE has left) lie in the current SGE, in its MR, it
+// borrows the payload from there, moves the WQE's dma on and reports
+// true, as copyFromSGL's loop would in more steps; otherwise it changes
+// nothing and reports false (the loop then also says why it fails).
+// inCurSGE's test is written out: on every packet, the call costs about
+// 35 instructions.
+func (q *qp) copyFromCurSGE(p *packet, w *sendWQE, n uint32) bool {
 	dma, sgl := &w.dma, w.sge
 	c := dma.curSGE
 	if c >= len(sgl) || n == 0 || !q.fabric.net.shortcuts() {
-		return false, verbs.WCSuccess, ""
+		return false
 	}
 	s := &sgl[c]
 	if dma.sgeOffset >= s.Length || n > s.Length-dma.sgeOffset {
-		return false, verbs.WCSuccess, ""
+		return false
 	}
 	m := q.lookupLocal(s.LKey, 0)
-	if m == nil {
-		return true, verbs.WCLocQPOpErr, sgeKeyErr(c, s.LKey)
-	}
 	va := s.Addr + uint64(dma.sgeOffset)
-	if !m.contains(va, uint64(n)) {
-		return true, verbs.WCLocProtErr, sgeRangeErr(c)
+	if m == nil || !m.contains(va, uint64(n)) {
+		return false
 	}
 	q.f().setPayload(p, m.buf[va-m.addr:va-m.addr+uint64(n)])
 	dma.sgeOffset += n
 	dma.resid -= n
-	return true, verbs.WCSuccess, ""
+	return true
 }
 
 // ---------------------------------------------------------------- completer
@@ -352,31 +358,29 @@ func (q *qp) compIdle() bool {
 	return !(q.typ == verbs.QPTypeRC && q.req.state == engReady && psnCmp(q.req.psn, c.psn) > 0 && q.timeoutJiffies() > 0)
 }
 
-// copyToCurSGE is copyToSGL's usual case: src (not empty, no longer than
-// what dma has left) fits in the current SGE (copyToSGL's loop does the
-// same in more steps). It reports whether it was that case and, if so,
-// copyToSGL's result. inCurSGE's test is written out, as in
+// copyToCurSGE is copyToSGL's usual case: when src (not empty, no longer
+// than what dma has left) fits in the current SGE, in its MR, it copies
+// src there, moves dma on and reports true, as copyToSGL's loop would in
+// more steps; otherwise it changes nothing and reports false (the loop
+// then also says why it fails). inCurSGE's test is written out, as in
 // copyFromCurSGE.
-func (q *qp) copyToCurSGE(sgl []verbs.SGE, dma *dmaInfo, src []byte) (bool, verbs.WCStatus, string) {
+func (q *qp) copyToCurSGE(sgl []verbs.SGE, dma *dmaInfo, src []byte) bool {
 	n := uint32(len(src))
 	c := dma.curSGE
 	if c >= len(sgl) || !q.fabric.net.shortcuts() {
-		return false, verbs.WCSuccess, ""
+		return false
 	}
 	s := &sgl[c]
 	if dma.sgeOffset >= s.Length || n > s.Length-dma.sgeOffset {
-		return false, verbs.WCSuccess, ""
+		return false
 	}
 	m := q.lookupLocal(s.LKey, verbs.AccessLocalWrite)
-	if m == nil {
-		return true, verbs.WCLocQPOpErr, sgeWriteKeyErr(c, s.LKey)
-	}
 	va := s.Addr + uint64(dma.sgeOffset)
-	if !m.contains(va, uint64(n)) {
-		return true, verbs.WCLocProtErr, sgeRangeErr(c)
+	if m == nil || !m.contains(va, uint64(n)) {
+		return false
 	}
 	copy(m.buf[va-m.addr:], src)
 	dma.sgeOffset += n
 	dma.resid -= n
-	return true, verbs.WCSuccess, ""
+	return true
 }

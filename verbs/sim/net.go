@@ -131,7 +131,11 @@ func (f *Fabric) runQueued() {
 				}
 			}
 		default:
-			again = q.reqRun()
+			if n.shortcuts() {
+				again = q.reqRunFast() // fastpath.go
+			} else {
+				again = q.reqRun()
+			}
 		}
 		if again {
 			// Still busy: run again after the others, as a tasklet that

@@ -67,9 +67,6 @@ func (q *qp) setTimeout(t uint8) {
 // makes progress, at most taskBudget times; it reports whether it still
 // does, so that the task runs again after the others.
 func (q *qp) reqRun() bool {
-	if q.f().net.shortcuts() {
-		return q.reqRunFast() // fastpath.go
-	}
 	for i := 0; i < taskBudget; i++ {
 		if !q.requester() {
 			return false
@@ -478,8 +475,8 @@ func (q *qp) copyFromSGL(p *packet, w *sendWQE, n uint32) (verbs.WCStatus, strin
 	if n > dma.resid {
 		return verbs.WCLocQPOpErr, "the WQE has fewer bytes left than the packet needs (copy_data)"
 	}
-	if ok, st, why := q.copyFromCurSGE(p, w, n); ok {
-		return st, why // fastpath.go
+	if q.copyFromCurSGE(p, w, n) {
+		return verbs.WCSuccess, "" // fastpath.go
 	}
 	sgl := w.sge
 	var dst []byte
