@@ -190,27 +190,6 @@ func (q *qp) compSteps(pp **packet) bool {
 	}
 }
 
-// compIdle reports whether a run of the completer would change nothing: no
-// timeout to handle, no response queued, no WQE at the head of the send
-// queue to complete or fail, and no retransmit timer to push back (or the
-// requester waits for a retry, and the completer returns at once).
-func (q *qp) compIdle() bool {
-	c := &q.comp
-	if c.state == engError || c.state == engReset || c.timeout || c.timeoutRetry {
-		return false
-	}
-	if q.req.needRetry {
-		return true
-	}
-	if c.pkts.len() > 0 {
-		return false
-	}
-	if w := q.sq.head(); w != nil && (w.state == wqeDone || w.state == wqeError) {
-		return false
-	}
-	return !(q.typ == verbs.QPTypeRC && q.req.state == engReady && psnCmp(q.req.psn, c.psn) > 0 && q.timeoutJiffies() > 0)
-}
-
 // getWQE is get_wqe.
 func (q *qp) getWQE(p *packet) (compState, *sendWQE) {
 	w := q.sq.head()
@@ -487,25 +466,8 @@ func (q *qp) copyToSGL(sgl []verbs.SGE, dma *dmaInfo, src []byte) (verbs.WCStatu
 	if n > dma.resid {
 		return verbs.WCLocQPOpErr, "more data than the buffer has room for (copy_data: -EINVAL)"
 	}
-	if c := dma.curSGE; c < len(sgl) && !q.fabric.net.general {
-		// The usual case: the bytes fit in the current SGE (the loop
-		// below does the same in more steps; inCurSGE's test, written
-		// out: on every packet, the call costs about 35 instructions).
-		s := &sgl[c]
-		if dma.sgeOffset < s.Length && n <= s.Length-dma.sgeOffset {
-			m := q.lookupLocal(s.LKey, verbs.AccessLocalWrite)
-			if m == nil {
-				return verbs.WCLocQPOpErr, sgeWriteKeyErr(c, s.LKey)
-			}
-			va := s.Addr + uint64(dma.sgeOffset)
-			if !m.contains(va, uint64(n)) {
-				return verbs.WCLocProtErr, sgeRangeErr(c)
-			}
-			copy(m.buf[va-m.addr:], src)
-			dma.sgeOffset += n
-			dma.resid -= n
-			return verbs.WCSuccess, ""
-		}
+	if q.copyToCurSGE(sgl, dma, src) {
+		return verbs.WCSuccess, "" // fastpath.go
 	}
 	var m *mr
 	if dma.curSGE < len(sgl) {

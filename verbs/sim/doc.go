@@ -48,7 +48,10 @@
 // timers count jiffies (Config.HZ, 250 as Debian's kernel) on the kernel's
 // timer wheel. By default the fabric delivers automatically after every
 // verb (verbs.DeliverAuto); with verbs.DeliverStep nothing moves until
-// Step, Run or Advance (the verbs.Stepper interface).
+// Step, Run or Advance (the verbs.Stepper interface). The shortcuts for
+// the usual case sit beside the transcription, behind one gate: packet
+// trains in train.go, the others in fastpath.go; they call into the
+// engines, whose files read against rxe's.
 //
 // # Packets and the link model
 //

@@ -58,10 +58,12 @@ type network struct {
 	// requester's turns left in its task for a train (trainRoom) and how
 	// many one took (trainSent), and how many more packets runLocked may
 	// deliver in this step (batchLeft) and did beyond the first (batched).
+	// reqCont is the WQE whose next packet reqRunFast's next turn sends.
 	trains     int
 	freeTrains []*train
 	trainRoom  int
 	trainSent  int
+	reqCont    *sendWQE
 	batchLeft  int
 	batched    int
 	trainStats struct{ made, packets, split, inPlace uint64 } // (tests)
@@ -120,16 +122,20 @@ func (f *Fabric) runQueued() {
 		again := true
 		switch t.kind {
 		case taskResp:
-			again = f.respTask(q, q.responder())
+			again = f.respTask(q, q.respRun())
 		case taskComp:
 			for i := 0; again && i < taskBudget; i++ {
 				again = q.completer()
-				if again && i+1 < taskBudget && !n.general && q.compIdle() {
+				if again && i+1 < taskBudget && n.shortcuts() && q.compIdle() {
 					again = false // the next run would find nothing to do
 				}
 			}
 		default:
-			again = q.reqRun()
+			if n.shortcuts() {
+				again = q.reqRunFast() // fastpath.go
+			} else {
+				again = q.reqRun()
+			}
 		}
 		if again {
 			// Still busy: run again after the others, as a tasklet that
@@ -148,10 +154,10 @@ func (f *Fabric) respTask(q *qp, again bool) bool {
 		if i == taskBudget {
 			return true
 		}
-		if !f.net.general && q.respIdle() {
+		if f.net.shortcuts() && q.respIdle() {
 			return false // the next run would find nothing to do
 		}
-		again = q.responder()
+		again = q.respRun()
 	}
 	return false
 }
@@ -282,7 +288,7 @@ func (f *Fabric) put(p *packet, size int) {
 	n.seq++
 	p.seq = n.seq
 	p.at = f.arrival(p, size)
-	if len(n.faults) == 0 && !f.mustEncode() && len(n.held) == 0 && !n.general {
+	if len(n.faults) == 0 && !f.mustEncode() && len(n.held) == 0 && n.shortcuts() {
 		// No rule acts on the packet, nobody looks at it, no held packet
 		// waits to pass it: it goes in the queue as enqueue puts it.
 		p.sent()
@@ -468,17 +474,8 @@ func (f *Fabric) deliverOne(p *packet, ev *verbs.FabricEvent) {
 		f.net.tap(p, why)
 	}
 	if q != nil {
-		if op := p.hdr.BTH.Opcode; ev == nil && (op == wire.RCRDMAWriteMiddle || op == wire.RCRDMAWriteLast || op == wire.RCSendMiddle) {
-			if p.tr != nil && f.trainAtDelivery(q, p) {
-				f.runTasks()
-				return
-			}
-			if p.tr != nil {
-				f.trainSplit(p)
-			}
-			if f.respAtDelivery(q, p) {
-				return
-			}
+		if ev == nil && f.takeAtDelivery(q, p) {
+			return // the responder took p, and the engines ran (fastpath.go)
 		}
 		if p.tr != nil {
 			f.trainSplit(p)
@@ -504,48 +501,6 @@ func (f *Fabric) deliverOne(p *packet, ev *verbs.FabricEvent) {
 		f.net.pool.put(p)
 	}
 	f.runTasks()
-}
-
-// respAtDelivery runs the responder's task for p, a request q accepted
-// that may continue a long message (a WRITE MIDDLE or LAST, a SEND MIDDLE:
-// the packets respMiddle takes; deliverOne asks only for those),
-// as deliverOne's runTasks would run it right after rcvPkt, when nothing
-// can tell the difference: no event is recorded and nobody observes the
-// packet (both would look at it before the responder), no engine is
-// waiting to run before q's responder, and q's responder has nothing
-// queued, no READ or atomic reply in progress, and is ready. It queues p,
-// takes it through the same steps (respMiddle, then the state machine
-// from the state respMiddle returned if it did not finish, or the whole
-// task when respMiddle does not take the packet), runs the engines that
-// were scheduled, and reports true; otherwise it does nothing and reports
-// false.
-func (f *Fabric) respAtDelivery(q *qp, p *packet) bool {
-	n := &f.net
-	r := &q.resp
-	if n.general || len(n.observers) > 0 || n.runHead < len(n.runq) || q.typ != verbs.QPTypeRC ||
-		q.sched[taskResp] || r.pkts.len() != 0 || r.res != nil || r.state != engReady || r.gotoError {
-		return false
-	}
-	r.pkts.push(p)
-	// The task's first run of rxe_responder: get_req finds p, check_psn
-	// starts with respMiddle (see responder).
-	r.aethSyn = wire.SyndromeACK
-	switch st := q.respMiddle(p); {
-	case st == respNone:
-		f.schedule(q, taskResp) // nothing changed: the task runs as usual
-	case st == respDone && !r.gotoError && q.respIdle():
-		// rxe_responder returns 0 from its done state, and the task's next
-		// run would find nothing to do (respTask).
-	default:
-		if st == respDone {
-			p = nil
-		}
-		if f.respTask(q, q.respSteps(st, p)) {
-			f.schedule(q, taskResp)
-		}
-	}
-	f.runTasks()
-	return true
 }
 
 // receive is rxe_rcv for one packet arriving at p.to: the device checks,
@@ -608,7 +563,7 @@ func (f *Fabric) receive(p *packet) (*qp, string) {
 		}
 		return nil, fmt.Sprintf("%s has no QP %#x (hdr_check)", to.name, qpn)
 	}
-	if f.net.general || !q.hdrOK(p) {
+	if !f.net.shortcuts() || !q.hdrOK(p) {
 		if why := q.checkTypeState(p); why != "" {
 			return nil, why
 		}
@@ -623,23 +578,6 @@ func (f *Fabric) receive(p *packet) (*qp, string) {
 		return nil, "bad ICRC (rxe_icrc_check)"
 	}
 	return q, ""
-}
-
-// hdrOK tells in one test that check_type_state, check_addr and check_keys
-// all pass, in the usual case: an RC or UC packet of the QP's transport
-// that its state takes, between the addresses of its AV, with the default
-// P_Key. When it is false, the three checks run one by one and say why.
-func (q *qp) hdrOK(p *packet) bool {
-	rt, op := q.route, p.hdr.BTH.Opcode
-	if rt == nil || (q.typ != verbs.QPTypeRC && q.typ != verbs.QPTypeUC) ||
-		op.Transport() != wire.Transport(q.typ-verbs.QPTypeRC) || q.attr.PortNum != 1 ||
-		p.hdr.BTH.PKey&0x7fff != wire.DefaultPKey&0x7fff || p.sgid != rt.dgid || p.dgid != rt.sgid {
-		return false
-	}
-	if op.IsRequest() {
-		return q.resp.state == engReady
-	}
-	return q.req.state >= engReady && q.req.state <= engDrained
 }
 
 // icrcOK checks the ICRC of an encoded packet against its framing.

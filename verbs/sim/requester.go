@@ -66,55 +66,36 @@ func (q *qp) setTimeout(t uint8) {
 // reqRun is the requester's task: rxe_requester again and again while it
 // makes progress, at most taskBudget times; it reports whether it still
 // does, so that the task runs again after the others.
-//
-// Between two runs in one task nothing but the requester runs. After a
-// packet that does not end its message, the next run would therefore pick
-// the same WQE by the same checks (the requester's state, a retry, the
-// fence); it goes straight to the steps that send the WQE's next packet.
 func (q *qp) reqRun() bool {
-	var cont *sendWQE
-	n := &q.f().net
 	for i := 0; i < taskBudget; i++ {
-		var again bool
-		// The turns left after this one, for a train (reqPacket).
-		n.trainRoom, n.trainSent = taskBudget-1-i, 0
-		if cont != nil {
-			again, cont = q.reqNext(cont)
-		} else {
-			again, cont = q.requester()
-		}
-		if !again {
-			n.trainRoom = 0
+		if !q.requester() {
 			return false
 		}
-		i += n.trainSent // turns a train took (train.go)
 	}
-	n.trainRoom = 0
 	return true
 }
 
 // requester is rxe_requester. It reports whether it made progress (rxe's
-// return 0), so that the task runs it again, and, when it sent a packet
-// that does not end its message, the WQE (see reqRun).
-func (q *qp) requester() (bool, *sendWQE) {
+// return 0), so that the task runs it again.
+func (q *qp) requester() bool {
 	r := &q.req
 	switch r.state {
 	case engError:
 		// Generate an error completion for each WQE in turn.
 		w := q.reqNextWQE()
 		if w == nil {
-			return false, nil
+			return false
 		}
 		w.status = verbs.WCWRFlushErr
 		q.reqError(w, "")
-		return false, nil
+		return false
 	case engReset:
 		r.wqeIndex = q.sq.cons
 		r.opcode = -1
 		r.needRdAtomic, r.waitPSN, r.needRetry, r.waitForRNRTimer = false, false, false, false
-		return false, nil
+		return false
 	case engInit:
-		return false, nil
+		return false
 	}
 	// A retry waits for the RNR timer if one is running.
 	if r.needRetry && !r.waitForRNRTimer {
@@ -123,40 +104,40 @@ func (q *qp) requester() (bool, *sendWQE) {
 	}
 	w := q.reqNextWQE()
 	if w == nil {
-		return false, nil
+		return false
 	}
 	if q.wqeIsFenced(w) {
 		r.waitFence = true
-		return false, nil
+		return false
 	}
 	if w.mask&wrLocalOp != 0 {
-		return q.doLocalOps(w), nil
+		return q.doLocalOps(w)
 	}
 	return q.reqSend(w)
 }
 
 // reqSend is the rest of rxe_requester once the WQE is chosen: the window,
 // the opcode, the packet, its transmission and update_state.
-func (q *qp) reqSend(w *sendWQE) (bool, *sendWQE) {
+func (q *qp) reqSend(w *sendWQE) bool {
 	f := q.f()
 	r := &q.req
 	if q.typ == verbs.QPTypeRC && psnCmp(r.psn, q.comp.psn+rxeMaxUnackedPSNs) > 0 {
 		r.waitPSN = true
-		return false, nil
+		return false
 	}
 	if q.typ != verbs.QPTypeRC && q.inflight > inflightHigh {
 		q.needSkb = true // need_req_skb
-		return false, nil
+		return false
 	}
 	op, ok := q.nextOpcode(w)
 	if !ok {
 		w.status = verbs.WCLocQPOpErr
 		q.reqError(w, w.wr.Opcode.String()+" is not something a "+q.typ.String()+" QP can send (next_opcode)")
-		return false, nil
+		return false
 	}
 	flags := op.Flags()
 	if flags&(wire.FlagRead|wire.FlagAtomic) != 0 && !q.checkInitDepth(w) {
-		return false, nil
+		return false
 	}
 	mtu := q.getMTU()
 	var payload uint32
@@ -174,48 +155,17 @@ func (q *qp) reqSend(w *sendWQE) (bool, *sendWQE) {
 			w.state = wqeDone
 			w.status = verbs.WCSuccess
 			f.schedule(q, taskComp)
-			return true, nil
+			return true
 		}
 		payload = mtu
 	}
 	return q.reqPacket(w, op, flags, payload)
 }
 
-// reqNext sends the next packet of w, whose last packet did not end its
-// message (see reqRun). For an RC WRITE or SEND it takes the steps of
-// reqSend that such a packet takes — the window, next_opcode (MIDDLE, or
-// LAST when the rest fits the MTU), the payload — without the general
-// ones; anything else goes through reqSend.
-func (q *qp) reqNext(w *sendWQE) (bool, *sendWQE) {
-	r := &q.req
-	var middle, last wire.Opcode
-	switch {
-	case q.typ != verbs.QPTypeRC || q.fabric.net.general:
-		return q.reqSend(w)
-	case w.wr.Opcode == verbs.WRRDMAWrite && (r.opcode == int(wire.RCRDMAWriteFirst) || r.opcode == int(wire.RCRDMAWriteMiddle)):
-		middle, last = wire.RCRDMAWriteMiddle, wire.RCRDMAWriteLast
-	case w.wr.Opcode == verbs.WRSend && (r.opcode == int(wire.RCSendFirst) || r.opcode == int(wire.RCSendMiddle)):
-		middle, last = wire.RCSendMiddle, wire.RCSendLast
-	default:
-		return q.reqSend(w)
-	}
-	if psnCmp(r.psn, q.comp.psn+rxeMaxUnackedPSNs) > 0 {
-		r.waitPSN = true
-		return false, nil
-	}
-	op, payload := middle, w.dma.resid
-	if payload <= q.mtu {
-		op = last
-	} else {
-		payload = q.mtu
-	}
-	return q.reqPacket(w, op, op.Flags(), payload)
-}
-
 // reqPacket is the end of rxe_requester: the packet of w with opcode op
 // (flags) and payload bytes is built and sent, and the requester's state
 // moves on.
-func (q *qp) reqPacket(w *sendWQE, op wire.Opcode, flags wire.Flags, payload uint32) (bool, *sendWQE) {
+func (q *qp) reqPacket(w *sendWQE, op wire.Opcode, flags wire.Flags, payload uint32) bool {
 	f := q.f()
 	r := &q.req
 	// save_state: a refused transmit rolls the WQE back.
@@ -224,7 +174,7 @@ func (q *qp) reqPacket(w *sendWQE, op wire.Opcode, flags wire.Flags, payload uin
 	if st != verbs.WCSuccess {
 		w.status = st
 		q.reqError(w, why)
-		return false, nil
+		return false
 	}
 	q.updateWQEState(w, op)
 	q.updateWQEPSN(w, op, payload)
@@ -232,7 +182,7 @@ func (q *qp) reqPacket(w *sendWQE, op wire.Opcode, flags wire.Flags, payload uin
 	// WQE is done only if its packet went out.
 	ready := r.state == engReady
 	to := p.to
-	local := to != nil && to != q.pd.ctx.dev && !to.peer && !p.mcast // may carry a train
+	local := to != nil && to != q.pd.ctx.dev && !to.peer && !p.mcast // for reqSentMiddle: xmit may free p
 	err := f.xmit(q, p, true)
 	sent := ready && err == nil
 	if err != nil {
@@ -240,7 +190,7 @@ func (q *qp) reqPacket(w *sendWQE, op wire.Opcode, flags wire.Flags, payload uin
 		// requester at once and fails the same way until something
 		// changes. The simulator retries when the requester is next woken.
 		w.state, w.firstPSN, w.lastPSN, w.dma, r.psn = saveState, saveFirst, saveLast, saveDMA, savePSN
-		return false, nil
+		return false
 	}
 	if sent && q.typ != verbs.QPTypeRC && flags&wire.FlagEnd != 0 {
 		// UC and UD: a WQE is done once its last packet is out.
@@ -255,15 +205,10 @@ func (q *qp) reqPacket(w *sendWQE, op wire.Opcode, flags wire.Flags, payload uin
 	if tj := q.timeoutJiffies(); tj > 0 && !timerPending(&q.timers[timerRetrans]) {
 		f.modTimer(&q.timers[timerRetrans], tj)
 	}
-	if flags&wire.FlagEnd == 0 && r.state == engReady && !f.net.general {
-		if sent && local && f.net.trainRoom > 0 {
-			// The packets the next turns would send alike go as a train
-			// on this one (train.go).
-			f.net.trainSent = q.extendTrain(p, w, f.net.trainRoom)
-		}
-		return true, w
+	if flags&wire.FlagEnd == 0 && f.net.shortcuts() {
+		q.reqSentMiddle(p, w, sent && local) // fastpath.go
 	}
-	return true, nil
+	return true
 }
 
 // reqNextWQE is req_next_wqe: the WQE the requester works on, or nil. In
@@ -530,28 +475,10 @@ func (q *qp) copyFromSGL(p *packet, w *sendWQE, n uint32) (verbs.WCStatus, strin
 	if n > dma.resid {
 		return verbs.WCLocQPOpErr, "the WQE has fewer bytes left than the packet needs (copy_data)"
 	}
-	sgl := w.sge
-	if c := dma.curSGE; c < len(sgl) && n > 0 && !q.fabric.net.general {
-		// The usual case: the packet's bytes lie in the current SGE, and
-		// the payload is borrowed from it (the loop below does the same
-		// in more steps). inCurSGE's test, written out: on every packet,
-		// the call costs about 35 instructions.
-		s := &sgl[c]
-		if dma.sgeOffset < s.Length && n <= s.Length-dma.sgeOffset {
-			m := q.lookupLocal(s.LKey, 0)
-			if m == nil {
-				return verbs.WCLocQPOpErr, sgeKeyErr(c, s.LKey)
-			}
-			va := s.Addr + uint64(dma.sgeOffset)
-			if !m.contains(va, uint64(n)) {
-				return verbs.WCLocProtErr, sgeRangeErr(c)
-			}
-			q.f().setPayload(p, m.buf[va-m.addr:va-m.addr+uint64(n)])
-			dma.sgeOffset += n
-			dma.resid -= n
-			return verbs.WCSuccess, ""
-		}
+	if q.copyFromCurSGE(p, w, n) {
+		return verbs.WCSuccess, "" // fastpath.go
 	}
+	sgl := w.sge
 	var dst []byte
 	first := true
 	var m *mr

@@ -75,14 +75,6 @@ func (q *qp) respSteps(state respState, p *packet) bool {
 		case respGetReq:
 			state, p = q.getReq()
 		case respChkPSN:
-			if q.typ == verbs.QPTypeRC && !q.fabric.net.general {
-				if st := q.respMiddle(p); st != respNone {
-					if state = st; state == respDone {
-						p = nil
-					}
-					continue
-				}
-			}
 			// A new request goes through the checks in rxe's order. When
 			// a step leads to the next one, as it usually does, the switch
 			// falls through to it rather than taking a turn of the loop.
@@ -215,89 +207,6 @@ func (q *qp) respSteps(state respState, p *packet) bool {
 		}
 	}
 	return false
-}
-
-// respMiddle takes the packet that makes up most of a long RC message —
-// a WRITE MIDDLE or LAST or a SEND MIDDLE with the PSN expected, continuing
-// the message in progress — through the steps the state machine takes for
-// it, in the same order and with the same effects, without a call and a
-// turn of the loop per step: check_psn (in sequence), check_op_seq (it
-// continues the message), check_op_valid (remote write allowed),
-// check_resource (it needs no receive WQE and no resource), check_rkey
-// (the R_Key, range and length of a write), execute (write_data_in or
-// send_data_in), acknowledge (when asked for), cleanup. It returns
-// respNone, having changed nothing, for any other packet; the state the
-// machine goes on from when a step fails; respDone when it is through.
-func (q *qp) respMiddle(p *packet) respState {
-	r := &q.resp
-	h := &p.hdr
-	op, prev := h.BTH.Opcode, r.opcode
-	write := false
-	switch {
-	case op == wire.RCRDMAWriteMiddle || op == wire.RCRDMAWriteLast:
-		if prev != int(wire.RCRDMAWriteFirst) && prev != int(wire.RCRDMAWriteMiddle) ||
-			q.attr.AccessFlags&verbs.AccessRemoteWrite == 0 {
-			return respNone
-		}
-		write = true
-	case op == wire.RCSendMiddle:
-		if prev != int(wire.RCSendFirst) && prev != int(wire.RCSendMiddle) {
-			return respNone
-		}
-	default:
-		return respNone
-	}
-	if uint32(h.BTH.PSN) != r.psn {
-		return respNone
-	}
-	r.sentPSNNak = false
-	if write {
-		// check_rkey
-		m := q.lookupRemote(r.rkey, verbs.AccessRemoteWrite)
-		if m == nil || !m.contains(r.va+r.offset, uint64(r.resid)) {
-			return respErrRkeyViolation
-		}
-		n, pad := uint32(len(h.Payload)), h.PadCount()
-		if r.resid > q.mtu {
-			if n != q.mtu || pad != 0 {
-				return respErrLength
-			}
-		} else if n != r.resid || pad != int(-r.resid&3) {
-			return respErrLength
-		}
-		r.mr = m
-		// write_data_in
-		if n > 0 {
-			va := r.va + r.offset
-			if !m.contains(va, uint64(n)) {
-				return respErrRkeyViolation
-			}
-			copy(m.buf[va-m.addr:], h.Payload)
-			r.va += uint64(n)
-			r.resid -= n
-		}
-		if op == wire.RCRDMAWriteLast {
-			r.msn++
-		}
-	} else if st := q.sendDataIn(h.Payload); st != respNone {
-		return st
-	}
-	r.psn = (r.psn + 1) & psnMask
-	r.ackPSN = r.psn
-	r.opcode = int(op)
-	r.status = verbs.WCSuccess
-	if h.BTH.AckReq || r.aethSyn != wire.SyndromeACK {
-		q.acknowledge(p)
-	}
-	return q.respCleanup(p)
-}
-
-// respIdle reports whether a run of the responder would do nothing but
-// find no packet and exit: it is ready (or in INIT), not going to ERR, and
-// no request is queued.
-func (q *qp) respIdle() bool {
-	r := &q.resp
-	return r.state != engReset && r.state != engError && !r.gotoError && r.pkts.len() == 0
 }
 
 func respErrWhy(s respState) string {

@@ -65,7 +65,7 @@ func (tr *train) next(p *packet) {
 // trainsAllowed reports whether packets may travel as trains now.
 func (n *network) trainsAllowed() bool {
 	f := n.f
-	return !n.general && f.mode == verbs.DeliverAuto && n.record == nil && len(n.observers) == 0 &&
+	return n.shortcuts() && f.mode == verbs.DeliverAuto && n.record == nil && len(n.observers) == 0 &&
 		len(n.faults) == 0 && len(n.held) == 0 && !n.alwaysEncode
 }
 
@@ -84,9 +84,9 @@ func (n *network) freeTrain(tr *train) {
 	n.trains--
 }
 
-// extendTrain is called by reqPacket right after it sent p, a MIDDLE
-// packet of w that did not ask for an ACK, through the usual steps, with
-// room turns left in the requester's task. It sends as many of w's next
+// extendTrain is called (by reqSentMiddle) right after reqPacket sent p,
+// a MIDDLE packet of w that did not ask for an ACK, through the usual
+// steps, with room turns left in the requester's task. It sends as many of w's next
 // packets as the task would send in its next turns, up to room, as a
 // train on p — each a MIDDLE of a full MTU without AckReq, inside the
 // 128-PSN window, from the SGE p's payload was borrowed from — and
@@ -231,8 +231,7 @@ func (f *Fabric) trainAtDelivery(q *qp, p *packet) bool {
 	r := &q.resp
 	mtu := q.mtu
 	send := p.hdr.BTH.Opcode == wire.RCSendMiddle
-	if n.general || len(n.observers) > 0 || n.runHead < len(n.runq) || q.typ != verbs.QPTypeRC ||
-		q.sched[taskResp] || r.pkts.len() != 0 || r.res != nil || r.state != engReady || r.gotoError {
+	if !f.respTakesAtDelivery(q) {
 		f.trainSplit(p)
 		return false
 	}
