@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"github.com/vsh-rdma/vsh/verbs/rules"
 	"net/netip"
 	"time"
 
@@ -10,6 +11,7 @@ import (
 // device is one simulated rxe device (struct rxe_dev) with its one port.
 type device struct {
 	f         *Fabric
+	prof      *rules.RXE // profile(): made at its first use
 	idx       int
 	name      string
 	mac       [6]byte

@@ -90,10 +90,15 @@ const (
 )
 
 // profile is the device's control-path rules, to decide with: rxe's, over
-// this device's attributes.
+// this device's attributes. It is made once; the port's attributes (its
+// state, a link's MTU) are read again at each call. Callers hold f.mu.
 func (d *device) profile() *rules.RXE {
-	return &rules.RXE{Mode: rules.Decide, Attr: d.deviceAttr(), Port: d.portAttr(), NumCompVectors: numCompVectors,
-		CapNetRaw: d.f.cfg.CapNetRaw, GID: d.gidSlot, Name: d.name}
+	if d.prof == nil {
+		d.prof = &rules.RXE{Mode: rules.Decide, Attr: d.deviceAttr(), NumCompVectors: numCompVectors,
+			CapNetRaw: d.f.cfg.CapNetRaw, GID: d.gidSlot, Name: d.name}
+	}
+	d.prof.Port = d.portAttr()
+	return d.prof
 }
 
 // gidSlot is the GID table as the rules read it.
