@@ -1,9 +1,7 @@
 package lessons_test
 
 import (
-	"bufio"
 	"bytes"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -32,6 +30,7 @@ import (
 //	                on the way to the goal)
 //	#! step N       the tutor is now at step N (1-based)
 //
+// (shell.CheckLearnerPath, which vsh lesson check --learner runs too.)
 // Every learner file has at least one wrong command that gets the hint.
 func TestInteractive(t *testing.T) {
 	all, err := lessons.All()
@@ -47,119 +46,30 @@ func TestInteractive(t *testing.T) {
 			}
 			defer f.Close()
 			sh := newShell(t, 2)
-			out, err := sh.Exec("lesson " + l.ID)
+			res, err := sh.CheckLearnerPath(l.ID, f, path)
 			if err != nil {
-				t.Fatalf("lesson %s: %v", l.ID, sh.FormatError(err))
+				t.Fatal(err)
 			}
-			var transcript strings.Builder
-			transcript.WriteString(out)
-			last := ""
-			lastLine := ""
-			hints, typed, own := 0, 0, 0
-			lessonLines := map[string]bool{}
-			for _, c := range l.Commands() {
-				lessonLines[strings.Join(strings.Fields(c.Bare()), " ")] = true
+			for _, p := range res.Problems {
+				t.Error(p)
 			}
-			sc := bufio.NewScanner(f)
-			n := 0
-			for sc.Scan() {
-				n++
-				line := strings.TrimSpace(sc.Text())
-				switch {
-				case line == "#! hint":
-					step, _ := sh.Tutor().Step()
-					if !hasStepHint(l, step, last) {
-						t.Errorf("%s:%d: %q did not get a hint of step %d (%q); its output:\n%s", path, n, lastLine, step+1, firstHintLine(l, step), last)
-					}
-					hints++
-					continue
-				case line == "#! refused":
-					step, _ := sh.Tutor().Step()
-					if v := sh.Tutor().Judge().Verdict(); v.Met || strings.Contains(last, "✓ goal reached") {
-						t.Errorf("%s:%d: %q reached the goal of step %d; it should not have", path, n, lastLine, step+1)
-					}
-					continue
-				case line == "#! lost":
-					if !strings.Contains(last, "» this step's goal is out of reach") {
-						t.Errorf("%s:%d: the tutor did not say the goal is out of reach after %q; it said:\n%s", path, n, lastLine, last)
-					}
-					continue
-				case line == "#! quiet":
-					if strings.Contains(last, "»") || strings.Contains(last, "hint:") {
-						t.Errorf("%s:%d: the tutor spoke after %q, which is on the way to the goal:\n%s", path, n, lastLine, last)
-					}
-					continue
-				case strings.HasPrefix(line, "#! step "):
-					var want int
-					fmt.Sscanf(strings.TrimPrefix(line, "#! step "), "%d", &want)
-					if step, _ := sh.Tutor().Step(); step+1 != want {
-						detail, _ := sh.Tutor().Do("goal --detail")
-						t.Fatalf("%s:%d: the tutor is at step %d, not %d\n%s\nlesson goal --detail:\n%s", path, n, step+1, want, tail(transcript.String(), 60), detail)
-					}
-					continue
-				case line == "" || strings.HasPrefix(line, "#"):
-					continue
-				}
-				prompt := sh.Prompt()
-				out, err := sh.Exec(line)
-				last, lastLine = out, line
-				if err != nil {
-					last += sh.FormatError(err)
-				}
-				fmt.Fprintf(&transcript, "%s%s\n%s", prompt, line, last)
-				if !strings.HasPrefix(line, "lesson") {
-					typed++
-					if !lessonLines[strings.Join(strings.Fields(line), " ")] {
-						own++
-					}
-				}
+			if len(res.Problems) > 0 {
+				t.Logf("the session's end:\n%s", tail(res.Transcript, 80))
 			}
-			tu := sh.Tutor()
-			if tu == nil {
-				t.Fatalf("no lesson is running at the end of %s", path)
-			}
-			step, over := tu.Step()
-			mine, skipped := tu.Solved()
-			if !over || skipped > 0 || mine != l.Interactive() {
+			if !res.Complete() {
 				t.Errorf("%s: at the end the tutor is at step %d of %d (over: %v); %d of %d steps solved by the learner, %d skipped\n%s",
-					path, step+1, len(l.Steps), over, mine, l.Interactive(), skipped, tail(transcript.String(), 80))
+					path, res.Step, len(l.Steps), res.Over, res.Solved, res.Interactive, res.Skipped, tail(res.Transcript, 80))
 			}
-			if hints == 0 {
+			if res.Hints == 0 {
 				t.Errorf("%s has no wrong command checked with #! hint", path)
 			}
 			// A different sequence: at least a third of what the learner types
 			// is not a line of the lesson.
-			if own*3 < typed {
-				t.Errorf("%s: only %d of the %d commands typed differ from the lesson's own; the learner script should take other paths", path, own, typed)
+			if res.Own*3 < res.Typed {
+				t.Errorf("%s: only %d of the %d commands typed differ from the lesson's own; the learner script should take other paths", path, res.Own, res.Typed)
 			}
 		})
 	}
-}
-
-// hasStepHint reports whether out shows the first line of one of the
-// step's hints: its own, or one of a kind of mistake.
-func hasStepHint(l *lessons.Lesson, step int, out string) bool {
-	c := l.Steps[step].Cell
-	if c == nil {
-		return strings.Contains(out, "hint:")
-	}
-	if strings.Contains(out, firstHintLine(l, step)) {
-		return true
-	}
-	for _, h := range c.Hints {
-		if strings.Contains(out, "hint: "+strings.SplitN(h, "\n", 2)[0]) {
-			return true
-		}
-	}
-	return strings.Contains(out, "hint: ") && strings.Contains(out, "» lesson hint again shows the lesson's own commands")
-}
-
-func firstHintLine(l *lessons.Lesson, step int) string {
-	c := l.Steps[step].Cell
-	if c == nil || c.Hint == "" {
-		return "hint:"
-	}
-	return "hint: " + strings.SplitN(c.Hint, "\n", 2)[0]
 }
 
 func tail(s string, n int) string {

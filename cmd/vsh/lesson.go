@@ -21,6 +21,8 @@ const lessonUsage = `usage: vsh [flags] lesson list               the lessons, a
        vsh [flags] lesson play ID|FILE|all [--pace 1s]
                                              play it narrated, every cell run and checked; no terminal needed
        vsh [flags] lesson check FILE...      validate a lesson file and play it on the simulator
+       vsh [flags] lesson check FILE --learner PATH.vsh [--learner ...]
+                                             and play learner paths through its tutor, checking their #! markers
 
 A lesson that needs what the backend lacks (two devices, stepping, ...) is skipped, with the reason;
 a section that alone needs it is skipped, and the lesson goes on.
@@ -29,11 +31,14 @@ Lessons ship with vsh (docs/lessons.md); instructors write their own (docs/writi
 
 // lessonFlags are the flags of vsh lesson, parsed with the others.
 type lessonFlags struct {
-	pace *time.Duration
+	pace    *time.Duration
+	learner *[]string
 }
 
 func addLessonFlags(fs *flag.FlagSet) lessonFlags {
-	return lessonFlags{pace: fs.Duration("pace", 0, "")}
+	var learner []string
+	fs.Func("learner", "", func(v string) error { learner = append(learner, v); return nil })
+	return lessonFlags{pace: fs.Duration("pace", 0, ""), learner: &learner}
 }
 
 // parseLessonArgs reads the words after "lesson", with flags allowed
@@ -62,6 +67,7 @@ type lessonRun struct {
 	devices  int
 	seed     int64
 	pace     time.Duration
+	learner  []string // lesson check --learner
 	stdin    *os.File
 	stdout   io.Writer
 	stderr   io.Writer
@@ -84,6 +90,10 @@ func runLesson(words []string, r *lessonRun) int {
 	}
 	if r.pace != 0 && words[0] != "play" {
 		fmt.Fprintf(r.stderr, "vsh: --pace is for vsh lesson play\n")
+		return 2
+	}
+	if len(r.learner) > 0 && (words[0] != "check" || len(words) != 2) {
+		fmt.Fprintf(r.stderr, "vsh: --learner is for vsh lesson check with one lesson file: vsh lesson check FILE --learner PATH.vsh\n")
 		return 2
 	}
 	switch words[0] {
@@ -272,8 +282,49 @@ func (r *lessonRun) check(files []string) int {
 		}
 		fmt.Fprintf(r.stdout, "%s: ok: lesson %s, %d step%s (%d for the learner), played on the simulator with every expectation met\n",
 			f, l.ID, len(l.Steps), plural(len(l.Steps)), l.Interactive())
+		for _, path := range r.learner {
+			status = max(status, r.checkLearner(f, path))
+		}
 	}
 	return status
+}
+
+// checkLearner plays a learner's path through the tutor of lesson file f on
+// the simulator and reports the markers that did not hold.
+func (r *lessonRun) checkLearner(f, path string) int {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		fmt.Fprintf(r.stderr, "vsh: %v\n", err)
+		return 1
+	}
+	sh, err := r.newShell(func() (verbs.Provider, error) {
+		return sim.New(sim.Config{Devices: r.devices, Seed: r.seed}), nil
+	}, fmt.Sprintf("sim (%d devices, seed %d)", r.devices, r.seed))
+	if err != nil {
+		fmt.Fprintf(r.stderr, "vsh: %v\n", err)
+		return 1
+	}
+	defer sh.Close()
+	res, err := sh.CheckLearnerPath(f, strings.NewReader(string(data)), path)
+	if err != nil {
+		fmt.Fprintf(r.stderr, "vsh: %v\n", err)
+		return 1
+	}
+	for _, p := range res.Problems {
+		fmt.Fprintln(r.stderr, p)
+	}
+	end := fmt.Sprintf("the learner stopped at step %d", res.Step)
+	if res.Over {
+		end = "the lesson ended"
+	}
+	if len(res.Problems) > 0 {
+		fmt.Fprintf(r.stderr, "%s: %d problem%s (%s; %d of %d learner steps solved by the learner, %d skipped)\n",
+			path, len(res.Problems), plural(len(res.Problems)), end, res.Solved, res.Interactive, res.Skipped)
+		return 1
+	}
+	fmt.Fprintf(r.stdout, "%s: ok: every marker held; %s, %d of %d learner steps solved by the learner, %d skipped\n",
+		path, end, res.Solved, res.Interactive, res.Skipped)
+	return 0
 }
 
 // interactive starts a session with the lesson running: on a terminal the

@@ -233,3 +233,43 @@ func TestLessonUsage(t *testing.T) {
 		t.Errorf("vsh lesson help = %d\n%s", status, out)
 	}
 }
+
+// TestLessonCheckLearner plays an instructor's learner paths through the
+// tutor of a lesson outside the repository: the repository's own path for
+// the tour passes; a right command marked #! refused, a wrong step number
+// and an unknown marker fail with their lines.
+func TestLessonCheckLearner(t *testing.T) {
+	src, err := os.ReadFile(filepath.Join("..", "..", "lessons", "tour.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lesson := writeFile(t, "my-tour.md", strings.Replace(string(src), "id: tour", "id: my-tour", 1))
+	good, err := os.ReadFile(filepath.Join("..", "..", "lessons", "testdata", "learner", "tour.vsh"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	goodPath := writeFile(t, "good.vsh", string(good)+"#! done\n")
+	status, out, errs := runVsh(t, "", "lesson", "check", lesson, "--learner", goodPath)
+	if status != 0 || !strings.Contains(out, "good.vsh: ok: every marker held; the lesson ended") {
+		t.Errorf("the tour's own learner path: %d\nstdout %q\nstderr %q", status, out, errs)
+	}
+	bad := writeFile(t, "bad.vsh", "devices\n#! step 2\nopen_device A\n#! refused\n#! step 9\n#! predict 3\n#! done\n")
+	status, _, errs = runVsh(t, "", "lesson", "check", lesson, "--learner", goodPath, "--learner", bad)
+	for _, w := range []string{
+		`bad.vsh:4: "open_device A" reached the goal of step 2; it should not have`,
+		"bad.vsh:5: the tutor is at step 3, not at step 9",
+		`bad.vsh:6: unknown marker "#! predict 3"`,
+		"bad.vsh:7: the lesson is not done by the learner",
+		"bad.vsh: 4 problems (the learner stopped at step 3",
+	} {
+		if !strings.Contains(errs, w) {
+			t.Errorf("stderr lacks %q:\n%s", w, errs)
+		}
+	}
+	if status != 1 {
+		t.Errorf("a path with failing markers: status %d; want 1", status)
+	}
+	if status, _, errs := runVsh(t, "", "lesson", "play", lesson, "--learner", bad); status != 2 || !strings.Contains(errs, "--learner is for vsh lesson check") {
+		t.Errorf("--learner outside check: %d %q; want 2", status, errs)
+	}
+}
