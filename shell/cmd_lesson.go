@@ -64,6 +64,9 @@ func cmdLesson(c *call) error {
 	if strings.EqualFold(w, "list") {
 		return listLessons(c)
 	}
+	if near := nearLessonCommand(w); near != "" {
+		return usagef("lesson "+near, "no lesson and no lesson command %q; did you mean lesson %s?", w, near)
+	}
 	l, err := lessons.Load(w, c.s.files.ReadFile)
 	if err != nil {
 		return usagef("lesson list shows the lessons", "%s", firstLines(err.Error(), 12))
@@ -143,4 +146,18 @@ func completeLesson(s *Shell, done []token, word string) []Suggestion {
 		}
 	}
 	return filter(out, word)
+}
+
+// nearLessonCommand is the lesson command (next, hint, list, ...) that a
+// word which names no lesson and no file is a typo of, or "": lesson nxt
+// means lesson next, not the lesson rpc.
+func nearLessonCommand(w string) string {
+	if _, ok := lessons.Find(w); ok || strings.ContainsAny(w, `/\.`) {
+		return ""
+	}
+	names := []string{"list"}
+	for _, tc := range lessons.TutorCommands {
+		names = append(names, tc.Name)
+	}
+	return nearest(strings.ToLower(w), names)
 }

@@ -79,3 +79,22 @@ func TestSubstituteIndex(t *testing.T) {
 		}
 	}
 }
+
+// TestLessonTypos: a typo of a lesson command suggests the command, a typo
+// of a lesson's id the lesson.
+func TestLessonTypos(t *testing.T) {
+	sh := newTestShell(t, 2, 1, true, nil)
+	defer sh.Close()
+	for _, tt := range []struct{ line, want string }{
+		{"lesson nxt", `no lesson and no lesson command "nxt"; did you mean lesson next?`},
+		{"lesson skp", "did you mean lesson skip?"},
+		{"lesson lst", "did you mean lesson list?"},
+		{"lesson tuor", `no lesson "tuor"; did you mean tour?`},
+		{"lesson event", "did you mean events?"},
+	} {
+		_, err := sh.Exec(tt.line)
+		if err == nil || !strings.Contains(sh.FormatError(err), tt.want) {
+			t.Errorf("%s: %v; want %q", tt.line, err, tt.want)
+		}
+	}
+}

@@ -273,3 +273,18 @@ func TestLessonCheckLearner(t *testing.T) {
 		t.Errorf("--learner outside check: %d %q; want 2", status, errs)
 	}
 }
+
+// TestLessonHelp: vsh lesson --help, vsh lesson play --help and vsh help
+// lesson print the lesson usage; vsh help and vsh --help the general one.
+func TestLessonHelp(t *testing.T) {
+	for _, args := range [][]string{{"lesson", "--help"}, {"lesson", "play", "-h"}, {"help", "lesson"}, {"lesson", "help"}} {
+		if status, out, errs := runVsh(t, "", args...); status != 0 || !strings.HasPrefix(out, "usage: vsh [flags] lesson list") {
+			t.Errorf("vsh %s = %d, stdout %q, stderr %q; want the lesson usage", strings.Join(args, " "), status, out, errs)
+		}
+	}
+	for _, args := range [][]string{{"--help"}, {"help"}} {
+		if status, out, _ := runVsh(t, "", args...); status != 0 || !strings.HasPrefix(out, "usage: vsh [flags]            interactive") {
+			t.Errorf("vsh %s = %d, %q; want the general usage", strings.Join(args, " "), status, out)
+		}
+	}
+}

@@ -88,8 +88,16 @@ func run(argv []string, stdin *os.File, stdout, stderr io.Writer) int {
 			return 2
 		}
 	}
-	if *help {
+	if *help && lessonArgs != nil {
+		fmt.Fprint(stdout, lessonUsage)
+		return 0
+	}
+	if *help || (fs.NArg() == 1 && fs.Arg(0) == "help") {
 		fmt.Fprint(stdout, usage)
+		return 0
+	}
+	if fs.NArg() == 2 && fs.Arg(0) == "help" && fs.Arg(1) == "lesson" {
+		fmt.Fprint(stdout, lessonUsage)
 		return 0
 	}
 	if *showVersion {
