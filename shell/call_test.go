@@ -91,3 +91,17 @@ func TestSpecDefaultsRead(t *testing.T) {
 		}
 	}
 }
+
+// TestBenchMinAboveDefaultMax: bench's max= defaults to min= when that is
+// larger than 1M (its spec says so in prose); it once read as two defaults
+// that disagree.
+func TestBenchMinAboveDefaultMax(t *testing.T) {
+	sh := newTestShell(t, 2, 1, true, nil)
+	defer sh.Close()
+	for _, line := range []string{"bench op=send min=2M mode=lat lat_iters=5", "bench op=send min=2M max=4M mode=lat lat_iters=5"} {
+		out, err := sh.Exec(line)
+		if err != nil || !strings.Contains(out, "2097152") {
+			t.Errorf("%s: %v\n%s", line, err, out)
+		}
+	}
+}

@@ -66,7 +66,7 @@ func benchCmd() *command {
 			withCanon(reqKey("op", vText, "send, write, read, all, or a comma-separated list: which of perftest's programs"), benchOps),
 			key("mode", vText, "both", "bw, lat or both", "test"),
 			key("min", vSize, "64", "the smallest message size", "min_size"),
-			key("max", vSize, "1M", "the largest message size (at most 8M)", "max_size"),
+			key("max", vSize, "1M, or min= when larger", "the largest message size (at most 8M)", "max_size"),
 			key("iters", vNum, "1000", "bandwidth: messages per size (perftest -n)", "n"),
 			key("lat_iters", vNum, "1000", "latency: round trips per size (perftest -n)"),
 			key("tx_depth", vNum, "128", "bandwidth: work requests outstanding (perftest -t)", "t"),

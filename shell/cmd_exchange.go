@@ -493,6 +493,11 @@ func (c *call) xchgListen(names []string, wait time.Duration) error {
 		pflag = fmt.Sprintf(" -p %d", port)
 	}
 	c.line("listening on TCP port %d; run the client now: %s -g 1%s THIS_HOST (waiting up to %s)", port, prog.Program(), pflag, wait)
+	// The cell's output shows when it ends: say now that it waits.
+	if show := c.s.opts.Progress; show != nil {
+		show(fmt.Sprintf("exchange: listening on TCP port %d for up to %s; run the client now (Ctrl-C stops it)", port, wait), false)
+		defer show("", false)
+	}
 	conn, err := ln.Accept(c.s.ctx, wait)
 	switch {
 	case err == nil:

@@ -2,6 +2,7 @@ package shell
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -59,18 +60,20 @@ func (s *Shell) CheckLearnerPath(lesson string, r io.Reader, name string) (*Lear
 	}
 	l := tu.Lesson()
 	res := &LearnerCheck{Interactive: l.Interactive()}
+	markers, commands := 0, 0
 	var transcript strings.Builder
 	transcript.WriteString(out)
 	own := map[string]bool{}
 	for _, c := range l.Commands() {
 		own[strings.Join(strings.Fields(c.Bare()), " ")] = true
 	}
-	last, lastLine := "", "(nothing yet)"
+	last, lastLine := "", ""
 	lastStep := 0 // the tutor's step when the command before ran
 	problem := func(n int, format string, a ...any) {
 		res.Problems = append(res.Problems, fmt.Sprintf("%s:%d: ", name, n)+fmt.Sprintf(format, a...))
 	}
-	sc := bufio.NewScanner(io.LimitReader(r, MaxScriptFile))
+	lr := &io.LimitedReader{R: r, N: MaxScriptFile + 1}
+	sc := bufio.NewScanner(lr)
 	sc.Buffer(make([]byte, 0, 4096), MaxLine)
 	n := 0
 	for sc.Scan() {
@@ -86,6 +89,11 @@ func (s *Shell) CheckLearnerPath(lesson string, r io.Reader, name string) (*Lear
 			}
 			o, err := s.Exec(line)
 			last, lastLine = o, line
+			commands++
+			if errors.Is(err, ErrExit) {
+				problem(n, "%q leaves vsh: the rest of the path is not played", line)
+				break
+			}
 			if err != nil {
 				last += s.FormatError(err)
 			}
@@ -98,9 +106,18 @@ func (s *Shell) CheckLearnerPath(lesson string, r io.Reader, name string) (*Lear
 			}
 			continue
 		}
+		markers++
+		if commands == 0 {
+			problem(n, "a marker checks the command before it, and there is none yet")
+			continue
+		}
 		tu := s.Tutor()
 		if tu == nil {
-			problem(n, "no lesson is running (%q left it)", lastLine)
+			problem(n, "no lesson is running (it was left before %q)", lastLine)
+			continue
+		}
+		if tu.Lesson() != l {
+			problem(n, "the tutor now runs lesson %s, which the path started; its markers check lesson %s", tu.Lesson().ID, l.ID)
 			continue
 		}
 		step, over := tu.Step()
@@ -133,7 +150,7 @@ func (s *Shell) CheckLearnerPath(lesson string, r io.Reader, name string) (*Lear
 				continue
 			}
 			if step+1 != want {
-				problem(n, "the tutor is at step %d, not at step %d", step+1, want)
+				problem(n, "the tutor is at step %d, not at step %d (the lesson has %d)", step+1, want, len(l.Steps))
 			}
 		case len(marker) == 1 && marker[0] == "done":
 			if mine, skipped := tu.Solved(); !over || skipped > 0 || mine != l.Interactive() {
@@ -144,8 +161,16 @@ func (s *Shell) CheckLearnerPath(lesson string, r io.Reader, name string) (*Lear
 			problem(n, "unknown marker %q: one of #! hint, #! refused, #! lost, #! quiet, #! step N, #! done", line)
 		}
 	}
-	if err := sc.Err(); err != nil {
+	switch err := sc.Err(); {
+	case errors.Is(err, bufio.ErrTooLong):
+		return nil, fmt.Errorf("%s:%d: the line is longer than %d KiB (MaxLine)", name, n+1, MaxLine>>10)
+	case err != nil:
 		return nil, fmt.Errorf("%s: %w", name, err)
+	case lr.N == 0:
+		return nil, fmt.Errorf("%s is larger than %d MiB (MaxScriptFile): a learner's path is a script", name, MaxScriptFile>>20)
+	}
+	if markers == 0 {
+		res.Problems = append(res.Problems, fmt.Sprintf("%s: no #! marker: nothing was checked", name))
 	}
 	res.Transcript = transcript.String()
 	if tu := s.Tutor(); tu != nil {
@@ -159,6 +184,9 @@ func (s *Shell) CheckLearnerPath(lesson string, r io.Reader, name string) (*Lear
 // hasStepHint reports whether out shows the first line of one of the
 // step's hints: its own, or one of a kind of mistake.
 func hasStepHint(l *lessons.Lesson, step int, out string) bool {
+	if step >= len(l.Steps) {
+		return false
+	}
 	c := l.Steps[step].Cell
 	if c == nil {
 		return strings.Contains(out, "hint:")
@@ -175,6 +203,9 @@ func hasStepHint(l *lessons.Lesson, step int, out string) bool {
 }
 
 func firstHintLine(l *lessons.Lesson, step int) string {
+	if step >= len(l.Steps) {
+		return "hint:"
+	}
 	c := l.Steps[step].Cell
 	if c == nil || c.Hint == "" {
 		return "hint:"

@@ -1,6 +1,7 @@
 package shell
 
 import (
+	"io"
 	"strings"
 	"testing"
 
@@ -98,3 +99,51 @@ func TestLessonTypos(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckLearnerPathHostile: paths that leave the lesson, start another,
+// quit, put markers first, have none, or are too large are reported, never
+// a crash or a false pass.
+func TestCheckLearnerPathHostile(t *testing.T) {
+	skips := strings.Repeat("lesson skip\n", 15)
+	for _, tt := range []struct {
+		name, path, want string
+	}{
+		{"another lesson", "lesson break-it\n" + skips + "devices\n#! hint\n", "p.vsh:18: the tutor now runs lesson break-it, which the path started; its markers check lesson tour"},
+		{"marker first", "#! refused\ndevices\n#! step 2\n", "p.vsh:1: a marker checks the command before it, and there is none yet"},
+		{"no markers", "devices\n", "p.vsh: no #! marker: nothing was checked"},
+		{"quit", "devices\nquit\nopen_device A\n#! step 3\n", `p.vsh:2: "quit" leaves vsh: the rest of the path is not played`},
+		{"left", "devices\nlesson quit\ndevices\n#! quiet\n", `p.vsh:4: no lesson is running (it was left before "devices")`},
+		{"step past the end", "devices\n#! step 99\n", "not at step 99 (the lesson has 9)"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			sh := newTestShell(t, 2, 1, true, nil)
+			defer sh.Close()
+			res, err := sh.CheckLearnerPath("tour", strings.NewReader(tt.path), "p.vsh")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(strings.Join(res.Problems, "\n"), tt.want) {
+				t.Errorf("problems %q; want one saying %q", res.Problems, tt.want)
+			}
+		})
+	}
+	for _, tt := range []struct {
+		name string
+		r    io.Reader
+		want string
+	}{
+		{"endless line", io.LimitReader(zeroBytes{}, 1<<30), "p.vsh:1: the line is longer than 64 KiB (MaxLine)"},
+		{"too large", strings.NewReader(strings.Repeat("# "+strings.Repeat("y", 1000)+"\n", MaxScriptFile/1000+10)), "larger than 16 MiB (MaxScriptFile)"},
+	} {
+		sh := newTestShell(t, 2, 1, true, nil)
+		_, err := sh.CheckLearnerPath("tour", tt.r, "p.vsh")
+		sh.Close()
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: %v; want %q", tt.name, err, tt.want)
+		}
+	}
+}
+
+type zeroBytes struct{}
+
+func (zeroBytes) Read(b []byte) (int, error) { clear(b); return len(b), nil }

@@ -292,11 +292,12 @@ func (r *lessonRun) check(files []string) int {
 // checkLearner plays a learner's path through the tutor of lesson file f on
 // the simulator and reports the markers that did not hold.
 func (r *lessonRun) checkLearner(f, path string) int {
-	data, err := os.ReadFile(path)
+	in, err := os.Open(path)
 	if err != nil {
 		fmt.Fprintf(r.stderr, "vsh: %v\n", err)
 		return 1
 	}
+	defer in.Close()
 	sh, err := r.newShell(func() (verbs.Provider, error) {
 		return sim.New(sim.Config{Devices: r.devices, Seed: r.seed}), nil
 	}, fmt.Sprintf("sim (%d devices, seed %d)", r.devices, r.seed))
@@ -305,7 +306,7 @@ func (r *lessonRun) checkLearner(f, path string) int {
 		return 1
 	}
 	defer sh.Close()
-	res, err := sh.CheckLearnerPath(f, strings.NewReader(string(data)), path)
+	res, err := sh.CheckLearnerPath(f, in, path)
 	if err != nil {
 		fmt.Fprintf(r.stderr, "vsh: %v\n", err)
 		return 1
@@ -314,10 +315,14 @@ func (r *lessonRun) checkLearner(f, path string) int {
 		fmt.Fprintln(r.stderr, p)
 	}
 	end := fmt.Sprintf("the learner stopped at step %d", res.Step)
-	if res.Over {
+	switch {
+	case res.Over:
 		end = "the lesson ended"
+	case res.Step == 0:
+		end = "the path left the lesson"
 	}
 	if len(res.Problems) > 0 {
+		fmt.Fprintf(r.stderr, "the session's last lines:\n%s\n", lastLines(res.Transcript, 30))
 		fmt.Fprintf(r.stderr, "%s: %d problem%s (%s; %d of %d learner steps solved by the learner, %d skipped)\n",
 			path, len(res.Problems), plural(len(res.Problems)), end, res.Solved, res.Interactive, res.Skipped)
 		return 1
@@ -376,4 +381,10 @@ func shellQuote(s string) string {
 		return "'" + s + "'"
 	}
 	return s
+}
+
+// lastLines is the end of text, at most n lines.
+func lastLines(text string, n int) string {
+	lines := strings.Split(strings.TrimRight(text, "\n"), "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "\n")
 }
