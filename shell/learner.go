@@ -58,19 +58,11 @@ func (s *Shell) CheckLearnerPath(lesson string, r io.Reader, name string) (*Lear
 	if tu == nil {
 		return nil, fmt.Errorf("lesson %s did not start", lesson)
 	}
-	l := tu.Lesson()
-	res := &LearnerCheck{Interactive: l.Interactive()}
-	markers, commands := 0, 0
-	var transcript strings.Builder
-	transcript.WriteString(out)
-	own := map[string]bool{}
-	for _, c := range l.Commands() {
-		own[strings.Join(strings.Fields(c.Bare()), " ")] = true
-	}
-	last, lastLine := "", ""
-	lastStep := 0 // the tutor's step when the command before ran
-	problem := func(n int, format string, a ...any) {
-		res.Problems = append(res.Problems, fmt.Sprintf("%s:%d: ", name, n)+fmt.Sprintf(format, a...))
+	p := &learnerPath{s: s, l: tu.Lesson(), name: name, own: map[string]bool{}}
+	p.res = &LearnerCheck{Interactive: p.l.Interactive()}
+	p.transcript.WriteString(out)
+	for _, c := range p.l.Commands() {
+		p.own[strings.Join(strings.Fields(c.Bare()), " ")] = true
 	}
 	lr := &io.LimitedReader{R: r, N: MaxScriptFile + 1}
 	sc := bufio.NewScanner(lr)
@@ -79,86 +71,15 @@ func (s *Shell) CheckLearnerPath(lesson string, r io.Reader, name string) (*Lear
 	for sc.Scan() {
 		n++
 		line := strings.TrimSpace(sc.Text())
-		if !strings.HasPrefix(line, "#!") {
-			if line == "" || strings.HasPrefix(line, "#") {
-				continue
-			}
-			prompt := s.Prompt()
-			if tu := s.Tutor(); tu != nil {
-				lastStep, _ = tu.Step()
-			}
-			o, err := s.Exec(line)
-			last, lastLine = o, line
-			commands++
-			if errors.Is(err, ErrExit) {
-				problem(n, "%q leaves vsh: the rest of the path is not played", line)
-				break
-			}
-			if err != nil {
-				last += s.FormatError(err)
-			}
-			fmt.Fprintf(&transcript, "%s%s\n%s", prompt, line, last)
-			if !strings.HasPrefix(line, "lesson") {
-				res.Typed++
-				if !own[strings.Join(strings.Fields(line), " ")] {
-					res.Own++
-				}
-			}
-			continue
-		}
-		markers++
-		if commands == 0 {
-			problem(n, "a marker checks the command before it, and there is none yet")
-			continue
-		}
-		tu := s.Tutor()
-		if tu == nil {
-			problem(n, "no lesson is running (it was left before %q)", lastLine)
-			continue
-		}
-		if tu.Lesson() != l {
-			problem(n, "the tutor now runs lesson %s, which the path started; its markers check lesson %s", tu.Lesson().ID, l.ID)
-			continue
-		}
-		step, over := tu.Step()
-		marker := strings.Fields(strings.TrimPrefix(line, "#!"))
 		switch {
-		case len(marker) == 1 && marker[0] == "hint":
-			res.Hints++
-			switch {
-			case over:
-				problem(n, "%q got no hint: the lesson is over", lastLine)
-			case !hasStepHint(l, step, last):
-				problem(n, "%q did not get a hint of step %d (%q); the tutor said:\n%s", lastLine, step+1, firstHintLine(l, step), last)
-			}
-		case len(marker) == 1 && marker[0] == "refused":
-			if v := tu.Judge().Verdict(); v.Met || strings.Contains(last, "✓ goal reached") {
-				problem(n, "%q reached the goal of step %d; it should not have", lastLine, lastStep+1)
-			}
-		case len(marker) == 1 && marker[0] == "lost":
-			if !strings.Contains(last, "» this step's goal is out of reach") {
-				problem(n, "the tutor did not say the goal is out of reach after %q; it said:\n%s", lastLine, last)
-			}
-		case len(marker) == 1 && marker[0] == "quiet":
-			if strings.Contains(last, "»") || strings.Contains(last, "hint:") {
-				problem(n, "the tutor spoke after %q, which should be on the way to the goal:\n%s", lastLine, last)
-			}
-		case len(marker) == 2 && marker[0] == "step":
-			want, err := strconv.Atoi(marker[1])
-			if err != nil || want < 1 {
-				problem(n, "#! step takes a step number from 1, not %q", marker[1])
-				continue
-			}
-			if step+1 != want {
-				problem(n, "the tutor is at step %d, not at step %d (the lesson has %d)", step+1, want, len(l.Steps))
-			}
-		case len(marker) == 1 && marker[0] == "done":
-			if mine, skipped := tu.Solved(); !over || skipped > 0 || mine != l.Interactive() {
-				problem(n, "the lesson is not done by the learner: at step %d of %d (over: %v), %d of %d learner steps solved, %d skipped",
-					step+1, len(l.Steps), over, mine, l.Interactive(), skipped)
-			}
-		default:
-			problem(n, "unknown marker %q: one of #! hint, #! refused, #! lost, #! quiet, #! step N, #! done", line)
+		case strings.HasPrefix(line, "#!"):
+			p.marker(n, line)
+			continue
+		case line == "" || strings.HasPrefix(line, "#"):
+			continue
+		}
+		if !p.command(n, line) {
+			break
 		}
 	}
 	switch err := sc.Err(); {
@@ -169,16 +90,121 @@ func (s *Shell) CheckLearnerPath(lesson string, r io.Reader, name string) (*Lear
 	case lr.N == 0:
 		return nil, fmt.Errorf("%s is larger than %d MiB (MaxScriptFile): a learner's path is a script", name, MaxScriptFile>>20)
 	}
-	if markers == 0 {
+	res := p.res
+	if p.markers == 0 {
 		res.Problems = append(res.Problems, fmt.Sprintf("%s: no #! marker: nothing was checked", name))
 	}
-	res.Transcript = transcript.String()
+	res.Transcript = p.transcript.String()
 	if tu := s.Tutor(); tu != nil {
 		step, over := tu.Step()
 		res.Step, res.Over = step+1, over
 		res.Solved, res.Skipped = tu.Solved()
 	}
 	return res, nil
+}
+
+// learnerPath is one CheckLearnerPath as it goes.
+type learnerPath struct {
+	s          *Shell
+	l          *lessons.Lesson
+	name       string
+	res        *LearnerCheck
+	own        map[string]bool // the lesson's own command lines
+	transcript strings.Builder
+	// last is the output of the command before, lastLine the command, and
+	// lastStep the tutor's step when it ran.
+	last, lastLine    string
+	lastStep          int
+	commands, markers int
+}
+
+func (p *learnerPath) problem(n int, format string, a ...any) {
+	p.res.Problems = append(p.res.Problems, fmt.Sprintf("%s:%d: ", p.name, n)+fmt.Sprintf(format, a...))
+}
+
+// command types line; false when it leaves vsh.
+func (p *learnerPath) command(n int, line string) bool {
+	s := p.s
+	prompt := s.Prompt()
+	if tu := s.Tutor(); tu != nil {
+		p.lastStep, _ = tu.Step()
+	}
+	o, err := s.Exec(line)
+	p.last, p.lastLine = o, line
+	p.commands++
+	if errors.Is(err, ErrExit) {
+		p.problem(n, "%q leaves vsh: the rest of the path is not played", line)
+		return false
+	}
+	if err != nil {
+		p.last += s.FormatError(err)
+	}
+	fmt.Fprintf(&p.transcript, "%s%s\n%s", prompt, line, p.last)
+	if !strings.HasPrefix(line, "lesson") {
+		p.res.Typed++
+		if !p.own[strings.Join(strings.Fields(line), " ")] {
+			p.res.Own++
+		}
+	}
+	return true
+}
+
+// marker checks a #! line against the tutor after the command before.
+func (p *learnerPath) marker(n int, line string) {
+	p.markers++
+	if p.commands == 0 {
+		p.problem(n, "a marker checks the command before it, and there is none yet")
+		return
+	}
+	tu := p.s.Tutor()
+	if tu == nil {
+		p.problem(n, "no lesson is running (it was left before %q)", p.lastLine)
+		return
+	}
+	l, last, lastLine := p.l, p.last, p.lastLine
+	if tu.Lesson() != l {
+		p.problem(n, "the tutor now runs lesson %s, which the path started; its markers check lesson %s", tu.Lesson().ID, l.ID)
+		return
+	}
+	step, over := tu.Step()
+	m := strings.Fields(strings.TrimPrefix(line, "#!"))
+	switch {
+	case len(m) == 1 && m[0] == "hint":
+		p.res.Hints++
+		switch {
+		case over:
+			p.problem(n, "%q got no hint: the lesson is over", lastLine)
+		case !hasStepHint(l, step, last):
+			p.problem(n, "%q did not get a hint of step %d (%q); the tutor said:\n%s", lastLine, step+1, firstHintLine(l, step), last)
+		}
+	case len(m) == 1 && m[0] == "refused":
+		if v := tu.Judge().Verdict(); v.Met || strings.Contains(last, "✓ goal reached") {
+			p.problem(n, "%q reached the goal of step %d; it should not have", lastLine, p.lastStep+1)
+		}
+	case len(m) == 1 && m[0] == "lost":
+		if !strings.Contains(last, "» this step's goal is out of reach") {
+			p.problem(n, "the tutor did not say the goal is out of reach after %q; it said:\n%s", lastLine, last)
+		}
+	case len(m) == 1 && m[0] == "quiet":
+		if strings.Contains(last, "»") || strings.Contains(last, "hint:") {
+			p.problem(n, "the tutor spoke after %q, which should be on the way to the goal:\n%s", lastLine, last)
+		}
+	case len(m) == 2 && m[0] == "step":
+		want, err := strconv.Atoi(m[1])
+		switch {
+		case err != nil || want < 1:
+			p.problem(n, "#! step takes a step number from 1, not %q", m[1])
+		case step+1 != want:
+			p.problem(n, "the tutor is at step %d, not at step %d (the lesson has %d)", step+1, want, len(l.Steps))
+		}
+	case len(m) == 1 && m[0] == "done":
+		if mine, skipped := tu.Solved(); !over || skipped > 0 || mine != l.Interactive() {
+			p.problem(n, "the lesson is not done by the learner: at step %d of %d (over: %v), %d of %d learner steps solved, %d skipped",
+				step+1, len(l.Steps), over, mine, l.Interactive(), skipped)
+		}
+	default:
+		p.problem(n, "unknown marker %q: one of #! hint, #! refused, #! lost, #! quiet, #! step N, #! done", line)
+	}
 }
 
 // hasStepHint reports whether out shows the first line of one of the
