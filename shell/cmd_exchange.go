@@ -6,6 +6,7 @@ import (
 	"hash/fnv"
 	"io"
 	"math/rand/v2"
+	"net/netip"
 	"strconv"
 	"strings"
 	"sync"
@@ -400,6 +401,10 @@ func (c *call) netErr(err error, what string, wait time.Duration, hint string) e
 }
 
 func (c *call) xchgConnect(host string, names []string, wait time.Duration) error {
+	host, err := connectHost(host, names)
+	if err != nil {
+		return err
+	}
 	port, err := c.xchgPort()
 	if err != nil {
 		return err
@@ -723,4 +728,27 @@ func completeExchange(s *Shell, words []token, word string) []Suggestion {
 		}
 	}
 	return s.completeArgs(&spec, words[1:], word)
+}
+
+// connectHost reads exchange connect's HOST: a name or an address, an IPv6
+// one with or without brackets ([::1]), never with a port, which port= gives.
+func connectHost(host string, names []string) (string, error) {
+	if h, ok := strings.CutPrefix(host, "["); ok {
+		if h, ok := strings.CutSuffix(h, "]"); ok {
+			return h, nil
+		}
+	}
+	withPort := func(h string, port uint16) error {
+		return usagef(fmt.Sprintf("exchange connect %s %s port=%d", h, strings.Join(names, " "), port),
+			"%q holds a port: give the host alone, and the port as port=%d", host, port)
+	}
+	if ap, err := netip.ParseAddrPort(host); err == nil {
+		return "", withPort(ap.Addr().String(), ap.Port())
+	}
+	if h, p, ok := strings.Cut(host, ":"); ok && !strings.Contains(p, ":") {
+		if n, err := strconv.ParseUint(p, 10, 16); err == nil {
+			return "", withPort(h, uint16(n))
+		}
+	}
+	return host, nil
 }

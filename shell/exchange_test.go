@@ -273,3 +273,25 @@ func (g *xchgSession) startPeer(t *testing.T, client bool, transport string, fla
 	fmt.Fprintf(&out, "peer: %s server on sim1, listening on 127.0.0.1:$PORT\n", tr)
 	return out.String()
 }
+
+// TestConnectHost: exchange connect takes an IPv6 address with or without
+// brackets, and a host with a port is refused with the port= to use.
+func TestConnectHost(t *testing.T) {
+	for _, tt := range []struct{ in, host, err string }{
+		{"localhost", "localhost", ""},
+		{"::1", "::1", ""},
+		{"[::1]", "::1", ""},
+		{"fe80::1%eth0", "fe80::1%eth0", ""},
+		{"127.0.0.1:5", "", `"127.0.0.1:5" holds a port: give the host alone, and the port as port=5`},
+		{"[::1]:18515", "", `"[::1]:18515" holds a port`},
+		{"server:18515", "", `"server:18515" holds a port: give the host alone, and the port as port=18515`},
+	} {
+		h, err := connectHost(tt.in, []string{"qp0"})
+		switch {
+		case tt.err == "" && (err != nil || h != tt.host):
+			t.Errorf("%s: %q, %v; want %q", tt.in, h, err, tt.host)
+		case tt.err != "" && (err == nil || !strings.Contains(err.Error(), tt.err)):
+			t.Errorf("%s: %v; want an error saying %q", tt.in, err, tt.err)
+		}
+	}
+}
