@@ -13,7 +13,6 @@ import (
 	"github.com/vsh-rdma/vsh/lessons"
 	"github.com/vsh-rdma/vsh/shell"
 	"github.com/vsh-rdma/vsh/verbs"
-	"github.com/vsh-rdma/vsh/verbs/sim"
 )
 
 const lessonUsage = `usage: vsh [flags] lesson list               the lessons, and which this backend can play
@@ -80,6 +79,14 @@ type lessonRun struct {
 func (r *lessonRun) newShell(open func() (verbs.Provider, error), desc string) (*shell.Shell, error) {
 	return shell.New(shell.Options{Open: open, Shadow: shadowSim(r.seed), Plain: r.plain, Backend: desc, Version: versionString(),
 		Progress: shell.Progress(os.Stderr)})
+}
+
+// simShell is a session on the simulator with --devices and --seed, where
+// lesson check plays whatever --backend says.
+func (r *lessonRun) simShell() (*shell.Shell, error) {
+	sim := shadowSim(r.seed)
+	return r.newShell(func() (verbs.Provider, error) { return sim(r.devices) },
+		fmt.Sprintf("sim (%d devices, seed %d)", r.devices, r.seed))
 }
 
 // runLesson is vsh lesson: it returns the exit status.
@@ -256,11 +263,8 @@ func (r *lessonRun) check(files []string) int {
 			status = 1
 			continue
 		}
-		devices, seed := r.devices, r.seed
 		open := func() (lessons.Env, func() error, error) {
-			sh, err := r.newShell(func() (verbs.Provider, error) {
-				return sim.New(sim.Config{Devices: devices, Seed: seed}), nil
-			}, fmt.Sprintf("sim (%d devices, seed %d)", devices, seed))
+			sh, err := r.simShell()
 			if err != nil {
 				return nil, nil, err
 			}
@@ -298,9 +302,7 @@ func (r *lessonRun) checkLearner(f, path string) int {
 		return 1
 	}
 	defer in.Close()
-	sh, err := r.newShell(func() (verbs.Provider, error) {
-		return sim.New(sim.Config{Devices: r.devices, Seed: r.seed}), nil
-	}, fmt.Sprintf("sim (%d devices, seed %d)", r.devices, r.seed))
+	sh, err := r.simShell()
 	if err != nil {
 		fmt.Fprintf(r.stderr, "vsh: %v\n", err)
 		return 1
