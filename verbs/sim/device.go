@@ -54,11 +54,9 @@ func (d *device) Name() string { return d.name }
 // derives it (rxe_register_device, addrconf_addr_eui48).
 func (d *device) GUID() uint64 { return d.guid }
 
-// Open implements verbs.Device (ibv_open_device).
-func (d *device) Open() (verbs.Context, error) {
+// open does verbs.Device's Open (ibv_open_device).
+func (d *device) open() (verbs.Context, error) {
 	f := d.f
-	f.mu.Lock()
-	defer f.mu.Unlock()
 	if f.closed {
 		return nil, verbs.Errorf("ibv_open_device", verbs.ENODEV, "create a new simulator with sim.New", "the simulator was closed")
 	}
@@ -149,14 +147,8 @@ func (d *device) portEvent(t verbs.EventType) {
 	}
 }
 
-// SetPortState brings the port of device i down (verbs.PortDown) or up
-// (verbs.PortActive), as rxe does when its netdev goes down or up
-// (rxe_port_down / rxe_port_up): every open context gets
-// IBV_EVENT_PORT_ERR or IBV_EVENT_PORT_ACTIVE, and while the port is down
-// nothing is sent or received.
-func (f *Fabric) SetPortState(i int, s verbs.PortState) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
+// setPortState does SetPortState's work.
+func (f *Fabric) setPortState(i int, s verbs.PortState) error {
 	if i < 0 || i >= len(f.devs) {
 		return verbs.Errorf("set_port_state", verbs.ENODEV, "", "no device sim%d", i)
 	}
@@ -213,23 +205,17 @@ func (c *context) check(op string) error {
 // Device implements verbs.Context.
 func (c *context) Device() verbs.Device { return c.dev }
 
-// QueryDevice implements verbs.Context (ibv_query_device; rxe_query_device
+// queryDevice does verbs.Context's QueryDevice (ibv_query_device; rxe_query_device
 // copies rxe->attr, set by rxe_init_device_param).
-func (c *context) QueryDevice() (verbs.DeviceAttr, error) {
-	f := c.fab()
-	f.mu.Lock()
-	defer f.mu.Unlock()
+func (c *context) queryDevice() (verbs.DeviceAttr, error) {
 	if err := c.check("ibv_query_device"); err != nil {
 		return verbs.DeviceAttr{}, err
 	}
 	return c.dev.deviceAttr(), nil
 }
 
-// QueryPort implements verbs.Context (ibv_query_port, rxe_query_port).
-func (c *context) QueryPort(port uint8) (verbs.PortAttr, error) {
-	f := c.fab()
-	f.mu.Lock()
-	defer f.mu.Unlock()
+// queryPort does verbs.Context's QueryPort (ibv_query_port, rxe_query_port).
+func (c *context) queryPort(port uint8) (verbs.PortAttr, error) {
 	if err := c.check("ibv_query_port"); err != nil {
 		return verbs.PortAttr{}, err
 	}
@@ -239,13 +225,10 @@ func (c *context) QueryPort(port uint8) (verbs.PortAttr, error) {
 	return c.dev.portAttr(), nil
 }
 
-// QueryGID implements verbs.Context (ibv_query_gid). An empty slot gives
+// queryGID does verbs.Context's QueryGID (ibv_query_gid). An empty slot gives
 // the zero GID and no error, as libibverbs preserves ("Preserve API
 // behavior for empty GID").
-func (c *context) QueryGID(port uint8, index int) (verbs.GID, error) {
-	f := c.fab()
-	f.mu.Lock()
-	defer f.mu.Unlock()
+func (c *context) queryGID(port uint8, index int) (verbs.GID, error) {
 	r := c.dev.profile()
 	for _, err := range []error{c.check("ibv_query_gid"), r.CheckPort("ibv_query_gid", port).Err(), r.GIDIndex("ibv_query_gid", index).Err()} {
 		if err != nil {
@@ -256,13 +239,10 @@ func (c *context) QueryGID(port uint8, index int) (verbs.GID, error) {
 	return g, nil
 }
 
-// QueryGIDType implements verbs.Context (ibv_query_gid_type). Both of rxe's
+// queryGIDType does verbs.Context's QueryGIDType (ibv_query_gid_type). Both of rxe's
 // GIDs are RoCE v2; an empty slot reads as IB/RoCE v1, as libibverbs
 // reports it.
-func (c *context) QueryGIDType(port uint8, index int) (verbs.GIDType, error) {
-	f := c.fab()
-	f.mu.Lock()
-	defer f.mu.Unlock()
+func (c *context) queryGIDType(port uint8, index int) (verbs.GIDType, error) {
 	r := c.dev.profile()
 	for _, err := range []error{c.check("ibv_query_gid_type"), r.CheckPort("ibv_query_gid_type", port).Err(), r.GIDIndex("ibv_query_gid_type", index).Err()} {
 		if err != nil {
@@ -275,11 +255,8 @@ func (c *context) QueryGIDType(port uint8, index int) (verbs.GIDType, error) {
 	return verbs.GIDTypeRoCEv1, nil
 }
 
-// AllocPD implements verbs.Context (ibv_alloc_pd).
-func (c *context) AllocPD() (verbs.PD, error) {
-	f := c.fab()
-	f.mu.Lock()
-	defer f.mu.Unlock()
+// allocPD does verbs.Context's AllocPD (ibv_alloc_pd).
+func (c *context) allocPD() (verbs.PD, error) {
 	if err := c.check("ibv_alloc_pd"); err != nil {
 		return nil, err
 	}
@@ -292,11 +269,8 @@ func (c *context) AllocPD() (verbs.PD, error) {
 	return p, nil
 }
 
-// CreateCompChannel implements verbs.Context (ibv_create_comp_channel).
-func (c *context) CreateCompChannel() (verbs.CompChannel, error) {
-	f := c.fab()
-	f.mu.Lock()
-	defer f.mu.Unlock()
+// createCompChannel does verbs.Context's CreateCompChannel (ibv_create_comp_channel).
+func (c *context) createCompChannel() (verbs.CompChannel, error) {
 	if err := c.check("ibv_create_comp_channel"); err != nil {
 		return nil, err
 	}
@@ -305,14 +279,12 @@ func (c *context) CreateCompChannel() (verbs.CompChannel, error) {
 	return ch, nil
 }
 
-// GetAsyncEvent implements verbs.Context (ibv_get_async_event). With no
+// getAsyncEvent does verbs.Context's GetAsyncEvent (ibv_get_async_event). With no
 // event queued it returns EAGAIN, as a non-blocking async fd does. In
 // automatic delivery mode, wait lets virtual time run (up to wait) so that
 // timers can raise events.
-func (c *context) GetAsyncEvent(wait time.Duration) (verbs.AsyncEvent, error) {
+func (c *context) getAsyncEvent(wait time.Duration) (verbs.AsyncEvent, error) {
 	f := c.fab()
-	f.mu.Lock()
-	defer f.mu.Unlock()
 	if err := c.check("ibv_get_async_event"); err != nil {
 		return verbs.AsyncEvent{}, err
 	}
@@ -338,11 +310,8 @@ func (c *context) GetAsyncEvent(wait time.Duration) (verbs.AsyncEvent, error) {
 	return e.ev, nil
 }
 
-// AckAsyncEvent implements verbs.Context (ibv_ack_async_event).
-func (c *context) AckAsyncEvent(e verbs.AsyncEvent) {
-	f := c.fab()
-	f.mu.Lock()
-	defer f.mu.Unlock()
+// ackAsyncEvent does verbs.Context's AckAsyncEvent (ibv_ack_async_event).
+func (c *context) ackAsyncEvent(e verbs.AsyncEvent) {
 	switch {
 	case e.QP != nil:
 		if q, ok := e.QP.(*qp); ok && q.eventsUnacked > 0 {
@@ -359,13 +328,10 @@ func (c *context) AckAsyncEvent(e verbs.AsyncEvent) {
 	}
 }
 
-// Close implements verbs.Context (ibv_close_device). As when a process
+// close does verbs.Context's Close (ibv_close_device). As when a process
 // closes its uverbs file, every object still open is destroyed with it
 // (uverbs_destroy_ufile_hw); using one afterwards is an error.
-func (c *context) Close() error {
-	f := c.fab()
-	f.mu.Lock()
-	defer f.mu.Unlock()
+func (c *context) close() error {
 	if c.closed {
 		return verbs.Errorf("ibv_close_device", verbs.EINVAL, "close each context once",
 			"the device context is already closed (%s)", c.why)

@@ -43,10 +43,17 @@
 // Each QP runs rxe's three engines — requester, completer and responder,
 // transcribed state by state from Linux 6.1's rxe_req.c, rxe_comp.c and
 // rxe_resp.c — as plain functions over its state: a verb, a packet or a
-// timer schedules them and the fabric runs them until none is pending. The
-// core starts no goroutine and does no I/O; time is virtual, and rxe's
-// timers count jiffies (Config.HZ, 250 as Debian's kernel) on the kernel's
-// timer wheel. By default the fabric delivers automatically after every
+// timer schedules them and the fabric runs them until none is pending.
+//
+// The core starts no goroutine, does no I/O and takes no lock: api.go, the
+// API boundary, holds the fabric's one mutex around every exported method
+// and calls the method's unexported twin, under which everything runs on
+// the caller's goroutine. What lies beyond the fabric is its carrier
+// (carrier.go): in process, nothing, and virtual time that moves only as
+// timers and packets fall due; the UDP link, other processes and the wall
+// clock; a replay carrier could come in the same way. The fabric's clock
+// moves only forward, by its own methods. rxe's timers count jiffies
+// (Config.HZ, 250 as Debian's kernel) on the kernel's timer wheel. By default the fabric delivers automatically after every
 // verb (verbs.DeliverAuto); with verbs.DeliverStep nothing moves until
 // Step, Run or Advance (the verbs.Stepper interface). The shortcuts for
 // the usual case sit beside the transcription, behind one gate: packet
@@ -75,8 +82,9 @@
 // the receiver rebuilds and checks — and receives its packets through the
 // same checks as in process. Time then follows the wall clock: timers fire
 // in real time, an empty poll sleeps briefly instead of moving virtual
-// time. The driver (udplink.go) is the only code here with goroutines and
-// sockets; the fabric's lock serialises it with the verbs. Two pingpong
+// time. The UDP carrier (udplink.go) is the only code here with goroutines
+// and sockets; they take the fabric's lock to hand it what they read.
+// TestCorePurity holds the rest of the package to all of this. Two pingpong
 // processes (--sim-addr) or vsh --sim-addr and a pingpong thus run
 // against each other.
 //

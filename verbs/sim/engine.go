@@ -42,7 +42,7 @@ func (f *Fabric) nextStep() (int, *packet) {
 	f.runTasks()
 	n := &f.net
 	if n.pkts.len() == 0 && len(n.held) > 0 {
-		if t, ok := f.nextTimer(); !ok || t.at > f.now {
+		if t, ok := f.nextTimer(); !ok || t.at > f.clock.now() {
 			f.releaseHeld()
 		}
 	}
@@ -50,7 +50,7 @@ func (f *Fabric) nextStep() (int, *packet) {
 	if p := n.pkts.peek(); p != nil && (!tok || p.at <= t.at) {
 		return stepPacket, p
 	}
-	if tok && t.at <= f.now {
+	if tok && t.at <= f.clock.now() {
 		return stepTimer, nil
 	}
 	return stepNone, nil
@@ -85,17 +85,13 @@ func (f *Fabric) runLocked() {
 // fabric then runs until nothing is in flight. Payloads still borrowed by
 // packets in flight are copied before the verb returns.
 func (f *Fabric) afterVerb() {
-	if f.link != nil {
-		f.link.syncLocked() // real time (udplink.go)
-	}
+	f.clock.advance(f.carrier.elapsed())
 	f.runTasks()
 	if f.mode == verbs.DeliverAuto {
 		f.runLocked()
 	}
 	f.settle()
-	if f.link != nil {
-		f.link.notifyLocked()
-	}
+	f.carrier.settled()
 }
 
 // Budgets for letting virtual time run in automatic mode.
@@ -105,39 +101,23 @@ const (
 )
 
 // idlePoll is called when a program polls an empty CQ: in automatic mode
-// virtual time moves on to the next timers, as real time passes while a
-// program spins on ibv_poll_cq.
+// the carrier lets the time pass that a program spinning on ibv_poll_cq
+// lets pass.
 func (f *Fabric) idlePoll(ready func() bool) {
-	if f.link != nil && f.mode == verbs.DeliverAuto {
-		// Real time passes by itself (udplink.go).
-		f.link.idleLocked(ready)
-		f.settle()
+	if f.mode != verbs.DeliverAuto {
+		f.waitFor(idleTimeBudget, ready)
 		return
 	}
-	f.waitFor(idleTimeBudget, ready)
+	f.carrier.idle(ready)
+	f.settle()
 }
 
-// waitFor lets up to d of virtual time pass in automatic mode, firing
-// timers, until ready reports true.
+// waitFor lets up to d pass in automatic mode, until ready reports true.
 func (f *Fabric) waitFor(d time.Duration, ready func() bool) {
 	defer f.settle()
 	f.runTasks()
-	if f.mode != verbs.DeliverAuto {
-		return
-	}
-	if f.link != nil {
-		f.link.waitLocked(d, ready) // real time (udplink.go)
-		return
-	}
-	f.runLocked()
-	limit := f.now + d
-	for i := 0; i < idleTimerBudget && !ready(); i++ {
-		t, ok := f.nextTimer()
-		if !ok || t.at > limit {
-			break
-		}
-		f.fireTimer()
-		f.runLocked()
+	if f.mode == verbs.DeliverAuto {
+		f.carrier.wait(d, ready)
 	}
 }
 
@@ -145,18 +125,8 @@ func (f *Fabric) waitFor(d time.Duration, ready func() bool) {
 
 var _ verbs.Stepper = (*Fabric)(nil)
 
-// DeliveryMode implements verbs.Stepper.
-func (f *Fabric) DeliveryMode() verbs.DeliveryMode {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.mode
-}
-
-// SetDeliveryMode implements verbs.Stepper. Switching to automatic mode
-// runs the fabric until idle.
-func (f *Fabric) SetDeliveryMode(m verbs.DeliveryMode) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
+// setDeliveryMode does SetDeliveryMode's work.
+func (f *Fabric) setDeliveryMode(m verbs.DeliveryMode) {
 	if m != verbs.DeliverStep {
 		m = verbs.DeliverAuto
 	}
@@ -167,10 +137,8 @@ func (f *Fabric) SetDeliveryMode(m verbs.DeliveryMode) {
 	f.settle()
 }
 
-// Step implements verbs.Stepper: deliver one packet or fire one due timer.
-func (f *Fabric) Step() (verbs.FabricEvent, bool) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
+// step does Step's work.
+func (f *Fabric) step() (verbs.FabricEvent, bool) {
 	var evs []verbs.FabricEvent
 	f.net.record = &evs
 	ev, ok := f.stepLocked()
@@ -179,10 +147,8 @@ func (f *Fabric) Step() (verbs.FabricEvent, bool) {
 	return ev, ok
 }
 
-// Run implements verbs.Stepper.
-func (f *Fabric) Run() []verbs.FabricEvent {
-	f.mu.Lock()
-	defer f.mu.Unlock()
+// run does Run's work.
+func (f *Fabric) run() []verbs.FabricEvent {
 	var evs []verbs.FabricEvent
 	f.net.record = &evs
 	for i := 0; i < maxSteps; i++ {
@@ -197,12 +163,8 @@ func (f *Fabric) Run() []verbs.FabricEvent {
 	return evs
 }
 
-// Advance implements verbs.Stepper: virtual time moves forward by d; the
-// packets and timers that fall due are delivered and fired in order, with
-// what they cause.
-func (f *Fabric) Advance(d time.Duration) []verbs.FabricEvent {
-	f.mu.Lock()
-	defer f.mu.Unlock()
+// advance does Advance's work.
+func (f *Fabric) advance(d time.Duration) []verbs.FabricEvent {
 	var evs []verbs.FabricEvent
 	f.net.record = &evs
 	defer func() { f.net.record = nil; f.settle() }()
@@ -210,8 +172,8 @@ func (f *Fabric) Advance(d time.Duration) []verbs.FabricEvent {
 	if d < 0 {
 		d = 0
 	}
-	limit := f.now + d
-	if limit < f.now { // overflow
+	limit := f.clock.now() + d
+	if limit < f.clock.now() { // overflow
 		limit = time.Duration(1<<63 - 1)
 	}
 	n := &f.net
@@ -232,25 +194,8 @@ func (f *Fabric) Advance(d time.Duration) []verbs.FabricEvent {
 		}
 		break
 	}
-	if f.now < limit {
-		f.now = limit
-	}
+	f.clock.advance(limit)
 	return evs
-}
-
-// Now implements verbs.Stepper.
-func (f *Fabric) Now() time.Duration {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.now
-}
-
-// Pending implements verbs.Stepper: packets in flight (held ones
-// included) and timers armed.
-func (f *Fabric) Pending() (packets, timers int) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.net.pkts.len() + len(f.net.held), len(f.net.timers)
 }
 
 // ---------------------------------------------------------------- helpers

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/netip"
-	"sync"
 	"time"
 
 	"github.com/vsh-rdma/vsh/verbs"
@@ -40,19 +39,20 @@ type Config struct {
 // Ethernet segment, a virtual clock, and the packets and timers in flight.
 // It implements verbs.Provider and the optional simulator interfaces.
 //
-// A Fabric is safe for use by several goroutines: every call takes one lock,
-// so the simulation itself stays single-threaded and deterministic.
+// A Fabric is safe for use by several goroutines: every call takes one lock
+// (api.go), so the simulation itself stays single-threaded and
+// deterministic.
 type Fabric struct {
-	mu     sync.Mutex
+	guard  // the one lock (api.go)
 	cfg    Config
 	rng    *rand.Rand
 	devs   []*device
 	closed bool
 
 	// Virtual clock and the event machinery (see engine.go).
-	now  time.Duration
-	mode verbs.DeliveryMode
-	net  network
+	clock clock
+	mode  verbs.DeliveryMode
+	net   network
 
 	// Registered memory: a simple bump allocator of virtual addresses.
 	nextAddr uint64
@@ -60,9 +60,9 @@ type Fabric struct {
 
 	inlineScratch []byte // gathers inline data at post time
 
-	// link is the UDP link to other processes (udplink.go, NewUDP); nil
-	// for a fabric that lives in this process only.
-	link *udpLink
+	// carrier reaches beyond the fabric: inProcess, or the UDP link to
+	// other processes (udplink.go, NewUDP).
+	carrier carrier
 }
 
 var (
@@ -101,6 +101,7 @@ func New(cfg Config) *Fabric {
 	// User-space addresses as memalign would hand them out: page aligned,
 	// somewhere in the heap region, the start chosen by the seed.
 	f.nextAddr = 0x5555_0000_0000 + uint64(f.rng.IntN(1<<20))<<12
+	f.carrier = inProcess{f}
 	f.net.init(f)
 	for i := 0; i < cfg.Devices; i++ {
 		f.devs = append(f.devs, newDevice(f, i))
@@ -111,10 +112,8 @@ func New(cfg Config) *Fabric {
 // Name implements verbs.Provider: "sim".
 func (f *Fabric) Name() string { return "sim" }
 
-// Devices implements verbs.Provider (ibv_get_device_list).
-func (f *Fabric) Devices() ([]verbs.Device, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
+// devices does Devices's work.
+func (f *Fabric) devices() ([]verbs.Device, error) {
 	if f.closed {
 		return nil, verbs.Errorf("ibv_get_device_list", verbs.ENODEV, "create a new simulator with sim.New",
 			"the simulator was closed")
@@ -126,14 +125,11 @@ func (f *Fabric) Devices() ([]verbs.Device, error) {
 	return out, nil
 }
 
-// Close implements verbs.Provider: it closes every open context (which
-// destroys every object, as closing the uverbs file does) and stops the
-// fabric.
-func (f *Fabric) Close() error {
-	f.mu.Lock()
+// shutdown does Close's work but for stopping the carrier; it reports
+// whether the fabric was open.
+func (f *Fabric) shutdown() bool {
 	if f.closed {
-		f.mu.Unlock()
-		return nil
+		return false
 	}
 	for _, d := range f.devs {
 		for _, c := range append([]*context(nil), d.ctxs...) {
@@ -142,18 +138,11 @@ func (f *Fabric) Close() error {
 	}
 	f.closed = true
 	f.net.reset()
-	l := f.link
-	f.mu.Unlock()
-	if l != nil {
-		l.close() // its goroutines take the lock: not under it
-	}
-	return nil
+	return true
 }
 
-// Device returns device i (sim<i>), for callers that hold a *Fabric.
-func (f *Fabric) Device(i int) (verbs.Device, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
+// device does Device's work.
+func (f *Fabric) device(i int) (verbs.Device, error) {
 	if i < 0 || i >= len(f.devs) {
 		return nil, verbs.Errorf("ibv_get_device_list", verbs.ENODEV, "", "no device sim%d; this fabric has %d", i, len(f.devs))
 	}

@@ -26,10 +26,8 @@ import (
 
 var _ verbs.FaultInjector = (*Fabric)(nil)
 
-// AddFault implements verbs.FaultInjector.
-func (f *Fabric) AddFault(r verbs.FaultRule) (int, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
+// addFault does AddFault's work.
+func (f *Fabric) addFault(r verbs.FaultRule) (int, error) {
 	const op = "fault"
 	if int(r.Action) < 0 || int(r.Action) >= len(verbs.FaultActionNames()) {
 		return 0, verbs.Errorf(op, verbs.EINVAL, "use one of "+strings.Join(verbs.FaultActionNames(), ", "),
@@ -76,37 +74,26 @@ func (f *Fabric) AddFault(r verbs.FaultRule) (int, error) {
 	return r.ID, nil
 }
 
-// RemoveFault implements verbs.FaultInjector.
-func (f *Fabric) RemoveFault(id int) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
+// removeFault does RemoveFault's work.
+func (f *Fabric) removeFault(id int) error {
 	for i, r := range f.net.faults {
 		if r.ID == id {
-			f.removeFault(i)
+			f.dropFault(i)
 			return nil
 		}
 	}
 	return verbs.Errorf("fault", verbs.ENOENT, "list the rules with faults", "there is no fault rule %d", id)
 }
 
-func (f *Fabric) removeFault(i int) {
+// dropFault removes rule i of the list.
+func (f *Fabric) dropFault(i int) {
 	n := &f.net
 	n.faults = append(n.faults[:i], n.faults[i+1:]...)
 	n.faultHits = append(n.faultHits[:i], n.faultHits[i+1:]...)
 }
 
-// Faults implements verbs.FaultInjector: the rules in force, with how many
-// times each acted.
-func (f *Fabric) Faults() []verbs.FaultRule {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]verbs.FaultRule(nil), f.net.faults...)
-}
-
-// ClearFaults implements verbs.FaultInjector.
-func (f *Fabric) ClearFaults() {
-	f.mu.Lock()
-	defer f.mu.Unlock()
+// clearFaults does ClearFaults's work.
+func (f *Fabric) clearFaults() {
 	f.net.faults = f.net.faults[:0]
 	f.net.faultHits = f.net.faultHits[:0]
 }
@@ -186,7 +173,7 @@ func (f *Fabric) applyFaults(p *packet) (drop string, dup bool) {
 		// Rules that acted Count times are retired.
 		for i := len(n.faults) - 1; i >= 0; i-- {
 			if r := &n.faults[i]; r.Count > 0 && r.Hits >= r.Count {
-				f.removeFault(i)
+				f.dropFault(i)
 			}
 		}
 	}

@@ -6,18 +6,8 @@ import (
 
 var _ verbs.Inspector = (*Fabric)(nil)
 
-// InspectQP implements verbs.Inspector: the QP's work queues and rxe's
-// engine state behind them.
-//
-// Send WQEs are "posted" (not started), "sending" (some packets out),
-// "sent" (every packet out, waiting for the ACK), "done" (UC/UD, or a UD
-// send over the MTU: waiting for the completer) or "flushing" (failed, to
-// complete in error). Receive WQEs are "posted", and the one the responder
-// is filling is "receiving". FirstPSN and LastPSN are set once a WQE's
-// first packet has gone out.
-func (f *Fabric) InspectQP(x verbs.QP) (verbs.QPInternals, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
+// inspectQP does InspectQP's work.
+func (f *Fabric) inspectQP(x verbs.QP) (verbs.QPInternals, error) {
 	q, ok := x.(*qp)
 	if !ok || q == nil || q.pd.ctx.fab() != f {
 		return verbs.QPInternals{}, verbs.Errorf("inspect", verbs.EINVAL, "", "the QP does not belong to this simulator")
@@ -68,10 +58,8 @@ func (f *Fabric) InspectQP(x verbs.QP) (verbs.QPInternals, error) {
 	return in, nil
 }
 
-// InspectCQ implements verbs.Inspector.
-func (f *Fabric) InspectCQ(x verbs.CQ) (verbs.CQInternals, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
+// inspectCQ does InspectCQ's work.
+func (f *Fabric) inspectCQ(x verbs.CQ) (verbs.CQInternals, error) {
 	c, ok := x.(*cq)
 	if !ok || c == nil || c.ctx.fab() != f {
 		return verbs.CQInternals{}, verbs.Errorf("inspect", verbs.EINVAL, "", "the CQ does not belong to this simulator")
@@ -101,10 +89,8 @@ func (f *Fabric) InspectCQ(x verbs.CQ) (verbs.CQInternals, error) {
 	return in, nil
 }
 
-// InspectSRQ implements verbs.Inspector.
-func (f *Fabric) InspectSRQ(x verbs.SRQ) (verbs.SRQInternals, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
+// inspectSRQ does InspectSRQ's work.
+func (f *Fabric) inspectSRQ(x verbs.SRQ) (verbs.SRQInternals, error) {
 	s, ok := x.(*srq)
 	if !ok || s == nil || s.pd.ctx.fab() != f {
 		return verbs.SRQInternals{}, verbs.Errorf("inspect", verbs.EINVAL, "", "the SRQ does not belong to this simulator")

@@ -95,13 +95,8 @@ func (l *link) serialize(n int) time.Duration {
 	return l.lastSer
 }
 
-// SetLink configures the link of device i (zero fields take the defaults).
-// A new MTU changes the port's active MTU at once, as rxe does on
-// NETDEV_CHANGEMTU (rxe_net.c rxe_notify, rxe_set_mtu); QPs keep the
-// path MTU they were given.
-func (f *Fabric) SetLink(i int, l LinkConfig) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
+// setLink does SetLink's work.
+func (f *Fabric) setLink(i int, l LinkConfig) error {
 	if i < 0 || i >= len(f.devs) {
 		return verbs.Errorf("set_link", verbs.ENODEV, "", "no device sim%d; this fabric has %d", i, len(f.devs))
 	}
@@ -113,10 +108,8 @@ func (f *Fabric) SetLink(i int, l LinkConfig) error {
 	return nil
 }
 
-// Link returns the link configuration of device i.
-func (f *Fabric) Link(i int) (LinkConfig, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
+// linkConfig does Link's work.
+func (f *Fabric) linkConfig(i int) (LinkConfig, error) {
 	if i < 0 || i >= len(f.devs) {
 		return LinkConfig{}, verbs.Errorf("link", verbs.ENODEV, "", "no device sim%d; this fabric has %d", i, len(f.devs))
 	}
@@ -125,18 +118,18 @@ func (f *Fabric) Link(i int) (LinkConfig, error) {
 
 var _ verbs.LinkConfigurer = (*Fabric)(nil)
 
-// LinkParams implements verbs.LinkConfigurer: the link of the named device.
-func (f *Fabric) LinkParams(name string) (verbs.LinkParams, error) {
+// linkParams does LinkParams's work.
+func (f *Fabric) linkParams(name string) (verbs.LinkParams, error) {
 	i, err := f.deviceIndex("link", name)
 	if err != nil {
 		return verbs.LinkParams{}, err
 	}
-	l, err := f.Link(i)
+	l, err := f.linkConfig(i)
 	return verbs.LinkParams{Latency: l.Latency, Bandwidth: l.Bandwidth, MTU: l.MTU}, err
 }
 
-// SetLinkParams implements verbs.LinkConfigurer with SetLink.
-func (f *Fabric) SetLinkParams(name string, p verbs.LinkParams) error {
+// setLinkParams does SetLinkParams's work.
+func (f *Fabric) setLinkParams(name string, p verbs.LinkParams) error {
 	i, err := f.deviceIndex("set_link", name)
 	if err != nil {
 		return err
@@ -145,13 +138,11 @@ func (f *Fabric) SetLinkParams(name string, p verbs.LinkParams) error {
 		return verbs.Errorf("set_link", verbs.EINVAL, "give a positive latency and bandwidth, or zero for the default",
 			"latency %v and bandwidth %d b/s: neither may be negative", p.Latency, p.Bandwidth)
 	}
-	return f.SetLink(i, LinkConfig{Latency: p.Latency, Bandwidth: p.Bandwidth, MTU: p.MTU})
+	return f.setLink(i, LinkConfig{Latency: p.Latency, Bandwidth: p.Bandwidth, MTU: p.MTU})
 }
 
 // deviceIndex finds a local device by name.
 func (f *Fabric) deviceIndex(op, name string) (int, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
 	for i, d := range f.devs {
 		if d.name == name && !d.peer {
 			return i, nil
@@ -166,11 +157,8 @@ type LinkStats struct {
 	TxBytes, RxBytes     uint64 // IP datagram bytes
 }
 
-// LinkStats returns the counters of device i's link (loopback traffic is
-// not counted: it never reaches the link).
-func (f *Fabric) LinkStats(i int) (LinkStats, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
+// linkStats does LinkStats's work.
+func (f *Fabric) linkStats(i int) (LinkStats, error) {
 	if i < 0 || i >= len(f.devs) {
 		return LinkStats{}, verbs.Errorf("link_stats", verbs.ENODEV, "", "no device sim%d; this fabric has %d", i, len(f.devs))
 	}

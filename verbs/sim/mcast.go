@@ -41,15 +41,12 @@ type mcastGroup struct {
 	qps []*qp
 }
 
-// AttachMcast implements verbs.QP (ibv_attach_mcast). uverbs ignores a
+// attachMcast does verbs.QP's AttachMcast (ibv_attach_mcast). uverbs ignores a
 // repeated (GID, LID); ib_attach_mcast wants a multicast GID and a UD QP;
 // rxe_attach_mcast creates the group if needed (at most max_mcast_grp per
 // device), and adds the QP (at most max_mcast_qp_attach QPs per group and
 // max_total_mcast_qp_attach in all).
-func (q *qp) AttachMcast(gid verbs.GID, lid uint16) error {
-	f := q.fab()
-	f.mu.Lock()
-	defer f.mu.Unlock()
+func (q *qp) attachMcast(gid verbs.GID, lid uint16) error {
 	const op = "ibv_attach_mcast"
 	if err := q.check(op); err != nil {
 		return err
@@ -121,13 +118,10 @@ func (d *device) detachMcg(gid verbs.GID, q *qp) bool {
 	return false
 }
 
-// DetachMcast implements verbs.QP (ibv_detach_mcast): uverbs wants the
+// detachMcast does verbs.QP's DetachMcast (ibv_detach_mcast): uverbs wants the
 // same (GID, LID) as the attach, else EINVAL; then ib_detach_mcast's checks
 // and rxe_detach_mcast.
-func (q *qp) DetachMcast(gid verbs.GID, lid uint16) error {
-	f := q.fab()
-	f.mu.Lock()
-	defer f.mu.Unlock()
+func (q *qp) detachMcast(gid verbs.GID, lid uint16) error {
 	const op = "ibv_detach_mcast"
 	if err := q.check(op); err != nil {
 		return err
@@ -269,17 +263,8 @@ func hostGroupOp(g verbs.GID, join bool) string {
 	return "setsockopt(IPV6_LEAVE_GROUP)"
 }
 
-// JoinHostGroup makes the host of device i a member of multicast group g
-// on the device's netdev, as a socket bound to that interface does with
-// IP_ADD_MEMBERSHIP (g IPv4-mapped, ::ffff:239.1.1.1) or IPV6_JOIN_GROUP
-// (ip_mc_inc_group, ipv6_dev_mc_inc), and as rdma_join_multicast does for
-// an IPv4 group (cma_igmp_send). From then on datagrams to g pass the
-// host's IP input and reach the QPs attached to g on the device. Joins are
-// counted, as the kernel counts a group's users: each needs its
-// LeaveHostGroup.
-func (f *Fabric) JoinHostGroup(i int, g verbs.GID) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
+// joinHostGroup does JoinHostGroup's work.
+func (f *Fabric) joinHostGroup(i int, g verbs.GID) error {
 	op := hostGroupOp(g, true)
 	d, err := f.hostGroupDev(op, i, g)
 	if err != nil {
@@ -292,13 +277,8 @@ func (f *Fabric) JoinHostGroup(i int, g verbs.GID) error {
 	return nil
 }
 
-// LeaveHostGroup undoes one JoinHostGroup. A group the host is in without
-// a join (224.0.0.1, ff02::1 ...) cannot be left this way, as a socket
-// cannot leave what it did not join: EADDRNOTAVAIL (ip_mc_leave_group,
-// ipv6_sock_mc_drop).
-func (f *Fabric) LeaveHostGroup(i int, g verbs.GID) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
+// leaveHostGroup does LeaveHostGroup's work.
+func (f *Fabric) leaveHostGroup(i int, g verbs.GID) error {
 	op := hostGroupOp(g, false)
 	d, err := f.hostGroupDev(op, i, g)
 	if err != nil {

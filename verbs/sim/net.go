@@ -232,7 +232,7 @@ func (f *Fabric) xmit(q *qp, p *packet, request bool) error {
 		return err
 	}
 	if to != nil && to.peer {
-		return f.link.send(p) // another process, over the UDP link
+		return f.carrier.send(p) // another host's device
 	}
 	if to == nil {
 		f.net.seq++
@@ -364,8 +364,8 @@ func (f *Fabric) releaseHeld() bool {
 	}
 	for _, h := range n.held {
 		h.held = false
-		if h.at < f.now {
-			h.at = f.now
+		if h.at < f.clock.now() {
+			h.at = f.clock.now()
 		}
 		n.pktOrd++
 		h.ord = n.pktOrd
@@ -378,7 +378,7 @@ func (f *Fabric) releaseHeld() bool {
 
 // arrival computes when p reaches its destination under the link model.
 func (f *Fabric) arrival(p *packet, size int) time.Duration {
-	now := f.now
+	now := f.clock.now()
 	if p.loopback {
 		l := &p.from.link
 		start := max(now, l.loopBusy)
@@ -399,7 +399,7 @@ func (f *Fabric) arrival(p *packet, size int) time.Duration {
 // when it reaches the switch.
 func (f *Fabric) uplink(from *device, size int) time.Duration {
 	up := &from.link
-	start := max(f.now, up.upBusy)
+	start := max(f.clock.now(), up.upBusy)
 	up.upBusy = start + up.serialize(size)
 	up.txPackets++
 	up.txBytes += uint64(size)
@@ -463,9 +463,7 @@ func (f *Fabric) deliverOne(p *packet, ev *verbs.FabricEvent) {
 	if p.tr != nil && ev != nil {
 		f.trainSplit(p) // each packet is an event of its own
 	}
-	if p.at > f.now {
-		f.now = p.at
-	}
+	f.clock.advance(p.at)
 	if q := p.sender; q != nil && q.leaveFlight() {
 		f.wake(q)
 	}
@@ -491,7 +489,7 @@ func (f *Fabric) deliverOne(p *packet, ev *verbs.FabricEvent) {
 		verdict = "dropped"
 	}
 	if ev != nil && f.net.record != nil {
-		*ev = verbs.FabricEvent{Time: f.now, Kind: kind, Text: f.describe(p, verdict, why)}
+		*ev = verbs.FabricEvent{Time: f.clock.now(), Kind: kind, Text: f.describe(p, verdict, why)}
 		pe := f.packetEvent(p, verdict, why)
 		pe.Bytes = nil // not valid after the step
 		ev.Packet = &pe
@@ -681,9 +679,7 @@ func (f *Fabric) nextTimer() (*timer, bool) {
 // fireTimer runs the earliest timer at its deadline.
 func (f *Fabric) fireTimer() verbs.FabricEvent {
 	t := f.net.timers.remove(0)
-	if t.at > f.now {
-		f.now = t.at
-	}
+	f.clock.advance(t.at)
 	q := t.q
 	switch t.kind {
 	case timerRetrans:
@@ -693,7 +689,7 @@ func (f *Fabric) fireTimer() verbs.FabricEvent {
 	}
 	var ev verbs.FabricEvent
 	if f.net.record != nil {
-		ev = verbs.FabricEvent{Time: f.now, Kind: verbs.EventTimerFired, Text: q.name() + " " + timerNames[t.kind] + " timer fired"}
+		ev = verbs.FabricEvent{Time: f.clock.now(), Kind: verbs.EventTimerFired, Text: q.name() + " " + timerNames[t.kind] + " timer fired"}
 	}
 	f.runTasks()
 	return ev

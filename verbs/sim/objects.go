@@ -164,13 +164,10 @@ func (p *pd) check(op string) error {
 // Context implements verbs.PD.
 func (p *pd) Context() verbs.Context { return p.ctx }
 
-// Dealloc implements verbs.PD (ibv_dealloc_pd). The kernel refuses with
+// dealloc does verbs.PD's Dealloc (ibv_dealloc_pd). The kernel refuses with
 // EBUSY while anything still uses the PD (uverbs_free_pd: pd->usecnt,
 // counted by MRs, QPs, SRQs and AHs).
-func (p *pd) Dealloc() error {
-	f := p.ctx.fab()
-	f.mu.Lock()
-	defer f.mu.Unlock()
+func (p *pd) dealloc() error {
 	const op = "ibv_dealloc_pd"
 	if err := p.check(op); err != nil {
 		return err
@@ -220,17 +217,15 @@ const (
 	accessOptional = verbs.Access(0x3ff << 20)
 )
 
-// AllocMR implements verbs.PD: memalign + ibv_reg_mr.
+// allocMR does verbs.PD's AllocMR: memalign + ibv_reg_mr.
 //
 // Checks, in the kernel's order: ib_check_mr_access (REMOTE_WRITE or
 // REMOTE_ATOMIC without LOCAL_WRITE, unknown bits, ON_DEMAND without ODP
 // support: EINVAL), then ib_umem_get (an empty region pins no page:
 // EINVAL). Keys follow rxe_mr_init: lkey = pool index << 8 | 8 random
 // bits, rkey = lkey when any remote access is asked, else 0.
-func (p *pd) AllocMR(length int, access verbs.Access) (verbs.MR, error) {
+func (p *pd) allocMR(length int, access verbs.Access) (verbs.MR, error) {
 	f := p.ctx.fab()
-	f.mu.Lock()
-	defer f.mu.Unlock()
 	const op = "ibv_reg_mr"
 	if err := p.check(op); err != nil {
 		return nil, err
@@ -278,12 +273,9 @@ func (m *mr) Access() verbs.Access { return m.access }
 // Bytes implements verbs.MR: the registered memory itself.
 func (m *mr) Bytes() []byte { return m.buf }
 
-// Dereg implements verbs.MR (ibv_dereg_mr). Work requests still queued that
+// dereg does verbs.MR's Dereg (ibv_dereg_mr). Work requests still queued that
 // name this MR's keys fail when the device reaches them, as on rxe.
-func (m *mr) Dereg() error {
-	f := m.pd.ctx.fab()
-	f.mu.Lock()
-	defer f.mu.Unlock()
+func (m *mr) dereg() error {
 	const op = "ibv_dereg_mr"
 	if m.dead != "" {
 		return deadErr(op, fmt.Sprintf("the MR (lkey %#x)", m.lkey), m.dead)
@@ -345,14 +337,12 @@ func (f *Fabric) resolveAV(op, field string, d *device, av *verbs.AHAttr) error 
 	if rules.IsMulticastGID(g) {
 		return nil
 	}
-	if f.deviceByGID(g) != nil || (f.link != nil && f.link.peerFor(d, g) != nil) {
+	if f.deviceByGID(g) != nil || f.carrier.peer(d, g) != nil {
 		av.GRH.HopLimit = defaultHopLimit
 		return nil
 	}
-	if f.link != nil {
-		if err := f.link.peerErr(op, field, d, g); err != nil {
-			return err // the UDP link has no room for another peer (udplink.go)
-		}
+	if err := f.carrier.peerErr(op, field, d, g); err != nil {
+		return err // e.g. the UDP link has no room for another peer
 	}
 	a := netip.AddrFrom16(g)
 	onLink := a.IsLinkLocalUnicast()
@@ -370,12 +360,10 @@ func (f *Fabric) resolveAV(op, field string, d *device, av *verbs.AHAttr) error 
 
 var _ verbs.AH = (*ah)(nil)
 
-// CreateAH implements verbs.PD (ibv_create_ah; ib_uverbs_create_ah,
+// createAH does verbs.PD's CreateAH (ibv_create_ah; ib_uverbs_create_ah,
 // rdma_create_user_ah, rxe_create_ah).
-func (p *pd) CreateAH(attr verbs.AHAttr) (verbs.AH, error) {
+func (p *pd) createAH(attr verbs.AHAttr) (verbs.AH, error) {
 	f := p.ctx.fab()
-	f.mu.Lock()
-	defer f.mu.Unlock()
 	const op = "ibv_create_ah"
 	if err := p.check(op); err != nil {
 		return nil, err
@@ -406,12 +394,9 @@ func (a *ah) alive() bool              { return a.dead == "" }
 func (a *ah) fabric() *Fabric          { return a.pd.ctx.fab() }
 func (a *ah) ctxCheck(op string) error { return a.pd.ctx.check(op) }
 
-// Destroy implements verbs.AH (ibv_destroy_ah). rxe never refuses; a UD
+// destroy does verbs.AH's Destroy (ibv_destroy_ah). rxe never refuses; a UD
 // send still queued with this AH fails when the device reaches it.
-func (a *ah) Destroy() error {
-	f := a.fabric()
-	f.mu.Lock()
-	defer f.mu.Unlock()
+func (a *ah) destroy() error {
 	const op = "ibv_destroy_ah"
 	if a.dead != "" {
 		return deadErr(op, "the AH", a.dead)
@@ -485,11 +470,9 @@ var _ verbs.CompChannel = (*channel)(nil)
 
 func (ch *channel) Context() verbs.Context { return ch.ctx }
 
-// GetEvent implements verbs.CompChannel (ibv_get_cq_event).
-func (ch *channel) GetEvent(wait time.Duration) (verbs.CQ, error) {
+// getEvent does verbs.CompChannel's GetEvent (ibv_get_cq_event).
+func (ch *channel) getEvent(wait time.Duration) (verbs.CQ, error) {
 	f := ch.ctx.fab()
-	f.mu.Lock()
-	defer f.mu.Unlock()
 	const op = "ibv_get_cq_event"
 	if ch.dead != "" {
 		return nil, deadErr(op, "the completion channel", ch.dead)
@@ -510,12 +493,9 @@ func (ch *channel) GetEvent(wait time.Duration) (verbs.CQ, error) {
 	return c, nil
 }
 
-// Destroy implements verbs.CompChannel (ibv_destroy_comp_channel, which
+// destroy does verbs.CompChannel's Destroy (ibv_destroy_comp_channel, which
 // refuses with EBUSY while CQs use the channel).
-func (ch *channel) Destroy() error {
-	f := ch.ctx.fab()
-	f.mu.Lock()
-	defer f.mu.Unlock()
+func (ch *channel) destroy() error {
 	const op = "ibv_destroy_comp_channel"
 	if ch.dead != "" {
 		return deadErr(op, "the completion channel", ch.dead)
@@ -559,13 +539,10 @@ type cq struct {
 
 var _ verbs.CQ = (*cq)(nil)
 
-// CreateCQ implements verbs.Context (ibv_create_cq; ib_uverbs_create_cq,
+// createCQ does verbs.Context's CreateCQ (ibv_create_cq; ib_uverbs_create_cq,
 // rxe_cq_chk_attr, rxe_cq_from_init). The depth is rounded as
 // rxe_queue_init rounds it: 1 stays 1, 10 becomes 15, 16 becomes 31.
-func (c *context) CreateCQ(attr verbs.CQInitAttr) (verbs.CQ, error) {
-	f := c.fab()
-	f.mu.Lock()
-	defer f.mu.Unlock()
+func (c *context) createCQ(attr verbs.CQInitAttr) (verbs.CQ, error) {
 	const op = "ibv_create_cq"
 	if err := c.check(op); err != nil {
 		return nil, err
@@ -607,14 +584,6 @@ func (q *cq) check(op string) error {
 
 func (q *cq) Context() verbs.Context { return q.ctx }
 
-// CQE implements verbs.CQ: the rounded depth (ibv_cq.cqe).
-func (q *cq) CQE() int {
-	f := q.ctx.fab()
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return q.cqe
-}
-
 func (q *cq) Channel() verbs.CompChannel {
 	if q.ch == nil {
 		return nil
@@ -648,13 +617,11 @@ func (q *cq) post(wc verbs.WC, solicited bool) bool {
 	return true
 }
 
-// Poll implements verbs.CQ (ibv_poll_cq, rxe_poll_cq). In automatic
+// poll does verbs.CQ's Poll (ibv_poll_cq, rxe_poll_cq). In automatic
 // delivery mode an empty CQ lets virtual time run to the next timer, as
 // real time passes while a program spins on ibv_poll_cq.
-func (q *cq) Poll(wc []verbs.WC) (int, error) {
+func (q *cq) poll(wc []verbs.WC) (int, error) {
 	f := q.ctx.fab()
-	f.mu.Lock()
-	defer f.mu.Unlock()
 	const op = "ibv_poll_cq"
 	if err := q.check(op); err != nil {
 		return 0, err
@@ -675,12 +642,9 @@ func (q *cq) Poll(wc []verbs.WC) (int, error) {
 	return n, nil
 }
 
-// ReqNotify implements verbs.CQ (ibv_req_notify_cq, rxe_req_notify_cq): an
+// reqNotify does verbs.CQ's ReqNotify (ibv_req_notify_cq, rxe_req_notify_cq): an
 // armed next-completion request is not downgraded to solicited-only.
-func (q *cq) ReqNotify(solicitedOnly bool) error {
-	f := q.ctx.fab()
-	f.mu.Lock()
-	defer f.mu.Unlock()
+func (q *cq) reqNotify(solicitedOnly bool) error {
 	if err := q.check("ibv_req_notify_cq"); err != nil {
 		return err
 	}
@@ -694,11 +658,8 @@ func (q *cq) ReqNotify(solicitedOnly bool) error {
 	return nil
 }
 
-// AckEvents implements verbs.CQ (ibv_ack_cq_events).
-func (q *cq) AckEvents(n int) {
-	f := q.ctx.fab()
-	f.mu.Lock()
-	defer f.mu.Unlock()
+// ackEvents does verbs.CQ's AckEvents (ibv_ack_cq_events).
+func (q *cq) ackEvents(n int) {
 	if n <= 0 {
 		return
 	}
@@ -708,12 +669,9 @@ func (q *cq) AckEvents(n int) {
 	}
 }
 
-// Resize implements verbs.CQ (ibv_resize_cq; rxe_resize_cq checks the new
+// resize does verbs.CQ's Resize (ibv_resize_cq; rxe_resize_cq checks the new
 // size as at creation and against the entries held now, then rounds it).
-func (q *cq) Resize(n int) error {
-	f := q.ctx.fab()
-	f.mu.Lock()
-	defer f.mu.Unlock()
+func (q *cq) resize(n int) error {
 	const op = "ibv_resize_cq"
 	if err := q.check(op); err != nil {
 		return err
@@ -730,12 +688,9 @@ func (q *cq) Resize(n int) error {
 	return nil
 }
 
-// Destroy implements verbs.CQ (ibv_destroy_cq). The core refuses with
+// destroy does verbs.CQ's Destroy (ibv_destroy_cq). The core refuses with
 // EBUSY while a QP uses the CQ (ib_destroy_cq_user: cq->usecnt).
-func (q *cq) Destroy() error {
-	f := q.ctx.fab()
-	f.mu.Lock()
-	defer f.mu.Unlock()
+func (q *cq) destroy() error {
 	const op = "ibv_destroy_cq"
 	if err := q.check(op); err != nil {
 		return err
@@ -821,14 +776,11 @@ func (s *srq) kill(why string) {
 	s.pd.ctx.dev.poolDel(poolSRQ)
 }
 
-// CreateSRQ implements verbs.PD (ibv_create_srq; rxe_srq_chk_init,
+// createSRQ does verbs.PD's CreateSRQ (ibv_create_srq; rxe_srq_chk_init,
 // rxe_srq_from_init). max_wr is rounded like every rxe queue; max_sge 0
 // becomes 1; srq_limit is taken as given, so a non-zero limit arms the SRQ
 // at creation.
-func (p *pd) CreateSRQ(attr verbs.SRQInitAttr) (verbs.SRQ, error) {
-	f := p.ctx.fab()
-	f.mu.Lock()
-	defer f.mu.Unlock()
+func (p *pd) createSRQ(attr verbs.SRQInitAttr) (verbs.SRQ, error) {
 	const op = "ibv_create_srq"
 	if err := p.check(op); err != nil {
 		return nil, err
@@ -855,13 +807,11 @@ func (p *pd) CreateSRQ(attr verbs.SRQInitAttr) (verbs.SRQ, error) {
 
 func (s *srq) PD() verbs.PD { return s.pd }
 
-// PostRecv implements verbs.SRQ (ibv_post_srq_recv; rdma-core's
+// postRecv does verbs.SRQ's PostRecv (ibv_post_srq_recv; rdma-core's
 // rxe_post_srq_recv / rxe_post_one_recv): a full queue is ENOMEM, too many
 // SGEs EINVAL; an empty list posts nothing and succeeds.
-func (s *srq) PostRecv(wrs []verbs.RecvWR) (int, error) {
+func (s *srq) postRecv(wrs []verbs.RecvWR) (int, error) {
 	f := s.pd.ctx.fab()
-	f.mu.Lock()
-	defer f.mu.Unlock()
 	const op = "ibv_post_srq_recv"
 	if err := s.check(op); err != nil {
 		return 0, err
@@ -881,13 +831,10 @@ func (s *srq) PostRecv(wrs []verbs.RecvWR) (int, error) {
 	return len(wrs), nil
 }
 
-// Modify implements verbs.SRQ (ibv_modify_srq; rxe_srq_chk_attr,
+// modify does verbs.SRQ's Modify (ibv_modify_srq; rxe_srq_chk_attr,
 // rxe_srq_from_attr): IBV_SRQ_MAX_WR resizes the queue, IBV_SRQ_LIMIT arms
 // the limit event (0 disarms it).
-func (s *srq) Modify(attr verbs.SRQAttr, mask verbs.SRQAttrMask) error {
-	f := s.pd.ctx.fab()
-	f.mu.Lock()
-	defer f.mu.Unlock()
+func (s *srq) modify(attr verbs.SRQAttr, mask verbs.SRQAttrMask) error {
 	const op = "ibv_modify_srq"
 	if err := s.check(op); err != nil {
 		return err
@@ -909,23 +856,17 @@ func (s *srq) Modify(attr verbs.SRQAttr, mask verbs.SRQAttrMask) error {
 	return nil
 }
 
-// Query implements verbs.SRQ (ibv_query_srq, rxe_query_srq).
-func (s *srq) Query() (verbs.SRQAttr, error) {
-	f := s.pd.ctx.fab()
-	f.mu.Lock()
-	defer f.mu.Unlock()
+// query does verbs.SRQ's Query (ibv_query_srq, rxe_query_srq).
+func (s *srq) query() (verbs.SRQAttr, error) {
 	if err := s.check("ibv_query_srq"); err != nil {
 		return verbs.SRQAttr{}, err
 	}
 	return verbs.SRQAttr{MaxWR: s.rq.maxWR, MaxSGE: s.rq.maxSGE, SRQLimit: s.limit}, nil
 }
 
-// Destroy implements verbs.SRQ (ibv_destroy_srq; the core refuses with
+// destroy does verbs.SRQ's Destroy (ibv_destroy_srq; the core refuses with
 // EBUSY while QPs use it: ib_destroy_srq_user, srq->usecnt).
-func (s *srq) Destroy() error {
-	f := s.pd.ctx.fab()
-	f.mu.Lock()
-	defer f.mu.Unlock()
+func (s *srq) destroy() error {
 	const op = "ibv_destroy_srq"
 	if err := s.check(op); err != nil {
 		return err

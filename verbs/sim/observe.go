@@ -13,33 +13,22 @@ type observer struct {
 
 var _ verbs.PacketObserver = (*Fabric)(nil)
 
-// ObservePackets implements verbs.PacketObserver: fn is called for every
-// packet the fabric sends ("sent"), delivers ("delivered") or loses
-// ("dropped: why"; "refused: why" when the sender's IP layer would not
-// send it), until cancel is called. While anyone observes, every packet is
-// encoded as genuine RoCEv2 bytes and the receiver decodes and checks them.
-//
-// fn runs with the fabric locked, in the order things happen, on the
-// goroutine of the verb that caused them: it must not call back into the
-// simulator, and it must copy PacketEvent.Bytes to keep them.
-func (f *Fabric) ObservePackets(fn func(verbs.PacketEvent)) (cancel func()) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if fn == nil {
-		return func() {}
-	}
+// observePackets does ObservePackets's work and returns the id that
+// forgetObserver takes.
+func (f *Fabric) observePackets(fn func(verbs.PacketEvent)) int {
 	f.net.nextObs++
 	id := f.net.nextObs
 	f.net.observers = append(f.net.observers, observer{id: id, fn: fn})
-	return func() {
-		f.mu.Lock()
-		defer f.mu.Unlock()
-		obs := f.net.observers
-		for i, o := range obs {
-			if o.id == id {
-				f.net.observers = append(obs[:i:i], obs[i+1:]...)
-				return
-			}
+	return id
+}
+
+// forgetObserver removes observer id.
+func (f *Fabric) forgetObserver(id int) {
+	obs := f.net.observers
+	for i, o := range obs {
+		if o.id == id {
+			f.net.observers = append(obs[:i:i], obs[i+1:]...)
+			return
 		}
 	}
 }
@@ -81,7 +70,7 @@ func (f *Fabric) observeLocal(p *packet, verdict string) {
 func (f *Fabric) packetEvent(p *packet, verdict, why string) verbs.PacketEvent {
 	ev := verbs.PacketEvent{
 		Seq:     p.seq,
-		Time:    f.now,
+		Time:    f.clock.now(),
 		From:    p.from.name,
 		To:      p.toName(),
 		Summary: wire.Describe(&p.hdr),

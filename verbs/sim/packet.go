@@ -209,8 +209,8 @@ func (f *Fabric) makeRoute(d *device, av *verbs.AHAttr) route {
 	rt.mcast = rules.IsMulticastGID(av.GRH.DGID)
 	if !rt.mcast {
 		rt.to = f.deviceByGID(av.GRH.DGID)
-		if rt.to == nil && f.link != nil {
-			rt.to = f.link.peerFor(d, av.GRH.DGID) // udplink.go
+		if rt.to == nil {
+			rt.to = f.carrier.peer(d, av.GRH.DGID)
 		}
 	}
 	return rt

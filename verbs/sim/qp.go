@@ -65,17 +65,15 @@ func (q *qp) check(op string) error {
 	return q.pd.ctx.check(op)
 }
 
-// CreateQP implements verbs.PD (ibv_create_qp). The order of checks is the
+// createQP does verbs.PD's CreateQP (ibv_create_qp). The order of checks is the
 // kernel's: the QP type (create_qp in uverbs_cmd.c, then rxe_qp_chk_init:
 // only RC, UC, UD), the CQs, then the capabilities against the device's
 // limits (rxe_qp_chk_cap). The queues are sized as rxe_qp_init_req and
 // rxe_qp_init_resp size them, and the caps rxe returns are what Query
 // reports: max_send_wr rounded to 2^k-1, max_send_sge and max_inline_data
 // both derived from one WQE size of max(16*max_send_sge, max_inline_data).
-func (p *pd) CreateQP(attr verbs.QPInitAttr) (verbs.QP, error) {
+func (p *pd) createQP(attr verbs.QPInitAttr) (verbs.QP, error) {
 	f := p.ctx.fab()
-	f.mu.Lock()
-	defer f.mu.Unlock()
 	const op = "ibv_create_qp"
 	if err := p.check(op); err != nil {
 		return nil, err
@@ -166,7 +164,7 @@ func (q *qp) PD() verbs.PD       { return q.pd }
 func (q *qp) Num() uint32        { return q.qpn }
 func (q *qp) Type() verbs.QPType { return q.typ }
 
-// Modify implements verbs.QP (ibv_modify_qp).
+// modify does verbs.QP's Modify (ibv_modify_qp).
 //
 // The checks run as the kernel runs them, with the core's transition table
 // first: ib_uverbs_modify_qp (mask bits beyond IBV_QP_DEST_QPN are
@@ -180,10 +178,8 @@ func (q *qp) Type() verbs.QPType { return q.typ }
 // the device's max_qp_rd_atom, timeout above 31). Nothing else is checked:
 // PSNs are masked to 24 bits (_ib_modify_qp), retry counts and
 // min_rnr_timer are stored as given, max_dest_rd_atomic is not bounded.
-func (q *qp) Modify(a *verbs.QPAttr, mask verbs.QPAttrMask) error {
+func (q *qp) modify(a *verbs.QPAttr, mask verbs.QPAttrMask) error {
 	f := q.fab()
-	f.mu.Lock()
-	defer f.mu.Unlock()
 	const op = "ibv_modify_qp"
 	if err := q.check(op); err != nil {
 		return err
@@ -409,13 +405,10 @@ func (q *qp) drainRespPkts() {
 	}
 }
 
-// Query implements verbs.QP (ibv_query_qp, rxe_qp_to_attr and
+// query does verbs.QP's Query (ibv_query_qp, rxe_qp_to_attr and
 // rxe_qp_to_init): stored attributes, the live PSNs, rxe's rounded caps and
 // depths, and an address vector that always reads as global.
-func (q *qp) Query(mask verbs.QPAttrMask) (verbs.QPAttr, verbs.QPInitAttr, error) {
-	f := q.fab()
-	f.mu.Lock()
-	defer f.mu.Unlock()
+func (q *qp) query(mask verbs.QPAttrMask) (verbs.QPAttr, verbs.QPInitAttr, error) {
 	if err := q.check("ibv_query_qp"); err != nil {
 		return verbs.QPAttr{}, verbs.QPInitAttr{}, err
 	}
@@ -440,7 +433,7 @@ func (q *qp) Query(mask verbs.QPAttrMask) (verbs.QPAttr, verbs.QPInitAttr, error
 	return a, init, nil
 }
 
-// PostSend implements verbs.QP (ibv_post_send), as rdma-core 44's rxe
+// postSend does verbs.QP's PostSend (ibv_post_send), as rdma-core 44's rxe
 // provider and the 6.1 kernel do it together.
 //
 // rxe_post_send (providers/rxe/rxe.c) writes each WR into the send queue
@@ -453,10 +446,8 @@ func (q *qp) Query(mask verbs.QPAttrMask) (verbs.QPAttr, verbs.QPInitAttr, error
 // with EINVAL unless the requester is ready, that is unless the QP is in
 // RTS (or SQD or ERR). The WRs are already in the queue by then: they stay
 // there and go out after the QP reaches RTS and a later post rings again.
-func (q *qp) PostSend(wrs []verbs.SendWR) (int, error) {
+func (q *qp) postSend(wrs []verbs.SendWR) (int, error) {
 	f := q.fab()
-	f.mu.Lock()
-	defer f.mu.Unlock()
 	const op = "ibv_post_send"
 	if err := q.check(op); err != nil {
 		return 0, err
@@ -598,13 +589,11 @@ func (c *context) findMem(addr, n uint64) *mr {
 	return nil
 }
 
-// PostRecv implements verbs.QP (ibv_post_recv; rdma-core's rxe_post_recv,
+// postRecv does verbs.QP's PostRecv (ibv_post_recv; rdma-core's rxe_post_recv,
 // which never enters the kernel): EINVAL in RESET (C10-97.2.1) or when the
 // QP uses an SRQ; per WR, a full queue is ENOMEM and too many SGEs EINVAL.
-func (q *qp) PostRecv(wrs []verbs.RecvWR) (int, error) {
+func (q *qp) postRecv(wrs []verbs.RecvWR) (int, error) {
 	f := q.fab()
-	f.mu.Lock()
-	defer f.mu.Unlock()
 	const op = "ibv_post_recv"
 	if err := q.check(op); err != nil {
 		return 0, err
@@ -637,12 +626,9 @@ func (q *qp) PostRecv(wrs []verbs.RecvWR) (int, error) {
 	return len(wrs), nil
 }
 
-// Destroy implements verbs.QP (ibv_destroy_qp). uverbs refuses with EBUSY
+// destroy does verbs.QP's Destroy (ibv_destroy_qp). uverbs refuses with EBUSY
 // while the QP is attached to multicast groups (uverbs_free_qp).
-func (q *qp) Destroy() error {
-	f := q.fab()
-	f.mu.Lock()
-	defer f.mu.Unlock()
+func (q *qp) destroy() error {
 	const op = "ibv_destroy_qp"
 	if err := q.check(op); err != nil {
 		return err

@@ -70,7 +70,7 @@ func wheelExpiry(now, n uint64) uint64 {
 
 // modTimer is mod_timer(timer, jiffies + n): it (re)arms the timer.
 func (f *Fabric) modTimer(t *timer, n uint64) {
-	at := time.Duration(wheelExpiry(f.jiffies(f.now), n)) * f.jiffy()
+	at := time.Duration(wheelExpiry(f.jiffies(f.clock.now()), n)) * f.jiffy()
 	t.at = at
 	f.net.timerOrd++
 	t.ord = f.net.timerOrd

@@ -333,9 +333,7 @@ func (f *Fabric) trainAtDelivery(q *qp, p *packet) bool {
 		n.batchLeft--
 		n.batched++
 		n.trainStats.inPlace++
-		if p.at > f.now {
-			f.now = p.at
-		}
+		f.clock.advance(p.at)
 		if s != nil {
 			s.inflight--
 		}

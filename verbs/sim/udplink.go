@@ -45,7 +45,7 @@ import (
 // among them, are the core's (receive).
 //
 // Peers: the link keeps at most maxPeers stand-ins. A QP's or an AH's
-// route makes one (peerFor); a datagram makes one only when it passes the
+// route makes one (peer); a datagram makes one only when it passes the
 // checks the link can make before the core sees it (vouches: a RoCEv2
 // header, to a live QP of ours that takes it from that address, with a
 // good ICRC). When the table is full, the least recently used stand-in
@@ -115,7 +115,7 @@ type udpLink struct {
 	start time.Time     // wall time when the link started
 	base  time.Duration // the virtual time then
 
-	// waiters counts goroutines waiting in waitLocked; wake is closed
+	// waiters counts goroutines waiting in wait; wake is closed
 	// (and replaced) when something happens that they may wait for.
 	waiters int
 	wake    chan struct{}
@@ -191,8 +191,8 @@ func NewUDP(cfg Config, addr string) (*Fabric, error) {
 		d.link.cfg.MTU = maxLinkMTU // lo: 65536
 	}
 	f.mu.Lock()
-	l.base = f.now
-	f.link = l
+	l.base = f.clock.now()
+	f.carrier = l
 	f.mu.Unlock()
 	l.wg.Add(3)
 	go l.reader()
@@ -207,7 +207,8 @@ func NewUDP(cfg Config, addr string) (*Fabric, error) {
 func (f *Fabric) RealTime() bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return f.link != nil
+	_, ok := f.carrier.(*udpLink)
+	return ok
 }
 
 var _ verbs.RealTimeClock = (*Fabric)(nil)
@@ -217,10 +218,11 @@ var _ verbs.RealTimeClock = (*Fabric)(nil)
 func (f *Fabric) UDPAddr() netip.AddrPort {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.link == nil {
+	l, ok := f.carrier.(*udpLink)
+	if !ok {
 		return netip.AddrPort{}
 	}
-	return f.link.local
+	return l.local
 }
 
 // UDPLinkStats is what the UDP link counts (Fabric.UDPStats).
@@ -236,8 +238,8 @@ type UDPLinkStats struct {
 func (f *Fabric) UDPStats() UDPLinkStats {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	l := f.link
-	if l == nil {
+	l, ok := f.carrier.(*udpLink)
+	if !ok {
 		return UDPLinkStats{}
 	}
 	l.inMu.Lock()
@@ -325,10 +327,10 @@ func bindError(ap netip.AddrPort, err error) error {
 
 // ---------------------------------------------------------------- hooks
 
-// peerFor returns the stand-in device for the host with GID g, reached
+// peer returns the stand-in device for the host with GID g, reached
 // from device d over the link, or nil when g is not reachable that way or
 // the table of peers is full of live ones (peerErr says so).
-func (l *udpLink) peerFor(d *device, g verbs.GID) *device {
+func (l *udpLink) peer(d *device, g verbs.GID) *device {
 	a, ok := l.peerAddr(d, g)
 	if !ok {
 		return nil
@@ -546,17 +548,24 @@ func b2i(b bool) int {
 	return 0
 }
 
-// syncLocked moves the virtual clock up to the wall clock (never back).
-func (l *udpLink) syncLocked() {
+// elapsed is the wall clock's time in the fabric's terms in automatic
+// delivery mode; in step mode time moves only when the program says.
+func (l *udpLink) elapsed() time.Duration {
 	if l.f.mode != verbs.DeliverAuto {
-		return
+		return 0
 	}
-	if t := l.base + time.Since(l.start); t > l.f.now {
-		l.f.now = t
-	}
+	return l.base + time.Since(l.start)
 }
 
-// notifyLocked wakes the goroutines waiting in waitLocked.
+// syncLocked moves the fabric's clock up to the wall clock.
+func (l *udpLink) syncLocked() {
+	l.f.clock.advance(l.elapsed())
+}
+
+// settled is notifyLocked.
+func (l *udpLink) settled() { l.notifyLocked() }
+
+// notifyLocked wakes the goroutines waiting in wait.
 func (l *udpLink) notifyLocked() {
 	if l.waiters > 0 {
 		close(l.wake)
@@ -605,9 +614,9 @@ func (l *udpLink) drainLocked() bool {
 	return true
 }
 
-// waitLocked is waitFor in real time: it waits up to d of wall time, with
+// wait is waitFor in real time: it waits up to d of wall time, with
 // the fabric unlocked, until ready reports true.
-func (l *udpLink) waitLocked(d time.Duration, ready func() bool) {
+func (l *udpLink) wait(d time.Duration, ready func() bool) {
 	f := l.f
 	l.pollLocked()
 	if d <= 0 || ready() {
@@ -624,19 +633,19 @@ func (l *udpLink) waitLocked(d time.Duration, ready func() bool) {
 	}
 }
 
-// idleLocked is idlePoll in real time. ibv_poll_cq does not wait, but a
+// idle is idlePoll in real time. ibv_poll_cq does not wait, but a
 // program spinning on an empty CQ must not keep a CPU from the goroutines
 // (and, on a small machine, the other process) that bring what it waits
 // for: so an empty poll sleeps until a datagram or an event comes, the
 // next timer falls due, or udpIdleWait passed, with the fabric unlocked.
 // The program sees an empty CQ a little later, as if it had spun.
-func (l *udpLink) idleLocked(ready func() bool) {
+func (l *udpLink) idle(ready func() bool) {
 	if l.pollLocked() || ready() {
 		return
 	}
 	d := udpIdleWait
 	if t, ok := l.f.nextTimer(); ok {
-		d = min(d, max(t.at-l.f.now, 0))
+		d = min(d, max(t.at-l.f.clock.now(), 0))
 	}
 	if d > 0 {
 		l.sleepLocked(d)
@@ -755,7 +764,7 @@ func (l *udpLink) injectLocked(b []byte, from netip.AddrPort) []byte {
 	p.from = l.source(src, p)
 	n.seq++
 	p.seq = n.seq
-	p.at = f.now
+	p.at = f.clock.now()
 	f.enqueue(p)
 	return spare
 }
@@ -779,7 +788,7 @@ func (l *udpLink) ticker() {
 		}
 		if f.mode == verbs.DeliverAuto {
 			l.syncLocked()
-			if tm, ok := f.nextTimer(); ok && tm.at <= f.now {
+			if tm, ok := f.nextTimer(); ok && tm.at <= f.clock.now() {
 				f.runLocked()
 				f.settle()
 				l.notifyLocked()
@@ -789,9 +798,9 @@ func (l *udpLink) ticker() {
 	}
 }
 
-// close stops the goroutines and frees the port; the fabric must not be
+// stop stops the goroutines and frees the port; the fabric must not be
 // locked.
-func (l *udpLink) close() {
+func (l *udpLink) stop() {
 	select {
 	case <-l.done:
 		return

@@ -104,7 +104,7 @@ func (v *verdictCounter) get(k string) int {
 func peerCount(f *Fabric) int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return len(f.link.peers)
+	return len(f.carrier.(*udpLink).peers)
 }
 
 // udQP is a UD QP in RTS on e with Q_Key 0x11111111, its own CQ of cqe
@@ -225,7 +225,7 @@ func TestUDPLinkStrangersDoNotLockOut(t *testing.T) {
 
 	flood("second")
 	fb.mu.Lock()
-	s := fb.link.peers[fa.UDPAddr().Addr()]
+	s := fb.carrier.(*udpLink).peers[fa.UDPAddr().Addr()]
 	kept := s != nil && qb.(*qp).route.to == s.dev
 	fb.mu.Unlock()
 	if !kept {
@@ -330,7 +330,7 @@ func TestUDPLinkStepModeBound(t *testing.T) {
 func TestUDPLinkQueueBytesBound(t *testing.T) {
 	fb := newUDPFabric(t)
 	c := strangers(t, 1)[0]
-	l := fb.link
+	l := fb.carrier.(*udpLink)
 	queued := func() (n, bytes int, dropped uint64) {
 		l.inMu.Lock()
 		defer l.inMu.Unlock()
