@@ -13,12 +13,13 @@ import (
 // the shell's own reset.
 func lessonCmd() *command {
 	return &command{Name: "lesson", Group: gSession,
-		Usage:   "lesson [list | ID | FILE | next | back | hint | skip | reset | goal [--detail] | quit]",
+		Usage:   "lesson [list | ID [--force] | FILE [--force] | next | back | hint | skip | reset | goal [--detail] | quit]",
 		Summary: "Take a lesson: the tutor shows each step and checks its goal after every command you type",
 		Help: "lesson ID starts a lesson that ships with vsh (lesson list shows them), lesson FILE an instructor's own. " +
 			"The session is reset, then each step's prose is shown with its goal; type any commands you like, and the tutor " +
 			"checks the goal after each one — by the state of the objects and what the commands returned, never by what you typed. " +
-			"lesson alone shows the current step again.\n\n" +
+			"lesson alone shows the current step again. Starting a lesson while another is in progress asks first; " +
+			"--force leaves it without asking (off a terminal, where no one can answer, --force is needed).\n\n" +
 			"\tlesson next    go on (once the goal is reached)\n" +
 			"\tlesson back    go back one step (the session is rebuilt as it was then)\n" +
 			"\tlesson hint    a hint; twice: the lesson's own commands\n" +
@@ -32,7 +33,7 @@ func lessonCmd() *command {
 
 func cmdLesson(c *call) error {
 	st := c.s.lessonState()
-	words := c.a.pos
+	words, force := withoutForce(c.a.pos)
 	if len(words) == 0 {
 		if st.tutor == nil {
 			return listLessons(c)
@@ -47,6 +48,11 @@ func cmdLesson(c *call) error {
 		detail = " --detail"
 	} else if len(words) > 1 {
 		return usagef(c.cmd.usageHint(), "lesson takes one word, not %d (lesson goal --detail is the one that takes two)", len(words))
+	}
+	if force && len(words) == 1 && !isLessonCommand(w) {
+		// lesson ID --force: the only use of --force.
+	} else if force {
+		return usagef("lesson ID --force", "--force goes with lesson ID, to leave a lesson in progress without being asked")
 	}
 	for _, tc := range lessons.TutorCommands {
 		if strings.EqualFold(w, tc.Name) {
@@ -77,8 +83,8 @@ func cmdLesson(c *call) error {
 			"lesson %s needs what this backend lacks: %s", l.ID, strings.Join(miss, "; "))
 	}
 	if st.tutor != nil && !st.tutor.Quit() {
-		if _, over := st.tutor.Step(); !over {
-			c.out.addRaw(fmt.Sprintf("» you leave lesson %s for %s", st.tutor.Lesson().ID, l.ID))
+		if stay, err := leaveLesson(c, st.tutor, l, force); stay || err != nil {
+			return err
 		}
 	}
 	if st.tutor != nil {
@@ -160,4 +166,71 @@ func nearLessonCommand(w string) string {
 		names = append(names, tc.Name)
 	}
 	return nearest(strings.ToLower(w), names)
+}
+
+// withoutForce returns the words without --force (or -f) and whether it was
+// there.
+func withoutForce(words []token) ([]token, bool) {
+	var out []token
+	force := false
+	for _, w := range words {
+		if w.text == "--force" || w.text == "-f" {
+			force = true
+			continue
+		}
+		out = append(out, w)
+	}
+	return out, force
+}
+
+// isLessonCommand reports whether w is list or one of the tutor's commands.
+func isLessonCommand(w string) bool {
+	if strings.EqualFold(w, "list") {
+		return true
+	}
+	for _, tc := range lessons.TutorCommands {
+		if strings.EqualFold(w, tc.Name) {
+			return true
+		}
+	}
+	return false
+}
+
+// leaveLesson decides whether lesson ID may end the lesson t runs, to start
+// l: at once with --force or once t is over; on a terminal after asking;
+// elsewhere (a script, a pipe) never, since no one can answer. It reports
+// whether the learner stays.
+func leaveLesson(c *call, t *lessons.Tutor, l *lessons.Lesson, force bool) (stay bool, err error) {
+	step, over := t.Step()
+	cur := t.Lesson()
+	if over {
+		return false, nil
+	}
+	where := fmt.Sprintf("step %d of %d of lesson %s", step+1, len(cur.Steps), cur.ID)
+	what := "leave it for " + l.ID
+	if l.ID == cur.ID {
+		what = "start it over"
+	}
+	switch {
+	case force:
+	case c.s.ask == nil:
+		return true, usagef("lesson "+l.ID+" --force",
+			"you are at %s; off a terminal vsh cannot ask whether to %s, so you stay: add --force to %s", where, what, what)
+	default:
+		answer, ok := c.s.ask(fmt.Sprintf("» you are at %s. %s? [y/N] ", where, capitalize(what)))
+		if a := strings.ToLower(strings.TrimSpace(answer)); !ok || (a != "y" && a != "yes") {
+			c.out.addRaw(fmt.Sprintf("» you stay at %s", where))
+			return true, nil
+		}
+	}
+	c.out.addRaw(fmt.Sprintf("» you leave lesson %s at step %d", cur.ID, step+1))
+	return false, nil
+}
+
+// capitalize upper-cases the first letter of s.
+func capitalize(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
 }

@@ -108,7 +108,7 @@ func TestCheckLearnerPathHostile(t *testing.T) {
 	for _, tt := range []struct {
 		name, path, want string
 	}{
-		{"another lesson", "lesson break-it\n" + skips + "devices\n#! hint\n", "p.vsh:18: the tutor now runs lesson break-it, which the path started; its markers check lesson tour"},
+		{"another lesson", "lesson break-it --force\n" + skips + "devices\n#! hint\n", "p.vsh:18: the tutor now runs lesson break-it, which the path started; its markers check lesson tour"},
 		{"marker first", "#! refused\ndevices\n#! step 2\n", "p.vsh:1: a marker checks the command before it, and there is none yet"},
 		{"no markers", "devices\n", "p.vsh: no #! marker: nothing was checked"},
 		{"quit", "devices\nquit\nopen_device A\n#! step 3\n", `p.vsh:2: "quit" leaves vsh: the rest of the path is not played`},
@@ -147,3 +147,58 @@ func TestCheckLearnerPathHostile(t *testing.T) {
 type zeroBytes struct{}
 
 func (zeroBytes) Read(b []byte) (int, error) { clear(b); return len(b), nil }
+
+// TestLessonSwitchAsks checks lesson ID while another lesson runs: off a
+// terminal it refuses without --force; with a front end that can ask, the
+// answer decides; --force goes with lesson ID only.
+func TestLessonSwitchAsks(t *testing.T) {
+	tests := []struct {
+		name     string
+		ask      func(string) (string, bool) // nil: off a terminal
+		line     string
+		wantErr  string // "" for none
+		wantOut  string
+		switched bool
+	}{
+		{"off a terminal", nil, "lesson rc-pingpong", "off a terminal vsh cannot ask whether to leave it for rc-pingpong", "", false},
+		{"forced", nil, "lesson rc-pingpong --force", "", "» you leave lesson tour at step 1", true},
+		{"forced, -f first", nil, "lesson -f rc-pingpong", "", "» you leave lesson tour at step 1", true},
+		{"same lesson", nil, "lesson tour", "whether to start it over", "", false},
+		{"force without a lesson", nil, "lesson next --force", "--force goes with lesson ID", "", false},
+		{"answer yes", answer("yes", true), "lesson rc-pingpong", "", "» you leave lesson tour at step 1", true},
+		{"answer y", answer(" Y ", true), "lesson rc-pingpong", "", "» you leave lesson tour", true},
+		{"answer no", answer("n", true), "lesson rc-pingpong", "", "» you stay at step 1 of 9 of lesson tour", false},
+		{"answer empty", answer("", true), "lesson rc-pingpong", "", "» you stay at step 1", false},
+		{"no one answers", answer("y", false), "lesson rc-pingpong", "", "» you stay at step 1", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			sh := newTestShell(t, 2, 1, true, nil)
+			defer sh.Close()
+			if _, err := sh.Exec("lesson tour"); err != nil {
+				t.Fatal(err)
+			}
+			var asked string
+			if tt.ask != nil {
+				sh.ask = func(q string) (string, bool) { asked = q; return tt.ask(q) }
+			}
+			out, err := sh.Exec(tt.line)
+			if tt.wantErr == "" && err != nil || tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)) {
+				t.Fatalf("%s: error %v, want %q", tt.line, err, tt.wantErr)
+			}
+			if !strings.Contains(out, tt.wantOut) {
+				t.Errorf("%s: output does not say %q:\n%s", tt.line, tt.wantOut, out)
+			}
+			if tt.ask != nil && !strings.Contains(asked, "Leave it for rc-pingpong? [y/N]") {
+				t.Errorf("%s: asked %q", tt.line, asked)
+			}
+			if got := sh.lesson.tutor.Lesson().ID == "rc-pingpong"; got != tt.switched {
+				t.Errorf("%s: now in lesson %s; switched=%v, want %v", tt.line, sh.lesson.tutor.Lesson().ID, got, tt.switched)
+			}
+		})
+	}
+}
+
+func answer(a string, ok bool) func(string) (string, bool) {
+	return func(string) (string, bool) { return a, ok }
+}

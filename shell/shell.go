@@ -113,6 +113,10 @@ type Shell struct {
 	lesson *lessonState // lesson_env.go: the tutor, when a lesson runs
 	pkts   *packetLog   // packets.go: the packets of each cell, while recorded
 	vc     *verbCounts  // verbcall.go: the verbs called, for paths
+	// ask puts a question to the person at the front end and returns the
+	// line they answer, or false when no one can answer (Ctrl-C, end of
+	// input). nil off a terminal: a command that would ask refuses.
+	ask func(question string) (string, bool)
 }
 
 // New starts a session on the backend opts.Open returns.

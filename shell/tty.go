@@ -30,6 +30,10 @@ package shell
 //     ("alloc_pd ctx0⏎quit⏎" in one chunk) is neither run nor shown.
 //     ttyParser.Read hands out one line, then one Enter, at a time.
 //
+// A command that asks (lesson ID while another lesson runs) reads its
+// answer here too (ttySession.ask), with the terminal as go-prompt leaves
+// it while a command runs: in its normal line mode.
+//
 // go-prompt is never used off a terminal (it panics without one); scripts
 // and pipes go through RunScript.
 
@@ -45,6 +49,7 @@ import (
 	"time"
 
 	prompt "github.com/c-bata/go-prompt"
+	"golang.org/x/sys/unix"
 	"golang.org/x/term"
 )
 
@@ -55,10 +60,15 @@ type ttyParser struct {
 	inner   prompt.ConsoleParser
 	fd      int
 	saved   *term.State
-	pending [][]byte
+	pending [][]byte // keys read and not yet handed out
 
 	mu       sync.Mutex
 	stopping bool // the session is ending: a signal, a panic
+	// entered is set when Read hands out an Enter and cleared by the
+	// Setup that follows the command it runs: in between Read hands out
+	// nothing, so that keys typed ahead stay in pending, where a question
+	// the command asks finds its answer (takeLine).
+	entered bool
 }
 
 var _ prompt.ConsoleParser = (*ttyParser)(nil)
@@ -68,6 +78,7 @@ var _ prompt.ConsoleParser = (*ttyParser)(nil)
 func (p *ttyParser) Setup() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.entered = false
 	if p.stopping {
 		return nil
 	}
@@ -118,8 +129,13 @@ func (p *ttyParser) GetWinSize() *prompt.WinSize {
 // Read returns one key as go-prompt expects: a chunk of text with no line
 // break, or a lone Enter. Once the session is ending it reads nothing.
 func (p *ttyParser) Read() ([]byte, error) {
-	if p.isStopping() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.stopping {
 		return nil, io.EOF
+	}
+	if p.entered {
+		return []byte{0}, nil // go-prompt's "no key"
 	}
 	if len(p.pending) == 0 {
 		b, err := p.inner.Read()
@@ -130,6 +146,7 @@ func (p *ttyParser) Read() ([]byte, error) {
 	}
 	k := p.pending[0]
 	p.pending = p.pending[1:]
+	p.entered = string(k) == "\r"
 	return k, nil
 }
 
@@ -190,6 +207,8 @@ func (s *Shell) RunTTY(in, out *os.File, intro string) (int, error) {
 
 	t := &ttySession{s: s, out: out, ended: make(chan struct{}),
 		p: &ttyParser{inner: prompt.NewStandardInputParser(), fd: fd, saved: saved}}
+	s.ask = t.ask
+	defer func() { s.ask = nil }()
 	stopSignals := t.watchSignals()
 	defer stopSignals()
 	io.WriteString(out, s.Banner())
@@ -390,4 +409,78 @@ func Progress(f *os.File) func(status string, step bool) {
 			fmt.Fprintln(f, status)
 		}
 	}
+}
+
+// maxAnswer bounds an answer to ask; the rest of a longer line is read and
+// dropped.
+const maxAnswer = 256
+
+// ask is Shell.ask on the terminal: it shows question and reads one line,
+// first from what go-prompt's parser read ahead (keys typed before the
+// question), then from the terminal, polling so that Ctrl-C (the shell
+// interrupted) or the session's end gives up at once. It runs inside a
+// command, while go-prompt reads nothing.
+func (t *ttySession) ask(question string) (string, bool) {
+	io.WriteString(t.out, question)
+	if line, ok := t.p.takeLine(); ok {
+		io.WriteString(t.out, line+"\n")
+		return line, true
+	}
+	var line []byte
+	buf := make([]byte, 512)
+	for {
+		if t.s.interrupted() || t.p.isStopping() {
+			io.WriteString(t.out, "\n")
+			return "", false
+		}
+		fds := []unix.PollFd{{Fd: int32(t.p.fd), Events: unix.POLLIN}}
+		n, err := unix.Poll(fds, 100)
+		if err == unix.EINTR || (err == nil && n == 0) {
+			continue
+		}
+		if err != nil {
+			return "", false
+		}
+		m, err := unix.Read(t.p.fd, buf)
+		if m <= 0 || err != nil {
+			return "", false // end of input
+		}
+		if len(line) < maxAnswer {
+			line = append(line, buf[:min(m, maxAnswer-len(line))]...)
+		}
+		if i := indexLineEnd(line); i >= 0 || buf[m-1] == '\n' {
+			if i >= 0 {
+				line = line[:i]
+			}
+			return string(line), true
+		}
+	}
+}
+
+// indexLineEnd is the index of the first \r or \n in b, or -1.
+func indexLineEnd(b []byte) int {
+	for i, c := range b {
+		if c == '\r' || c == '\n' {
+			return i
+		}
+	}
+	return -1
+}
+
+// takeLine returns the keys read ahead up to the next Enter, if there is
+// one, and drops them from what go-prompt will read.
+func (p *ttyParser) takeLine() (string, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var b []byte
+	for i, k := range p.pending {
+		if string(k) == "\r" {
+			p.pending = p.pending[i+1:]
+			return string(b), true
+		}
+		if len(b) < maxAnswer {
+			b = append(b, k...)
+		}
+	}
+	return "", false
 }

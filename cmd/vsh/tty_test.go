@@ -140,6 +140,20 @@ func TestTTY(t *testing.T) {
 	}
 	tm.typeLine("devices")
 	tm.waitFor(`✓ goal reached`)
+	// Another lesson asks first: no, Ctrl-C, then yes typed ahead.
+	tm.typeLine("lesson rc-pingpong")
+	tm.waitFor(`Leave it for rc-pingpong\? \[y/N\]`)
+	tm.typeLine("n")
+	tm.waitFor(`» you stay at step \d+ of 9 of lesson tour\n\[4\] vsh> `)
+	tm.typeLine("lesson rc-pingpong")
+	tm.waitFor(`\[4\] vsh> lesson rc-pingpong\n.*\[y/N\]`)
+	tm.run("send-keys", "-t", "t", "C-c")
+	tm.waitFor(`» you stay at step \d+ of 9 of lesson tour\n\[5\] vsh> `)
+	tm.paste("lesson rc-pingpong\ry\rdevices\r")
+	tm.waitFor(`vsh> devices`)
+	if history := tm.run("capture-pane", "-t", "t", "-p", "-J", "-S", "-400"); !regexp.MustCompile(`\[y/N\] y\n» you leave lesson tour at step \d+`).MatchString(history) {
+		t.Errorf("run 5: the answer typed ahead did not leave the lesson:\n%s", history)
+	}
 	tm.typeLine("quit")
 	quitClean(5)
 	sane(5, 0)
