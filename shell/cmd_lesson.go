@@ -13,7 +13,7 @@ import (
 // the shell's own reset.
 func lessonCmd() *command {
 	return &command{Name: "lesson", Group: gSession,
-		Usage:   "lesson [list | ID [--force] | FILE [--force] | next | back | hint | skip | reset | goal [--detail] | quit]",
+		Usage:   "lesson [list | ID [--force] | FILE [--force] | resume [ID] | next | back | hint | skip | reset | goal [--detail] | quit]",
 		Summary: "Take a lesson: the tutor shows each step and checks its goal after every command you type",
 		Help: "lesson ID starts a lesson that ships with vsh (lesson list shows them), lesson FILE an instructor's own. " +
 			"The session is reset, then each step's prose is shown with its goal; type any commands you like, and the tutor " +
@@ -26,7 +26,9 @@ func lessonCmd() *command {
 			"\tlesson skip    the tutor does the step for you\n" +
 			"\tlesson reset   rebuild the session as it was at the step's start (the shell's reset still resets everything)\n" +
 			"\tlesson goal    the step's goal, and what is still missing (--detail: all the tutor compares)\n" +
-			"\tlesson quit    leave the lesson\n\n" +
+			"\tlesson quit    leave the lesson\n" +
+			"\tlesson resume  back to the step where you left the last lesson you did not finish (resume ID: that lesson's); " +
+			"vsh keeps your place when you use it at a terminal\n\n" +
 			"From the command line: vsh lesson ID, vsh lesson play ID [--pace 1s], vsh lesson list, vsh lesson check FILE.",
 		rawArgs: true, meta: true, skipNotebook: true, run: cmdLesson, complete: completeLesson}
 }
@@ -46,13 +48,15 @@ func cmdLesson(c *call) error {
 	detail := ""
 	if len(words) == 2 && strings.EqualFold(w, "goal") && (words[1].text == "--detail" || words[1].text == "detail" || words[1].text == "-d") {
 		detail = " --detail"
+	} else if len(words) == 2 && strings.EqualFold(w, "resume") {
+		return resumeLesson(c, words[1].text, force)
 	} else if len(words) > 1 {
-		return usagef(c.cmd.usageHint(), "lesson takes one word, not %d (lesson goal --detail is the one that takes two)", len(words))
+		return usagef(c.cmd.usageHint(), "lesson takes one word, not %d (lesson goal --detail and lesson resume ID take two)", len(words))
 	}
-	if force && len(words) == 1 && !isLessonCommand(w) {
-		// lesson ID --force: the only use of --force.
+	if force && len(words) == 1 && (!isLessonCommand(w) || strings.EqualFold(w, "resume")) {
+		// lesson ID --force and lesson resume --force.
 	} else if force {
-		return usagef("lesson ID --force", "--force goes with lesson ID, to leave a lesson in progress without being asked")
+		return usagef("lesson ID --force", "--force goes with lesson ID and lesson resume, to leave a lesson in progress without being asked")
 	}
 	for _, tc := range lessons.TutorCommands {
 		if strings.EqualFold(w, tc.Name) {
@@ -61,6 +65,7 @@ func cmdLesson(c *call) error {
 			}
 			out, err := st.tutor.Do(tc.Name + detail)
 			c.out.addRaw(out)
+			c.out.addRaw(c.s.keepPlace())
 			if tc.Name == "quit" {
 				st.tutor = nil
 			}
@@ -70,6 +75,9 @@ func cmdLesson(c *call) error {
 	if strings.EqualFold(w, "list") {
 		return listLessons(c)
 	}
+	if strings.EqualFold(w, "resume") {
+		return resumeLesson(c, "", force)
+	}
 	if near := nearLessonCommand(w); near != "" {
 		return usagef("lesson "+near, "no lesson and no lesson command %q; did you mean lesson %s?", w, near)
 	}
@@ -77,14 +85,23 @@ func cmdLesson(c *call) error {
 	if err != nil {
 		return usagef("lesson list shows the lessons", "%s", firstLines(err.Error(), 12))
 	}
+	_, err = startLesson(c, l, force, true)
+	return err
+}
+
+// startLesson starts lesson l, once the lesson in progress may be left
+// (leaveLesson), showing its first step when intro is set, else only its
+// header; it reports whether it started.
+func startLesson(c *call, l *lessons.Lesson, force, intro bool) (bool, error) {
+	st := c.s.lessonState()
 	env := c.s.LessonEnv()
 	if miss := lessons.Missing(l, c.s.prov); len(miss) > 0 {
-		return usagef("vsh --backend sim has everything the lessons need",
+		return false, usagef("vsh --backend sim has everything the lessons need",
 			"lesson %s needs what this backend lacks: %s", l.ID, strings.Join(miss, "; "))
 	}
 	if st.tutor != nil && !st.tutor.Quit() {
 		if stay, err := leaveLesson(c, st.tutor, l, force); stay || err != nil {
-			return err
+			return false, err
 		}
 	}
 	if st.tutor != nil {
@@ -93,17 +110,65 @@ func cmdLesson(c *call) error {
 	st.tutor = nil
 	if len(c.s.h.all()) > 0 {
 		if _, err := env.Exec("reset"); err != nil {
-			return err
+			return false, err
 		}
 		c.out.addRaw("» the session is reset: a lesson starts from a fresh backend")
 	}
-	t, intro, err := lessons.NewTutor(env, l)
+	t, first, err := lessons.NewTutor(env, l)
+	if err != nil {
+		return false, err
+	}
+	st.tutor, st.marked = t, ""
+	if !intro {
+		first = lessons.Header(l)
+	}
+	c.out.addRaw(first)
+	c.out.addRaw(c.s.keepPlace())
+	return true, nil
+}
+
+// resumeLesson is lesson resume [ID|FILE]: the lesson left last (or the
+// one named) starts again at the step where the learner left it.
+func resumeLesson(c *call, ref string, force bool) error {
+	if c.s.opts.StateDir == "" {
+		return usagef("run vsh at a terminal to have your place kept",
+			"this session keeps no places in lessons (it is not at a terminal), so there is nothing to resume")
+	}
+	b, err := lessons.OpenBookmarks(c.s.opts.StateDir)
 	if err != nil {
 		return err
 	}
-	st.tutor = t
-	c.out.addRaw(intro)
-	return nil
+	m, ok := b.Last()
+	if ref != "" {
+		m, ok = b.Find(ref)
+	}
+	if !ok {
+		what := "no lesson left unfinished"
+		if ref != "" {
+			what = fmt.Sprintf("no place kept in lesson %s", ref)
+		}
+		return usagef("lesson ID starts a lesson; your place is kept when you leave it before its end",
+			"%s (places are kept in %s)", what, b.Path())
+	}
+	if t := c.s.lessonState().tutor; t != nil && !t.Quit() && lessons.Ref(t.Lesson()) == m.Ref {
+		if step, over := t.Step(); !over {
+			c.line("» you are in lesson %s already, at step %d of %d", m.ID, step+1, len(t.Lesson().Steps))
+			return nil
+		}
+	}
+	l, err := lessons.Load(m.Ref, c.s.files.ReadFile)
+	if err != nil {
+		return usagef("lesson list shows the lessons", "lesson resume: %s", firstLines(err.Error(), 6))
+	}
+	resume := m.Step > 0 && m.Step < len(l.Steps) // else at the start, or the lesson changed since
+	if started, err := startLesson(c, l, force, !resume); !started || err != nil || !resume {
+		return err
+	}
+	out, err := c.s.lessonState().tutor.Resume(m.Step)
+	c.out.addRaw(fmt.Sprintf("» resuming lesson %s at step %d of %d, where you left it", l.ID, m.Step+1, len(l.Steps)))
+	c.out.addRaw(out)
+	c.out.addRaw(c.s.keepPlace())
+	return err
 }
 
 func listLessons(c *call) error {
@@ -145,7 +210,8 @@ func completeLesson(s *Shell, done []token, word string) []Suggestion {
 			out = append(out, Suggestion{tc.Name, tc.Doc})
 		}
 	}
-	out = append(out, Suggestion{"list", "the lessons that ship with vsh"})
+	out = append(out, Suggestion{"list", "the lessons that ship with vsh"},
+		Suggestion{"resume", "go back to the step where you left a lesson"})
 	if all, err := lessons.All(); err == nil {
 		for _, l := range all {
 			out = append(out, Suggestion{l.ID, l.Title})
@@ -161,7 +227,7 @@ func nearLessonCommand(w string) string {
 	if _, ok := lessons.Find(w); ok || strings.ContainsAny(w, `/\.`) {
 		return ""
 	}
-	names := []string{"list"}
+	names := []string{"list", "resume"}
 	for _, tc := range lessons.TutorCommands {
 		names = append(names, tc.Name)
 	}
@@ -185,7 +251,7 @@ func withoutForce(words []token) ([]token, bool) {
 
 // isLessonCommand reports whether w is list or one of the tutor's commands.
 func isLessonCommand(w string) bool {
-	if strings.EqualFold(w, "list") {
+	if strings.EqualFold(w, "list") || strings.EqualFold(w, "resume") {
 		return true
 	}
 	for _, tc := range lessons.TutorCommands {

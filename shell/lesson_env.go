@@ -97,6 +97,10 @@ type lessonState struct {
 	// pp_stats' clock.
 	ppStart   time.Duration
 	ppStarted bool
+	// marked is the place last bookmarked ("ref step"); bookmarkErr is set
+	// once keeping it failed, so that the learner is told once.
+	marked      string
+	bookmarkErr bool
 }
 
 func (s *Shell) lessonState() *lessonState {
@@ -127,6 +131,7 @@ func (s *Shell) afterCell(before int, out *string, err *error) {
 	if perr := s.protect("lesson", func() error { words = st.tutor.Observe(); return nil }); perr != nil {
 		words = s.FormatError(&CmdError{Cell: last.N, Cmd: "lesson", Err: perr})
 	}
+	words += s.keepPlace()
 	if words == "" {
 		return
 	}
@@ -370,4 +375,38 @@ func (e lessonEnv) Shadow() (lessons.Env, func() error, error) {
 	}
 	sh.noRecover = s.noRecover
 	return sh.LessonEnv(), sh.Close, nil
+}
+
+// keepPlace bookmarks the learner's place in the running lesson when it
+// changed (Options.StateDir): the step, or, once the lesson is finished,
+// nothing. It returns what the learner must know: "" unless keeping it
+// failed, which is said once.
+func (s *Shell) keepPlace() string {
+	st := s.lesson
+	if s.opts.StateDir == "" || st == nil || st.tutor == nil || st.bookmarkErr {
+		return ""
+	}
+	t := st.tutor
+	l := t.Lesson()
+	ref := lessons.Ref(l)
+	step, over := t.Step()
+	finished := over && !t.Quit()
+	mark := fmt.Sprintf("%s %d %v", ref, step, finished)
+	if mark == st.marked {
+		return ""
+	}
+	st.marked = mark
+	b, err := lessons.OpenBookmarks(s.opts.StateDir)
+	if err == nil {
+		if finished {
+			err = b.Remove(ref)
+		} else {
+			err = b.Set(lessons.Bookmark{Ref: ref, ID: l.ID, Title: l.Title, Step: step, Steps: len(l.Steps), At: time.Now().UTC()})
+		}
+	}
+	if err != nil {
+		st.bookmarkErr = true
+		return fmt.Sprintf("» vsh cannot keep your place for lesson resume: %v\n", err)
+	}
+	return ""
 }

@@ -1,6 +1,7 @@
 package shell
 
 import (
+	"fmt"
 	"io"
 	"strings"
 	"testing"
@@ -201,4 +202,59 @@ func TestLessonSwitchAsks(t *testing.T) {
 
 func answer(a string, ok bool) func(string) (string, bool) {
 	return func(string) (string, bool) { return a, ok }
+}
+
+// TestLessonResume checks that a session with a state folder keeps the
+// learner's place and that lesson resume, in a later session, goes back to
+// it; a session without one keeps nothing and says why.
+func TestLessonResume(t *testing.T) {
+	dir := t.TempDir()
+	first := newTestShell(t, 2, 1, true, nil)
+	first.opts.StateDir = dir
+	for _, line := range []string{"lesson tour", "devices", "open_device A"} {
+		if _, err := first.Exec(line); err != nil {
+			t.Fatalf("%s: %v", line, err)
+		}
+	}
+	step, _ := first.lesson.tutor.Step()
+	first.Close()
+
+	later := newTestShell(t, 2, 1, true, nil)
+	defer later.Close()
+	later.opts.StateDir = dir
+	tests := []struct {
+		line, want, wantErr string
+	}{
+		{"lesson resume rc-pingpong", "", "no place kept in lesson rc-pingpong"},
+		{"lesson resume", fmt.Sprintf("» resuming lesson tour at step %d of 9, where you left it", step+1), ""},
+		{"lesson resume", fmt.Sprintf("» you are in lesson tour already, at step %d of 9", step+1), ""},
+		{"lesson resume tour extra", "", "lesson takes one word"},
+		{"lesson quit", "you left lesson tour", ""},
+		{"lesson resume tour --force", "» resuming lesson tour", ""},
+	}
+	for _, tt := range tests {
+		out, err := later.Exec(tt.line)
+		if tt.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Errorf("%s: error %v, want %q", tt.line, err, tt.wantErr)
+			}
+			continue
+		}
+		if err != nil || !strings.Contains(out, tt.want) {
+			t.Errorf("%s: %v\n%s\nwant %q", tt.line, err, out, tt.want)
+		}
+	}
+	// The state is that of the step's start: the lesson's own commands ran.
+	if got, _ := later.lesson.tutor.Step(); got != step {
+		t.Errorf("resumed at step %d, want %d", got+1, step+1)
+	}
+	if out, err := later.Exec("show ctx0"); err != nil || !strings.Contains(out, "ctx0") {
+		t.Errorf("after resume, ctx0 is not there: %v\n%s", err, out)
+	}
+
+	none := newTestShell(t, 2, 1, true, nil)
+	defer none.Close()
+	if _, err := none.Exec("lesson resume"); err == nil || !strings.Contains(err.Error(), "keeps no places") {
+		t.Errorf("resume without a state folder: %v", err)
+	}
 }

@@ -47,6 +47,11 @@ type Options struct {
 	// status that marks a step done (bench: one message size), which a
 	// front end that cannot rewrite a line in place logs as a line.
 	Progress func(status string, step bool)
+	// StateDir, when set, is where the shell keeps the learner's place in
+	// each lesson left unfinished, for lesson resume (lessons.StateDir:
+	// $XDG_STATE_HOME/vsh). Front ends set it for a person at a terminal;
+	// scripts and tests leave it empty, and nothing is kept.
+	StateDir string
 }
 
 // Cell is one command of the session, numbered as the prompt showed it.

@@ -78,7 +78,7 @@ type lessonRun struct {
 
 func (r *lessonRun) newShell(open func() (verbs.Provider, error), desc string) (*shell.Shell, error) {
 	return shell.New(shell.Options{Open: open, Shadow: shadowSim(r.seed), Plain: r.plain, Backend: desc, Version: versionString(),
-		Progress: shell.Progress(os.Stderr)})
+		Progress: shell.Progress(os.Stderr), StateDir: stateDir(r.terminal)})
 }
 
 // simShell is a session on the simulator with --devices and --seed, where

@@ -24,6 +24,7 @@ import (
 
 	"golang.org/x/term"
 
+	"github.com/vsh-rdma/vsh/lessons"
 	"github.com/vsh-rdma/vsh/shell"
 	"github.com/vsh-rdma/vsh/verbs"
 	"github.com/vsh-rdma/vsh/verbs/ibverbs"
@@ -153,6 +154,7 @@ func run(argv []string, stdin *os.File, stdout, stderr io.Writer) int {
 		Version:   versionString(),
 		TestPanic: os.Getenv("VSH_TEST_PANIC"),
 		Progress:  shell.Progress(os.Stderr),
+		StateDir:  stateDir(interactive),
 	})
 	if err != nil {
 		fmt.Fprintf(stderr, "vsh: %v\n", err)
@@ -287,4 +289,18 @@ func versionString() string {
 		return bi.Main.Version
 	}
 	return "devel"
+}
+
+// stateDir is where a session at a terminal keeps the learner's place in
+// lessons (lessons.StateDir), or "" for none: off a terminal, or when
+// there is no home to keep it in.
+func stateDir(terminal bool) string {
+	if !terminal {
+		return ""
+	}
+	d, err := lessons.StateDir()
+	if err != nil {
+		return ""
+	}
+	return d
 }
