@@ -97,6 +97,15 @@ type lessonState struct {
 	// pp_stats' clock.
 	ppStart   time.Duration
 	ppStarted bool
+	// note is said after the tutor's words: progress not saved.
+	note string
+}
+
+// takeNote returns the note to say, once.
+func (st *lessonState) takeNote() string {
+	n := st.note
+	st.note = ""
+	return n
 }
 
 func (s *Shell) lessonState() *lessonState {
@@ -127,6 +136,7 @@ func (s *Shell) afterCell(before int, out *string, err *error) {
 	if perr := s.protect("lesson", func() error { words = st.tutor.Observe(); return nil }); perr != nil {
 		words = s.FormatError(&CmdError{Cell: last.N, Cmd: "lesson", Err: perr})
 	}
+	words += st.takeNote()
 	if words == "" {
 		return
 	}
@@ -370,4 +380,51 @@ func (e lessonEnv) Shadow() (lessons.Env, func() error, error) {
 	}
 	sh.noRecover = s.noRecover
 	return sh.LessonEnv(), sh.Close, nil
+}
+
+// ReadCommand implements lessons.CommandReader: the commands a line runs,
+// by their canonical names, with their arguments by canonical key, read
+// without running anything; repeat's command and each of a do's.
+func (e lessonEnv) ReadCommand(line string) ([]lessons.ParsedCommand, error) {
+	body, _ := splitBang(line)
+	return e.s.readCommand(body, 0)
+}
+
+func (s *Shell) readCommand(line string, depth int) ([]lessons.ParsedCommand, error) {
+	toks, err := tokenize(line)
+	if err != nil || len(toks) == 0 {
+		return nil, err
+	}
+	cmd, ok := s.byKey[strings.ToLower(toks[0].text)]
+	if !ok {
+		return nil, s.unknownCommand(toks[0].text)
+	}
+	switch {
+	case depth > 2:
+	case cmd.Name == "repeat" && len(toks) >= 3:
+		return s.readCommand(line[toks[2].start:], depth+1)
+	case cmd.Name == "do" && len(toks) >= 2:
+		parts, err := splitSemicolons(line[toks[1].start:])
+		if err != nil {
+			return nil, err
+		}
+		var out []lessons.ParsedCommand
+		for _, p := range parts {
+			pcs, err := s.readCommand(p, depth+1)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, pcs...)
+		}
+		return out, nil
+	}
+	a, err := parseArgs(cmd, toks[1:])
+	if err != nil {
+		return nil, err
+	}
+	pc := lessons.ParsedCommand{Name: cmd.Name, Args: a.kv}
+	for _, t := range a.pos {
+		pc.Pos = append(pc.Pos, t.text)
+	}
+	return []lessons.ParsedCommand{pc}, nil
 }
