@@ -7,7 +7,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path"
 	"sort"
 	"strings"
 	"sync"
@@ -120,34 +119,16 @@ func ReadFile(name string) ([]byte, error) {
 // a file: an instructor's own lesson ("my/lesson.md"). read is how files
 // are read (nil: ReadFile).
 func Load(idOrPath string, read func(string) ([]byte, error)) (*Lesson, error) {
-	if l, ok := Find(idOrPath); ok {
-		return l, nil
-	}
-	if read == nil {
-		read = ReadFile
-	}
-	looksLikeFile := strings.ContainsAny(idOrPath, `/\`) || path.Ext(idOrPath) != ""
-	data, err := read(idOrPath)
-	if err != nil {
-		if !looksLikeFile {
-			msg := fmt.Sprintf("no lesson %q; the lessons are %s (or give a lesson file's path)", idOrPath, strings.Join(IDs(), ", "))
-			if near := nearestID(idOrPath); near != "" {
-				msg = fmt.Sprintf("no lesson %q; did you mean %s? The lessons are %s (or give a lesson file's path)",
-					idOrPath, near, strings.Join(IDs(), ", "))
-			}
-			return nil, fmt.Errorf("%s", msg)
-		}
-		return nil, err
-	}
-	return Parse(idOrPath, data)
+	return (*Catalog)(nil).Load(idOrPath, read)
 }
 
-func nearestID(s string) string {
+// nearest is the id of ids nearest s, within an edit distance of 3, or "".
+func nearest(s string, ids []string) string {
 	if len(s) > verbs.MaxSuggestWord {
 		return ""
 	}
 	best, bestD := "", 4
-	for _, id := range IDs() {
+	for _, id := range ids {
 		if d := editDistance(s, id); d < bestD {
 			best, bestD = id, d
 		}

@@ -131,12 +131,16 @@ type Error struct {
 
 	err   error // what it stands for (a *PlayError), for errors.As
 	parse bool  // the file does not parse: it cannot be played
+	named bool  // Msg names the file itself
 }
 
 // Unwrap returns the error e stands for, if any.
 func (e *Error) Unwrap() error { return e.err }
 
 func (e *Error) Error() string {
+	if e.named {
+		return e.Msg
+	}
 	if e.Line == 0 {
 		return fmt.Sprintf("%s: %s", e.Name, e.Msg)
 	}
