@@ -2,8 +2,10 @@ package shell
 
 import (
 	"fmt"
-	"github.com/vsh-rdma/vsh/shell/render"
 	"strings"
+	"time"
+
+	"github.com/vsh-rdma/vsh/shell/render"
 
 	"github.com/vsh-rdma/vsh/lessons"
 )
@@ -54,7 +56,7 @@ func cmdLesson(c *call) error {
 				return usagef("lesson list shows the lessons; lesson ID starts one", "no lesson is running")
 			}
 			out, err := st.tutor.Do(tc.Name + detail)
-			c.out.addRaw(out)
+			c.out.addRaw(out + st.takeNote())
 			if tc.Name == "quit" {
 				st.tutor = nil
 			}
@@ -64,12 +66,15 @@ func cmdLesson(c *call) error {
 	if strings.EqualFold(w, "list") {
 		return listLessons(c)
 	}
-	if near := nearLessonCommand(w); near != "" {
+	if near := c.s.nearLessonCommand(w); near != "" {
 		return usagef("lesson "+near, "no lesson and no lesson command %q; did you mean lesson %s?", w, near)
 	}
-	l, err := lessons.Load(w, c.s.files.ReadFile)
+	l, err := c.s.opts.Lessons.Load(w, c.s.files.ReadFile)
 	if err != nil {
 		return usagef("lesson list shows the lessons", "%s", firstLines(err.Error(), 12))
+	}
+	if err := lessons.CheckVersion(l, c.s.opts.Version); err != nil {
+		return usagef("vsh --version says which vsh this is", "%v", err)
 	}
 	env := c.s.LessonEnv()
 	if miss := lessons.Missing(l, c.s.prov); len(miss) > 0 {
@@ -96,12 +101,45 @@ func cmdLesson(c *call) error {
 		return err
 	}
 	st.tutor = t
-	c.out.addRaw(intro)
+	c.s.recordSolved(t)
+	c.out.addRaw(c.s.prerequisites(l) + intro + st.takeNote())
 	return nil
 }
 
+// prerequisites is a note on the lessons of l's course that l builds on
+// and the learner has not solved, or "".
+func (s *Shell) prerequisites(l *lessons.Lesson) string {
+	co := s.opts.Lessons.Course(l)
+	if co == nil || s.opts.Solved == nil {
+		return ""
+	}
+	if miss := s.opts.Solved.Unsolved(co, l); len(miss) > 0 {
+		return fmt.Sprintf("» lesson %s builds on %s, which you have not solved yet; lesson %s takes it\n",
+			l.ID, strings.Join(miss, ", "), miss[0])
+	}
+	return ""
+}
+
+// recordSolved has the tutor record its lesson in opts.Solved when the
+// learner solves it: every learner step, none done by the tutor.
+func (s *Shell) recordSolved(t *lessons.Tutor) {
+	if s.opts.Solved == nil || t.Lesson().Course == "" {
+		return
+	}
+	t.OnFinish(func(t *lessons.Tutor) {
+		if !t.Complete() {
+			return
+		}
+		if err := s.opts.Solved.MarkSolved(t.Lesson(), time.Now()); err != nil {
+			s.lessonState().note = fmt.Sprintf("» your progress is not saved: %v\n", err)
+			return
+		}
+		s.lessonState().note = fmt.Sprintf("» lesson %s is solved; your progress is kept in %s\n", t.Lesson().ID, s.opts.Solved.Path())
+	})
+}
+
 func listLessons(c *call) error {
-	all, err := lessons.All()
+	all, err := c.s.opts.Lessons.All()
 	if err != nil {
 		return err
 	}
@@ -118,6 +156,9 @@ func listLessons(c *call) error {
 				parts = append(parts, s.Steps()+" skipped here: need "+strings.Join(s.Reasons, "; "))
 			}
 			note = strings.Join(parts, "; ")
+		}
+		if c.s.opts.Solved != nil && c.s.opts.Solved.Solved(l) {
+			note = strings.TrimPrefix(note+"; solved", "; ")
 		}
 		rows = append(rows, []string{l.ID, l.Level, fmt.Sprintf("%d min", l.Minutes), l.Title, note})
 	}
@@ -139,8 +180,8 @@ func completeLesson(s *Shell, done []token, word string) []Suggestion {
 			out = append(out, Suggestion{tc.Name, tc.Doc})
 		}
 	}
-	out = append(out, Suggestion{"list", "the lessons that ship with vsh"})
-	if all, err := lessons.All(); err == nil {
+	out = append(out, Suggestion{"list", "the lessons that ship with vsh, and the courses added"})
+	if all, err := s.opts.Lessons.All(); err == nil {
 		for _, l := range all {
 			out = append(out, Suggestion{l.ID, l.Title})
 		}
@@ -151,8 +192,8 @@ func completeLesson(s *Shell, done []token, word string) []Suggestion {
 // nearLessonCommand is the lesson command (next, hint, list, ...) that a
 // word which names no lesson and no file is a typo of, or "": lesson nxt
 // means lesson next, not the lesson rpc.
-func nearLessonCommand(w string) string {
-	if _, ok := lessons.Find(w); ok || strings.ContainsAny(w, `/\.`) {
+func (s *Shell) nearLessonCommand(w string) string {
+	if _, ok := s.opts.Lessons.Find(w); ok || strings.ContainsAny(w, `/\.`) {
 		return ""
 	}
 	names := []string{"list"}

@@ -47,6 +47,13 @@ type Options struct {
 	// status that marks a step done (bench: one message size), which a
 	// front end that cannot rewrite a line in place logs as a line.
 	Progress func(status string, step bool)
+	// Lessons is the catalog the lesson command starts lessons from and
+	// lists: the shipped lessons and the courses added (vsh --lessons
+	// DIR). nil: the shipped lessons alone.
+	Lessons *lessons.Catalog
+	// Solved records the course lessons the learner solves, every learner
+	// step by themselves; nil records nothing.
+	Solved *lessons.Progress
 }
 
 // Cell is one command of the session, numbered as the prompt showed it.
