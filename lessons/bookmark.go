@@ -1,31 +1,12 @@
 package lessons
 
 import (
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"time"
 )
-
-// StateDir is vsh's folder in the user's state directory:
-// $XDG_STATE_HOME/vsh, else ~/.local/state/vsh (the XDG Base Directory
-// specification's default).
-func StateDir() (string, error) {
-	if d := os.Getenv("XDG_STATE_HOME"); d != "" && filepath.IsAbs(d) {
-		return filepath.Join(d, "vsh"), nil
-	}
-	home, err := os.UserHomeDir()
-	if err != nil {
-		return "", fmt.Errorf("where to keep lesson state: %v; set XDG_STATE_HOME to a folder", err)
-	}
-	return filepath.Join(home, ".local", "state", "vsh"), nil
-}
 
 // BookmarksFileName is the bookmarks file's name in vsh's state folder.
 const BookmarksFileName = "bookmarks.json"
@@ -80,33 +61,14 @@ func OpenBookmarks(dir string) (*Bookmarks, error) {
 func (b *Bookmarks) Path() string { return b.path }
 
 func (b *Bookmarks) read() error {
-	b.data = bookmarksData{Version: 1}
-	f, err := os.Open(b.path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
+	d := bookmarksData{Version: 1}
+	if err := readStateFile(b.path, maxBookmarksFile, "lesson bookmarks", &d); err != nil {
+		return err
 	}
-	if err != nil {
-		return fmt.Errorf("reading lesson bookmarks: %v", err)
+	if d.Version != 1 {
+		return fmt.Errorf("lesson bookmarks %s is version %d, not vsh's version 1; remove it to start afresh", b.path, d.Version)
 	}
-	defer f.Close()
-	if st, err := f.Stat(); err == nil && !st.Mode().IsRegular() {
-		return fmt.Errorf("lesson bookmarks %s is not a regular file; remove it", b.path)
-	}
-	data, err := io.ReadAll(io.LimitReader(f, maxBookmarksFile+1))
-	if err != nil {
-		return fmt.Errorf("reading lesson bookmarks: %v", err)
-	}
-	if len(data) > maxBookmarksFile {
-		return fmt.Errorf("lesson bookmarks %s is larger than %d bytes; it is not vsh's: remove it", b.path, maxBookmarksFile)
-	}
-	var d bookmarksData
-	if err := json.Unmarshal(data, &d); err != nil || d.Version != 1 {
-		if err == nil {
-			err = fmt.Errorf("version %d", d.Version)
-		}
-		return fmt.Errorf("lesson bookmarks %s is not a vsh bookmarks file (version 1): %v; remove it to start afresh", b.path, err)
-	}
-	b.data.Bookmarks = d.Bookmarks
+	b.data = bookmarksData{Version: 1, Bookmarks: d.Bookmarks}
 	return nil
 }
 
@@ -169,37 +131,13 @@ func without(list []Bookmark, ref string) []Bookmark {
 	return out
 }
 
-// update reads the file again, changes its list with f and writes it
-// atomically (a temporary file renamed over it).
+// update reads the file again, changes its list with f and writes it.
 func (b *Bookmarks) update(f func([]Bookmark) []Bookmark) error {
 	if err := b.read(); err != nil {
 		return err
 	}
 	b.data.Bookmarks = f(b.data.Bookmarks)
-	data, err := json.MarshalIndent(b.data, "", "  ")
-	if err != nil {
-		return err
-	}
-	dir := filepath.Dir(b.path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("saving lesson bookmarks: %v; set XDG_STATE_HOME to a folder vsh can write", err)
-	}
-	tmp, err := os.CreateTemp(dir, ".bookmarks-*")
-	if err != nil {
-		return fmt.Errorf("saving lesson bookmarks: %v", err)
-	}
-	_, werr := tmp.Write(append(data, '\n'))
-	if cerr := tmp.Close(); werr == nil {
-		werr = cerr
-	}
-	if werr == nil {
-		werr = os.Rename(tmp.Name(), b.path)
-	}
-	if werr != nil {
-		os.Remove(tmp.Name())
-		return fmt.Errorf("saving lesson bookmarks to %s: %v", b.path, werr)
-	}
-	return nil
+	return writeStateFile(b.path, "lesson bookmarks", b.data)
 }
 
 // Ref is how a bookmark names lesson l: its id when it ships with vsh,

@@ -88,7 +88,7 @@ func TestBookmarksBadFile(t *testing.T) {
 		make func(path string) error
 		want string
 	}{
-		{"not JSON", func(p string) error { return os.WriteFile(p, []byte("{oops"), 0o644) }, "is not a vsh bookmarks file"},
+		{"not JSON", func(p string) error { return os.WriteFile(p, []byte("{oops"), 0o644) }, "is not vsh's"},
 		{"other version", func(p string) error { return os.WriteFile(p, []byte(`{"version": 7}`), 0o644) }, "version 7"},
 		{"a folder", func(p string) error { return os.Mkdir(p, 0o755) }, "not a regular file"},
 		{"too large", func(p string) error { return os.WriteFile(p, make([]byte, maxBookmarksFile+1), 0o644) }, "larger than"},

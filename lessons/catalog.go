@@ -7,7 +7,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path"
 	"sort"
 	"strings"
 	"sync"
@@ -120,34 +119,16 @@ func ReadFile(name string) ([]byte, error) {
 // a file: an instructor's own lesson ("my/lesson.md"). read is how files
 // are read (nil: ReadFile).
 func Load(idOrPath string, read func(string) ([]byte, error)) (*Lesson, error) {
-	if l, ok := Find(idOrPath); ok {
-		return l, nil
-	}
-	if read == nil {
-		read = ReadFile
-	}
-	looksLikeFile := strings.ContainsAny(idOrPath, `/\`) || path.Ext(idOrPath) != ""
-	data, err := read(idOrPath)
-	if err != nil {
-		if !looksLikeFile {
-			msg := fmt.Sprintf("no lesson %q; the lessons are %s (or give a lesson file's path)", idOrPath, strings.Join(IDs(), ", "))
-			if near := nearestID(idOrPath); near != "" {
-				msg = fmt.Sprintf("no lesson %q; did you mean %s? The lessons are %s (or give a lesson file's path)",
-					idOrPath, near, strings.Join(IDs(), ", "))
-			}
-			return nil, fmt.Errorf("%s", msg)
-		}
-		return nil, err
-	}
-	return Parse(idOrPath, data)
+	return (*Catalog)(nil).Load(idOrPath, read)
 }
 
-func nearestID(s string) string {
+// nearest is the id of ids nearest s, within an edit distance of 3, or "".
+func nearest(s string, ids []string) string {
 	if len(s) > verbs.MaxSuggestWord {
 		return ""
 	}
 	best, bestD := "", 4
-	for _, id := range IDs() {
+	for _, id := range ids {
 		if d := editDistance(s, id); d < bestD {
 			best, bestD = id, d
 		}
@@ -192,9 +173,11 @@ func WriteCatalog(w io.Writer, mutants map[string]string) error {
 	b.WriteString("    vsh lesson list                  the lessons, and which this backend can play\n")
 	b.WriteString("    vsh lesson ID                    take a lesson: you type, the tutor checks each goal\n")
 	b.WriteString("    vsh lesson play ID [--pace 2s]   watch it play, narrated, with no terminal needed\n")
-	b.WriteString("    vsh lesson check FILE            validate your own lesson and play it on the simulator\n\n")
+	b.WriteString("    vsh lesson check FILE|DIR        validate your own lesson, or a course folder's, and play it on the simulator\n")
+	b.WriteString("    vsh lesson list DIR              a course: a folder of lessons, in its order, with what you solved\n")
+	b.WriteString("    vsh lesson DIR                   take the course's next lesson you have not solved\n\n")
 	b.WriteString("Inside vsh: `lesson ID` starts one, and `lesson next`, `back`, `hint`, `skip`, `reset`, `goal`, `quit` steer it. " +
-		"Writing your own: [writing-lessons.md](writing-lessons.md). The ideas they rest on: [concepts/](concepts/).\n\n")
+		"`vsh --lessons DIR` adds a course's lessons to the list. Writing your own, and courses: [writing-lessons.md](writing-lessons.md). The ideas they rest on: [concepts/](concepts/).\n\n")
 	b.WriteString("The tutor judges each step by comparing the learner's session with what the lesson's own commands build " +
 		"([how](writing-lessons.md#how-the-tutor-judges-a-step)). *Wrong paths* is how many wrong variants of the lesson's cells the " +
 		"mutation test plays through it (`go test ./lessons -run Mutants`), and how many it refuses: every one.\n\n")

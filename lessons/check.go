@@ -5,52 +5,160 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strings"
 )
 
-// Check validates a lesson file — its front matter, its cells, every
-// expectation's grammar, a goal: line on every step the learner performs
-// — and then plays it in the session open returns (vsh lesson check plays
-// it on the simulator). Every problem carries its line: validation
-// problems come back together as Errors; a failure while playing as a
-// *PlayError. The transcript of the play goes to w (io.Discard to drop it).
-//
-// A lesson with sections that need more than it does (a needs: line under
-// a heading) is played again, in a fresh session, without each such
-// capability, as a backend that lacks it would play it: the steps after a
-// skipped section must not depend on it (its handles, the state it leaves).
+// Check validates a lesson file and plays it in the sessions open returns,
+// as CheckLesson does with only Open and Transcript set.
 func Check(name string, src []byte, open func() (Env, func() error, error), w io.Writer) (*Lesson, error) {
-	l, err := Parse(name, src)
+	return CheckLesson(name, src, CheckOptions{Open: open, Transcript: w})
+}
+
+// CheckOptions configures CheckLesson.
+type CheckOptions struct {
+	// Open opens a fresh session on the simulator (vsh lesson check: with
+	// --devices, two by default); close ends it.
+	Open func() (env Env, close func() error, err error)
+	// OpenOne opens one on a simulator with a single device, where A and B
+	// are one device: a lesson that does not need two-devices must play
+	// there too. nil skips that play.
+	OpenOne func() (env Env, close func() error, err error)
+	// Version is the running vsh's, checked against the lesson's
+	// requires: line; "" skips that check.
+	Version string
+	// Transcript receives the transcript of the play (nil: dropped).
+	Transcript io.Writer
+}
+
+// CheckLesson validates a lesson file — its front matter, its cells,
+// every expectation's grammar, a goal: line on every step the learner
+// performs, fences that look like a misspelled ```vsh, the capabilities
+// its commands use against its needs: — and plays it on the simulator,
+// judging each learner step as the tutor does: a step whose goal holds
+// before the learner types anything is refused unless marked goal-holds:
+// ok. A lesson with sections that need more than it does is played again,
+// in a fresh session, without each such capability, as a backend that
+// lacks it would; one that does not need two-devices is played on one
+// device too. The steps after a skipped section must not depend on it.
+//
+// Every problem found comes back, each with its line, as Errors, in line
+// order; a failure while playing is an *Error that wraps a *PlayError
+// (errors.As finds it). A play stops at its first failure, the checks
+// before it do not.
+func CheckLesson(name string, src []byte, o CheckOptions) (*Lesson, error) {
+	l, errs, err := parsePartial(name, src)
 	if err != nil {
 		return nil, err
 	}
+	env, closeEnv, err := o.Open()
+	if err != nil {
+		return nil, err
+	}
+	rd, _ := env.(CommandReader)
+	closeEnv()
+	lines := strings.Split(strings.ReplaceAll(string(src), "\r\n", "\n"), "\n")
+	errs = append(errs, lintFences(name, lines, verbLine(rd))...)
+	errs = append(errs, inferNeeds(l, rd)...)
+	if o.Version != "" && l.Requires != nil {
+		if err := CheckVersion(l, o.Version); err != nil {
+			errs = append(errs, err.(*Error))
+		}
+	}
+	if len(l.Steps) > 0 && !hasParseErrors(errs) {
+		errs = append(errs, checkPlays(l, o)...)
+	}
+	if len(errs) == 0 {
+		return l, nil
+	}
+	sort.SliceStable(errs, func(i, j int) bool { return errs[i].Line < errs[j].Line })
+	if hasParseErrors(errs) {
+		return nil, errs
+	}
+	return l, errs
+}
+
+// hasParseErrors reports whether l did not parse: then it is not played.
+func hasParseErrors(errs Errors) bool {
+	for _, e := range errs {
+		if e.parse {
+			return true
+		}
+	}
+	return false
+}
+
+// verbLine reports whether a line runs a verb (a command with _ in its
+// name: open_device, post_send, ...), as rd reads it.
+func verbLine(rd CommandReader) func(string) bool {
+	if rd == nil {
+		return nil
+	}
+	return func(line string) bool {
+		pcs, err := rd.ReadCommand(strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(line), "$")))
+		return err == nil && len(pcs) > 0 && strings.Contains(pcs[0].Name, "_")
+	}
+}
+
+// checkPlays plays l: judged, then without each section's capability,
+// then on one device.
+func checkPlays(l *Lesson, o CheckOptions) Errors {
+	w := o.Transcript
 	if w == nil {
 		w = io.Discard
 	}
-	if err := checkPlay(l, open, w, nil); err != nil {
-		return l, err
+	var errs Errors
+	var held []int
+	if err := checkPlay(l, o.Open, w, PlayOptions{goalHeld: func(i int) { held = append(held, i) }}); err != nil {
+		return Errors{playProblem(l, err, "")}
 	}
-	for _, c := range sectionCapabilities(l) {
-		if err := checkPlay(l, open, io.Discard, []string{c}); err != nil {
-			var pe *PlayError
-			if errors.As(err, &pe) {
-				pe.Msg = fmt.Sprintf("played without %s, as on a backend that lacks it (the sections that need it skipped): %s; "+
-					"the steps after a skipped section must not use the handles it makes, nor count on the state it leaves", c, pe.Msg)
-				return l, pe
-			}
-			return l, err
+	for _, i := range held {
+		if c := l.Steps[i].Cell; !c.GoalHolds {
+			errs = append(errs, l.errAt(c.Line, "the step's goal already holds when it starts: the session matches what its cell builds "+
+				"before the learner types anything, so the tutor passes the step by (\"goal reached: you did this already\"); give it "+
+				"something to do, or, if that is the point, put goal-holds: ok among the lines after its closing fence"))
 		}
 	}
-	return l, nil
+	for _, c := range sectionCapabilities(l) {
+		if err := checkPlay(l, o.Open, io.Discard, PlayOptions{Lacking: []string{c}}); err != nil {
+			errs = append(errs, playProblem(l, err, fmt.Sprintf("played without %s, as on a backend that lacks it (the sections that need it skipped): ", c)))
+		}
+	}
+	if o.OpenOne != nil && !contains(l.Needs, "two-devices") {
+		if err := checkPlay(l, o.OpenOne, io.Discard, PlayOptions{}); err != nil {
+			e := playProblem(l, err, "played on one device, where A and B are the same device (as on a single rxe0): ")
+			e.Msg += "; the lesson needs two devices: add two-devices to its needs: (or to the needs: line of the section that needs them)"
+			errs = append(errs, e)
+		}
+	}
+	return errs
 }
 
-// checkPlay plays l in a fresh session, as if the backend lacked lacking.
-func checkPlay(l *Lesson, open func() (Env, func() error, error), w io.Writer, lacking []string) error {
+// playProblem is a failed play as an *Error that wraps it.
+func playProblem(l *Lesson, err error, prefix string) *Error {
+	var le *Error
+	if errors.As(err, &le) {
+		return &Error{Name: le.Name, Line: le.Line, Msg: prefix + le.Msg, err: le.err}
+	}
+	var pe *PlayError
+	if errors.As(err, &pe) {
+		msg := prefix + pe.Msg
+		if prefix != "" && strings.HasPrefix(prefix, "played without") {
+			msg += "; the steps after a skipped section must not use the handles it makes, nor count on the state it leaves"
+		}
+		pe.Msg = msg
+		return &Error{Name: l.Name, Line: pe.Line, Msg: msg, err: pe}
+	}
+	return &Error{Name: l.Name, Msg: prefix + err.Error(), err: err}
+}
+
+// checkPlay plays l in a fresh session.
+func checkPlay(l *Lesson, open func() (Env, func() error, error), w io.Writer, o PlayOptions) error {
 	env, closeEnv, err := open()
 	if err != nil {
 		return err
 	}
 	defer closeEnv()
-	err = Play(env, l, w, PlayOptions{Lacking: lacking})
+	err = Play(env, l, w, o)
 	var skip *SkipError
 	if errors.As(err, &skip) {
 		return &Error{Name: l.Name, Line: 0, Msg: skip.Error()}

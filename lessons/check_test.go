@@ -141,15 +141,19 @@ func TestCheckAcceptsShippedLessons(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := lessons.Check(f, data, simEnv(t), io.Discard); err != nil {
+		o := lessons.CheckOptions{Open: simEnv(t), OpenOne: simEnvN(t, 1), Version: "v0.1.0"}
+		if _, err := lessons.CheckLesson(f, data, o); err != nil {
 			t.Errorf("%v", err)
 		}
 	}
 }
 
-func simEnv(t *testing.T) func() (lessons.Env, func() error, error) {
+func simEnv(t *testing.T) func() (lessons.Env, func() error, error) { return simEnvN(t, 2) }
+
+// simEnvN opens sessions on a simulator with n devices.
+func simEnvN(t *testing.T, n int) func() (lessons.Env, func() error, error) {
 	return func() (lessons.Env, func() error, error) {
-		sh := newShell(t, 2)
+		sh := newShell(t, n)
 		return sh.LessonEnv(), func() error { return nil }, nil
 	}
 }

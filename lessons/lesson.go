@@ -12,6 +12,7 @@ type Lesson struct {
 	Name string
 
 	ID      string   // front matter id: "rc-pingpong"
+	IDLine  int      // the line of id:
 	Title   string   // front matter title
 	Level   string   // beginner, intermediate or advanced
 	Minutes int      // how long it takes a learner, roughly
@@ -23,6 +24,17 @@ type Lesson struct {
 	Mirrors string
 	// Order places the lesson in the catalog; lower first (default 1000).
 	Order int
+	// Author, Lang (a language tag: en, pt-BR) and Version (the lesson's
+	// own) are optional front matter, shown by vsh lesson list DIR.
+	Author, Lang, Version string
+	// Requires is the vsh versions the lesson runs on (requires: >= 0.4),
+	// nil for any; RequiresLine is its line. See CheckVersion.
+	Requires     *Constraint
+	RequiresLine int
+	// Course is the absolute path of the course folder the lesson came
+	// from (LoadCourse), "" for a lesson that ships with vsh or a file of
+	// its own. Progress is kept per course.
+	Course string
 
 	Steps []*Step
 }
@@ -80,6 +92,9 @@ type Cell struct {
 	// ByExpect is set by judge: expect — the step is judged by its
 	// expect: lines alone, not by comparing with the reference.
 	ByExpect bool
+	// GoalHolds is set by goal-holds: ok — the step's goal may already
+	// hold when it starts (lesson check refuses that otherwise).
+	GoalHolds bool
 
 	badExpect bool // an expect: line did not parse (reported already)
 }
@@ -113,9 +128,19 @@ type Error struct {
 	Name string // the file
 	Line int    // 1-based; 0 when it concerns the whole file
 	Msg  string
+
+	err   error // what it stands for (a *PlayError), for errors.As
+	parse bool  // the file does not parse: it cannot be played
+	named bool  // Msg names the file itself
 }
 
+// Unwrap returns the error e stands for, if any.
+func (e *Error) Unwrap() error { return e.err }
+
 func (e *Error) Error() string {
+	if e.named {
+		return e.Msg
+	}
 	if e.Line == 0 {
 		return fmt.Sprintf("%s: %s", e.Name, e.Msg)
 	}
@@ -134,6 +159,15 @@ func (es Errors) Error() string {
 		b.WriteString(e.Error())
 	}
 	return b.String()
+}
+
+// Unwrap returns each problem, for errors.Is and errors.As.
+func (es Errors) Unwrap() []error {
+	out := make([]error, len(es))
+	for i, e := range es {
+		out[i] = e
+	}
+	return out
 }
 
 // errAt makes an *Error for lesson l.

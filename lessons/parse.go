@@ -19,7 +19,9 @@ var Levels = []string{"beginner", "intermediate", "advanced"}
 var idPattern = regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)
 
 // frontKeys are the front matter keys, required first.
-var frontKeys = []string{"id", "title", "level", "minutes", "needs", "summary", "mirrors", "order"}
+var frontKeys = []string{"id", "title", "level", "minutes", "needs", "summary", "mirrors", "order", "author", "lang", "version", "requires"}
+
+var langPattern = regexp.MustCompile(`^[a-zA-Z]{2,3}(-[a-zA-Z0-9]{2,8})*$`)
 
 var requiredKeys = map[string]bool{"id": true, "title": true, "level": true, "minutes": true}
 
@@ -27,19 +29,33 @@ var requiredKeys = map[string]bool{"id": true, "title": true, "level": true, "mi
 // "my/lesson.md"). Every problem found is reported, each with its line, as
 // Errors; a lesson with problems is not returned.
 func Parse(name string, src []byte) (*Lesson, error) {
+	l, errs, err := parsePartial(name, src)
+	if err != nil {
+		return nil, err
+	}
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	return l, nil
+}
+
+// parsePartial parses what it can of a lesson file: the lesson, even with
+// problems (for the validator's other checks), and the problems, in line
+// order. err is a file that is no lesson at all (too big, binary).
+func parsePartial(name string, src []byte) (*Lesson, Errors, error) {
 	if len(src) > MaxFileSize {
-		return nil, fmt.Errorf("%s: %d bytes; a lesson file holds at most %d (lessons.MaxFileSize): split it into lessons", name, len(src), MaxFileSize)
+		return nil, nil, fmt.Errorf("%s: %d bytes; a lesson file holds at most %d (lessons.MaxFileSize): split it into lessons", name, len(src), MaxFileSize)
 	}
 	if !utf8.Valid(src) || bytes.IndexByte(src, 0) >= 0 {
-		return nil, fmt.Errorf("%s is not a lesson: it is not UTF-8 text (a lesson is Markdown; see docs/writing-lessons.md)", name)
+		return nil, nil, fmt.Errorf("%s is not a lesson: it is not UTF-8 text (a lesson is Markdown; see docs/writing-lessons.md)", name)
 	}
 	p := &parser{l: &Lesson{Name: name, Order: 1000}}
 	p.parse(strings.ReplaceAll(string(src), "\r\n", "\n"))
-	if len(p.errs) > 0 {
-		sort.SliceStable(p.errs, func(i, j int) bool { return p.errs[i].Line < p.errs[j].Line })
-		return nil, p.errs
+	sort.SliceStable(p.errs, func(i, j int) bool { return p.errs[i].Line < p.errs[j].Line })
+	for _, e := range p.errs {
+		e.parse = true
 	}
-	return p.l, nil
+	return p.l, p.errs, nil
 }
 
 type parser struct {
@@ -122,7 +138,7 @@ func (p *parser) frontKey(ln int, k, v string) {
 		if !idPattern.MatchString(v) {
 			p.errorf(ln, "front matter: id %q: use lower-case letters, digits and dashes (rc-pingpong)", v)
 		}
-		l.ID = v
+		l.ID, l.IDLine = v, ln
 	case "title":
 		if v == "" {
 			p.errorf(ln, "front matter: title is empty")
@@ -151,6 +167,27 @@ func (p *parser) frontKey(ln int, k, v string) {
 			p.errorf(ln, "front matter: order %q: %v", v, err)
 		}
 		l.Order = int(n)
+	case "author", "version":
+		if v == "" {
+			p.errorf(ln, "front matter: %s is empty; leave the line out, or fill it in", k)
+		}
+		if k == "author" {
+			l.Author = v
+		} else {
+			l.Version = v
+		}
+	case "lang":
+		if !langPattern.MatchString(v) {
+			p.errorf(ln, "front matter: lang %q: a language tag, such as en, fr or pt-BR", v)
+		}
+		l.Lang = v
+	case "requires":
+		c, err := ParseConstraint(v)
+		if err != nil {
+			p.errorf(ln, "front matter: requires: the vsh version the lesson needs: %v", err)
+			return
+		}
+		l.Requires, l.RequiresLine = &c, ln
 	default:
 		msg := "front matter: unknown key %q; the keys are %s"
 		if near := verbs.Nearest(k, frontKeys); near != "" {
@@ -348,6 +385,14 @@ func (p *parser) cellLine(last *Cell, ln int, key string, kind DiffKind, rest st
 		if last.Auto {
 			p.errorf(ln, "judge: belongs to a cell the learner performs; the tutor runs a ```vsh auto cell itself")
 		}
+	case "goal-holds":
+		if rest != "ok" {
+			p.errorf(ln, "goal-holds: %q: goal-holds: ok says the step's goal may hold before the learner types anything (lesson check refuses that otherwise)", rest)
+		}
+		if last.Auto {
+			p.errorf(ln, "goal-holds: belongs to a cell the learner performs; the tutor runs a ```vsh auto cell itself")
+		}
+		last.GoalHolds = true
 	case "goal":
 		if rest == "" {
 			p.errorf(ln, "goal: is empty")
@@ -396,7 +441,7 @@ func (p *parser) endSection(sec *section) {
 // expectLine recognizes "expect: ...", "goal: ...", "hint: ..." and
 // "hint(KIND): ...".
 func expectLine(t string) (string, string, bool) {
-	for _, k := range []string{"expect", "hint", "goal", "judge"} {
+	for _, k := range []string{"expect", "hint", "goal", "judge", "goal-holds"} {
 		if strings.HasPrefix(t, k+":") {
 			return k, strings.TrimSpace(t[len(k)+1:]), true
 		}

@@ -29,6 +29,10 @@ type PlayOptions struct {
 	// stopped too where the Env can (an ExecContext method), and Play
 	// returns a PlayError that says so. nil never stops.
 	Context context.Context
+
+	// goalHeld is told of each learner step whose goal holds before its
+	// cell runs, as the tutor judges it: lesson check refuses such a step.
+	goalHeld func(i int)
 }
 
 // PlayError is a lesson that did not play to its end: a command that
@@ -135,7 +139,7 @@ func Play(env Env, l *Lesson, w io.Writer, o PlayOptions) error {
 		return nil
 	}
 	var j *Judge
-	if o.Judge {
+	if o.Judge || o.goalHeld != nil {
 		j = NewJudge(env, l, skips)
 		defer j.Close()
 	}
@@ -169,14 +173,17 @@ func Play(env Env, l *Lesson, w io.Writer, o PlayOptions) error {
 			io.WriteString(w, wrapPrefixed("» goal: ", s.Cell.Goal))
 		}
 		if j != nil {
-			if err := j.Begin(i); err != nil {
+			if err := j.Begin(i); err != nil && o.Judge {
 				return &PlayError{Name: l.Name, Line: s.Cell.Line, Msg: err.Error()}
+			}
+			if o.goalHeld != nil && s.Interactive() && j.ready && j.Verdict().Met {
+				o.goalHeld(i)
 			}
 		}
 		if err := playCell(ctx, env, l, s.Cell, w, pause); err != nil {
 			return err
 		}
-		if j != nil {
+		if o.Judge {
 			if v := j.Verdict(); !v.Met {
 				d := v.Diffs[0]
 				text := d.Text

@@ -30,6 +30,8 @@ type Tutor struct {
 	done   bool // past the last step
 	quit   bool
 	said   map[string]bool // the differences pointed out in this step
+	// onFinish is called when the lesson ends (OnFinish).
+	onFinish func(*Tutor)
 }
 
 // Tutor commands, as the shell's lesson command takes them.
@@ -92,6 +94,29 @@ func (t *Tutor) Solved() (byLearner, skipped int) {
 		}
 	}
 	return
+}
+
+// OnFinish has f called each time the lesson reaches its end, and at once
+// if it has already: vsh records a course's solved lessons so (see
+// Complete).
+func (t *Tutor) OnFinish(f func(*Tutor)) {
+	t.onFinish = f
+	if t.done && f != nil {
+		f(t)
+	}
+}
+
+// Complete reports whether the learner solved every learner step the
+// backend plays, none done by the tutor (lesson skip).
+func (t *Tutor) Complete() bool {
+	mine, skipped := t.Solved()
+	n := 0
+	for i, s := range t.l.Steps {
+		if s.Interactive() && t.absent[i] == nil {
+			n++
+		}
+	}
+	return skipped == 0 && mine == n
 }
 
 // Quit reports whether the learner left the lesson.
@@ -198,6 +223,9 @@ func wrapPrefixed(prefix, text string) string {
 
 func (t *Tutor) finish(b *strings.Builder) {
 	t.done = true
+	if t.onFinish != nil {
+		defer t.onFinish(t)
+	}
 	mine, skipped := t.Solved()
 	absent := ""
 	if n := t.absentCount(); n > 0 {

@@ -2,8 +2,10 @@ package shell
 
 import (
 	"fmt"
-	"github.com/vsh-rdma/vsh/shell/render"
 	"strings"
+	"time"
+
+	"github.com/vsh-rdma/vsh/shell/render"
 
 	"github.com/vsh-rdma/vsh/lessons"
 )
@@ -29,7 +31,8 @@ func lessonCmd() *command {
 			"\tlesson quit    leave the lesson\n" +
 			"\tlesson resume  back to the step where you left the last lesson you did not finish (resume ID: that lesson's); " +
 			"vsh keeps your place when you use it at a terminal\n\n" +
-			"From the command line: vsh lesson ID, vsh lesson play ID [--pace 1s], vsh lesson list, vsh lesson check FILE.",
+			"From the command line: vsh lesson ID, vsh lesson play ID [--pace 1s], vsh lesson list, vsh lesson check FILE; " +
+			"a course folder: vsh lesson list DIR, vsh lesson DIR (its next lesson), vsh --lessons DIR (its lessons in lesson list).",
 		rawArgs: true, meta: true, skipNotebook: true, run: cmdLesson, complete: completeLesson}
 }
 
@@ -64,7 +67,7 @@ func cmdLesson(c *call) error {
 				return usagef("lesson list shows the lessons; lesson ID starts one", "no lesson is running")
 			}
 			out, err := st.tutor.Do(tc.Name + detail)
-			c.out.addRaw(out)
+			c.out.addRaw(out + st.takeNote())
 			c.out.addRaw(c.s.keepPlace())
 			if tc.Name == "quit" {
 				st.tutor = nil
@@ -78,10 +81,10 @@ func cmdLesson(c *call) error {
 	if strings.EqualFold(w, "resume") {
 		return resumeLesson(c, "", force)
 	}
-	if near := nearLessonCommand(w); near != "" {
+	if near := c.s.nearLessonCommand(w); near != "" {
 		return usagef("lesson "+near, "no lesson and no lesson command %q; did you mean lesson %s?", w, near)
 	}
-	l, err := lessons.Load(w, c.s.files.ReadFile)
+	l, err := c.s.opts.Lessons.Load(w, c.s.files.ReadFile)
 	if err != nil {
 		return usagef("lesson list shows the lessons", "%s", firstLines(err.Error(), 12))
 	}
@@ -94,6 +97,9 @@ func cmdLesson(c *call) error {
 // header; it reports whether it started.
 func startLesson(c *call, l *lessons.Lesson, force, intro bool) (bool, error) {
 	st := c.s.lessonState()
+	if err := lessons.CheckVersion(l, c.s.opts.Version); err != nil {
+		return false, usagef("vsh --version says which vsh this is", "%v", err)
+	}
 	env := c.s.LessonEnv()
 	if miss := lessons.Missing(l, c.s.prov); len(miss) > 0 {
 		return false, usagef("vsh --backend sim has everything the lessons need",
@@ -119,10 +125,11 @@ func startLesson(c *call, l *lessons.Lesson, force, intro bool) (bool, error) {
 		return false, err
 	}
 	st.tutor, st.marked = t, ""
+	c.s.recordSolved(t)
 	if !intro {
 		first = lessons.Header(l)
 	}
-	c.out.addRaw(first)
+	c.out.addRaw(c.s.prerequisites(l) + first + st.takeNote())
 	c.out.addRaw(c.s.keepPlace())
 	return true, nil
 }
@@ -156,7 +163,7 @@ func resumeLesson(c *call, ref string, force bool) error {
 			return nil
 		}
 	}
-	l, err := lessons.Load(m.Ref, c.s.files.ReadFile)
+	l, err := c.s.opts.Lessons.Load(m.Ref, c.s.files.ReadFile)
 	if err != nil {
 		return usagef("lesson list shows the lessons", "lesson resume: %s", firstLines(err.Error(), 6))
 	}
@@ -171,8 +178,40 @@ func resumeLesson(c *call, ref string, force bool) error {
 	return err
 }
 
+// prerequisites is a note on the lessons of l's course that l builds on
+// and the learner has not solved, or "".
+func (s *Shell) prerequisites(l *lessons.Lesson) string {
+	co := s.opts.Lessons.Course(l)
+	if co == nil || s.opts.Solved == nil {
+		return ""
+	}
+	if miss := s.opts.Solved.Unsolved(co, l); len(miss) > 0 {
+		return fmt.Sprintf("» lesson %s builds on %s, which you have not solved yet; lesson %s takes it\n",
+			l.ID, strings.Join(miss, ", "), miss[0])
+	}
+	return ""
+}
+
+// recordSolved has the tutor record its lesson in opts.Solved when the
+// learner solves it: every learner step, none done by the tutor.
+func (s *Shell) recordSolved(t *lessons.Tutor) {
+	if s.opts.Solved == nil || t.Lesson().Course == "" {
+		return
+	}
+	t.OnFinish(func(t *lessons.Tutor) {
+		if !t.Complete() {
+			return
+		}
+		if err := s.opts.Solved.MarkSolved(t.Lesson(), time.Now()); err != nil {
+			s.lessonState().note = fmt.Sprintf("» your progress is not saved: %v\n", err)
+			return
+		}
+		s.lessonState().note = fmt.Sprintf("» lesson %s is solved; your progress is kept in %s\n", t.Lesson().ID, s.opts.Solved.Path())
+	})
+}
+
 func listLessons(c *call) error {
-	all, err := lessons.All()
+	all, err := c.s.opts.Lessons.All()
 	if err != nil {
 		return err
 	}
@@ -189,6 +228,9 @@ func listLessons(c *call) error {
 				parts = append(parts, s.Steps()+" skipped here: need "+strings.Join(s.Reasons, "; "))
 			}
 			note = strings.Join(parts, "; ")
+		}
+		if c.s.opts.Solved != nil && c.s.opts.Solved.Solved(l) {
+			note = strings.TrimPrefix(note+"; solved", "; ")
 		}
 		rows = append(rows, []string{l.ID, l.Level, fmt.Sprintf("%d min", l.Minutes), l.Title, note})
 	}
@@ -210,9 +252,9 @@ func completeLesson(s *Shell, done []token, word string) []Suggestion {
 			out = append(out, Suggestion{tc.Name, tc.Doc})
 		}
 	}
-	out = append(out, Suggestion{"list", "the lessons that ship with vsh"},
+	out = append(out, Suggestion{"list", "the lessons that ship with vsh, and the courses added"},
 		Suggestion{"resume", "go back to the step where you left a lesson"})
-	if all, err := lessons.All(); err == nil {
+	if all, err := s.opts.Lessons.All(); err == nil {
 		for _, l := range all {
 			out = append(out, Suggestion{l.ID, l.Title})
 		}
@@ -223,8 +265,8 @@ func completeLesson(s *Shell, done []token, word string) []Suggestion {
 // nearLessonCommand is the lesson command (next, hint, list, ...) that a
 // word which names no lesson and no file is a typo of, or "": lesson nxt
 // means lesson next, not the lesson rpc.
-func nearLessonCommand(w string) string {
-	if _, ok := lessons.Find(w); ok || strings.ContainsAny(w, `/\.`) {
+func (s *Shell) nearLessonCommand(w string) string {
+	if _, ok := s.opts.Lessons.Find(w); ok || strings.ContainsAny(w, `/\.`) {
 		return ""
 	}
 	names := []string{"list", "resume"}

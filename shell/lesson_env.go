@@ -101,6 +101,15 @@ type lessonState struct {
 	// once keeping it failed, so that the learner is told once.
 	marked      string
 	bookmarkErr bool
+	// note is said after the tutor's words: progress not saved.
+	note string
+}
+
+// takeNote returns the note to say, once.
+func (st *lessonState) takeNote() string {
+	n := st.note
+	st.note = ""
+	return n
 }
 
 func (s *Shell) lessonState() *lessonState {
@@ -131,7 +140,7 @@ func (s *Shell) afterCell(before int, out *string, err *error) {
 	if perr := s.protect("lesson", func() error { words = st.tutor.Observe(); return nil }); perr != nil {
 		words = s.FormatError(&CmdError{Cell: last.N, Cmd: "lesson", Err: perr})
 	}
-	words += s.keepPlace()
+	words += st.takeNote() + s.keepPlace()
 	if words == "" {
 		return
 	}
@@ -409,4 +418,51 @@ func (s *Shell) keepPlace() string {
 		return fmt.Sprintf("» vsh cannot keep your place for lesson resume: %v\n", err)
 	}
 	return ""
+}
+
+// ReadCommand implements lessons.CommandReader: the commands a line runs,
+// by their canonical names, with their arguments by canonical key, read
+// without running anything; repeat's command and each of a do's.
+func (e lessonEnv) ReadCommand(line string) ([]lessons.ParsedCommand, error) {
+	body, _ := splitBang(line)
+	return e.s.readCommand(body, 0)
+}
+
+func (s *Shell) readCommand(line string, depth int) ([]lessons.ParsedCommand, error) {
+	toks, err := tokenize(line)
+	if err != nil || len(toks) == 0 {
+		return nil, err
+	}
+	cmd, ok := s.byKey[strings.ToLower(toks[0].text)]
+	if !ok {
+		return nil, s.unknownCommand(toks[0].text)
+	}
+	switch {
+	case depth > 2:
+	case cmd.Name == "repeat" && len(toks) >= 3:
+		return s.readCommand(line[toks[2].start:], depth+1)
+	case cmd.Name == "do" && len(toks) >= 2:
+		parts, err := splitSemicolons(line[toks[1].start:])
+		if err != nil {
+			return nil, err
+		}
+		var out []lessons.ParsedCommand
+		for _, p := range parts {
+			pcs, err := s.readCommand(p, depth+1)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, pcs...)
+		}
+		return out, nil
+	}
+	a, err := parseArgs(cmd, toks[1:])
+	if err != nil {
+		return nil, err
+	}
+	pc := lessons.ParsedCommand{Name: cmd.Name, Args: a.kv}
+	for _, t := range a.pos {
+		pc.Pos = append(pc.Pos, t.text)
+	}
+	return []lessons.ParsedCommand{pc}, nil
 }

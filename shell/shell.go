@@ -52,6 +52,13 @@ type Options struct {
 	// $XDG_STATE_HOME/vsh). Front ends set it for a person at a terminal;
 	// scripts and tests leave it empty, and nothing is kept.
 	StateDir string
+	// Lessons is the catalog the lesson command starts lessons from and
+	// lists: the shipped lessons and the courses added (vsh --lessons
+	// DIR). nil: the shipped lessons alone.
+	Lessons *lessons.Catalog
+	// Solved records the course lessons the learner solves, every learner
+	// step by themselves; nil records nothing.
+	Solved *lessons.Progress
 }
 
 // Cell is one command of the session, numbered as the prompt showed it.

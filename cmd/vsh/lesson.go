@@ -15,16 +15,20 @@ import (
 	"github.com/vsh-rdma/vsh/verbs"
 )
 
-const lessonUsage = `usage: vsh [flags] lesson list               the lessons, and which this backend can play
+const lessonUsage = `usage: vsh [flags] lesson list [DIR]         the lessons, and which this backend can play; DIR: a course's, in order
        vsh [flags] lesson ID|FILE            take a lesson: you type, the tutor checks each goal
-       vsh [flags] lesson play ID|FILE|all [--pace 1s]
-                                             play it narrated, every cell run and checked; no terminal needed
-       vsh [flags] lesson check FILE...      validate a lesson file and play it on the simulator
+       vsh [flags] lesson DIR                take a course's next lesson you have not solved
+       vsh [flags] lesson play ID|FILE|DIR|all... [--pace 1s]
+                                             play them in order, narrated, every cell run and checked; no terminal needed
+       vsh [flags] lesson check FILE|DIR...  validate lesson files (a course: all of its lessons) and play them on the simulator
        vsh [flags] lesson check FILE --learner PATH.vsh [--learner ...]
                                              and play learner paths through its tutor, checking their #! markers
+       vsh --lessons DIR [flags] ...         add a course's lessons to the shipped ones (lesson list, lesson ID)
 
 A lesson that needs what the backend lacks (two devices, stepping, ...) is skipped, with the reason;
 a section that alone needs it is skipped, and the lesson goes on.
+A course is a folder of lesson files with an optional course.md (title, order, requires:); the course lessons
+you solve are kept in $XDG_STATE_HOME/vsh/progress.json (~/.local/state/vsh/ without it).
 Lessons ship with vsh (docs/lessons.md); instructors write their own (docs/writing-lessons.md).
 `
 
@@ -74,19 +78,36 @@ type lessonRun struct {
 	// judge: play compares every cell with the lesson's reference on the
 	// simulator, as the tutor judges a learner (on a real device).
 	judge bool
+	// catalog: the shipped lessons and those of --lessons DIR (course.go).
+	catalog *lessons.Catalog
+	// solved: the course lessons the learner solved (course.go).
+	solved *lessons.Progress
 }
 
 func (r *lessonRun) newShell(open func() (verbs.Provider, error), desc string) (*shell.Shell, error) {
 	return shell.New(shell.Options{Open: open, Shadow: shadowSim(r.seed), Plain: r.plain, Backend: desc, Version: versionString(),
-		Progress: shell.Progress(os.Stderr), StateDir: stateDir(r.terminal)})
+		Progress: shell.Progress(os.Stderr), Lessons: r.catalog, Solved: r.solved, StateDir: stateDir(r.terminal)})
 }
 
 // simShell is a session on the simulator with --devices and --seed, where
 // lesson check plays whatever --backend says.
-func (r *lessonRun) simShell() (*shell.Shell, error) {
+func (r *lessonRun) simShell() (*shell.Shell, error) { return r.simShellN(r.devices) }
+
+func (r *lessonRun) simShellN(devices int) (*shell.Shell, error) {
 	sim := shadowSim(r.seed)
-	return r.newShell(func() (verbs.Provider, error) { return sim(r.devices) },
-		fmt.Sprintf("sim (%d devices, seed %d)", r.devices, r.seed))
+	return r.newShell(func() (verbs.Provider, error) { return sim(devices) },
+		fmt.Sprintf("sim (%d devices, seed %d)", devices, r.seed))
+}
+
+// simOpener opens lesson check's sessions on a simulator with devices.
+func (r *lessonRun) simOpener(devices int) func() (lessons.Env, func() error, error) {
+	return func() (lessons.Env, func() error, error) {
+		sh, err := r.simShellN(devices)
+		if err != nil {
+			return nil, nil, err
+		}
+		return sh.LessonEnv(), sh.Close, nil
+	}
 }
 
 // runLesson is vsh lesson: it returns the exit status.
@@ -99,23 +120,26 @@ func runLesson(words []string, r *lessonRun) int {
 		fmt.Fprintf(r.stderr, "vsh: --pace is for vsh lesson play\n")
 		return 2
 	}
-	if len(r.learner) > 0 && (words[0] != "check" || len(words) != 2) {
+	if len(r.learner) > 0 && (words[0] != "check" || len(words) != 2 || isDir(words[1])) {
 		fmt.Fprintf(r.stderr, "vsh: --learner is for vsh lesson check with one lesson file: vsh lesson check FILE --learner PATH.vsh\n")
 		return 2
 	}
 	switch words[0] {
 	case "list":
-		if len(words) > 1 {
-			fmt.Fprintf(r.stderr, "vsh: lesson list takes nothing more, not %q\n", words[1])
-			return 2
+		switch len(words) {
+		case 1:
+			return r.list()
+		case 2:
+			return r.listCourse(words[1])
 		}
-		return r.list()
+		fmt.Fprintf(r.stderr, "vsh: lesson list takes at most a course folder, not %q and %q\n", words[1], words[2])
+		return 2
 	case "play":
-		if len(words) != 2 {
-			fmt.Fprint(r.stderr, "vsh: lesson play takes one lesson: an id, a file, or all\n\n"+lessonUsage)
+		if len(words) < 2 {
+			fmt.Fprint(r.stderr, "vsh: lesson play takes lessons: ids, files, course folders, or all\n\n"+lessonUsage)
 			return 2
 		}
-		return r.play(words[1])
+		return r.play(words[1:])
 	case "check":
 		if len(words) < 2 {
 			fmt.Fprint(r.stderr, "vsh: lesson check needs a lesson file\n\n"+lessonUsage)
@@ -127,14 +151,17 @@ func runLesson(words []string, r *lessonRun) int {
 		return 0
 	}
 	if len(words) > 1 {
-		fmt.Fprintf(r.stderr, "vsh: lesson %s takes nothing more, not %q\n\n%s", words[0], words[1], lessonUsage)
+		fmt.Fprintf(r.stderr, "vsh: lesson %s takes nothing more, not %q (lesson play takes several)\n\n%s", words[0], words[1], lessonUsage)
 		return 2
+	}
+	if isDir(words[0]) {
+		return r.nextInCourse(words[0])
 	}
 	return r.interactive(words[0])
 }
 
 func (r *lessonRun) list() int {
-	all, err := lessons.All()
+	all, err := r.catalog.All()
 	if err != nil {
 		fmt.Fprintf(r.stderr, "vsh: %v\n", err)
 		return 1
@@ -179,23 +206,13 @@ func (r *lessonRun) list() int {
 	return 0
 }
 
-// play plays one lesson, or all of them, each in a fresh session.
-func (r *lessonRun) play(which string) int {
-	var list []*lessons.Lesson
-	if which == "all" {
-		all, err := lessons.All()
-		if err != nil {
-			fmt.Fprintf(r.stderr, "vsh: %v\n", err)
-			return 1
-		}
-		list = all
-	} else {
-		l, err := lessons.Load(which, nil)
-		if err != nil {
-			fmt.Fprintf(r.stderr, "vsh: %v\n", err)
-			return 1
-		}
-		list = []*lessons.Lesson{l}
+// play plays lessons in order, each in a fresh session: ids, files,
+// course folders (their lessons in the course's order) and all.
+func (r *lessonRun) play(which []string) int {
+	list, err := r.expand(which)
+	if err != nil {
+		fmt.Fprintf(r.stderr, "vsh: %v\n", err)
+		return 1
 	}
 	played, partly, skipped, failed := 0, 0, 0, 0
 	ctx, caught, stop := stopOnSignals()
@@ -256,21 +273,22 @@ func plural(n int) string {
 // --backend says: a lesson must play there before it ships.
 func (r *lessonRun) check(files []string) int {
 	status := 0
+	o := lessons.CheckOptions{Open: r.simOpener(r.devices), Version: versionString()}
+	if r.devices > 1 {
+		o.OpenOne = r.simOpener(1)
+	}
 	for _, f := range files {
+		if isDir(f) {
+			status = max(status, r.checkCourse(f, o))
+			continue
+		}
 		data, err := lessons.ReadFile(f)
 		if err != nil {
 			fmt.Fprintf(r.stderr, "vsh: %v\n", err)
 			status = 1
 			continue
 		}
-		open := func() (lessons.Env, func() error, error) {
-			sh, err := r.simShell()
-			if err != nil {
-				return nil, nil, err
-			}
-			return sh.LessonEnv(), sh.Close, nil
-		}
-		l, err := lessons.Check(f, data, open, io.Discard)
+		l, err := lessons.CheckLesson(f, data, o)
 		if err != nil {
 			var es lessons.Errors
 			if errors.As(err, &es) {

@@ -216,7 +216,7 @@ func TestLessonUsage(t *testing.T) {
 		errms  string
 	}{
 		{[]string{"lesson"}, 2, "lesson needs a word"},
-		{[]string{"lesson", "play"}, 2, "lesson play takes one lesson"},
+		{[]string{"lesson", "play"}, 2, "lesson play takes lessons"},
 		{[]string{"lesson", "check"}, 2, "lesson check needs a lesson file"},
 		{[]string{"lesson", "tour", "extra"}, 2, `lesson tour takes nothing more, not "extra"`},
 		{[]string{"lesson", "play", "nosuch"}, 1, `no lesson "nosuch"`},

@@ -50,6 +50,8 @@ Flags:
   --sim-addr ADDR        put the simulated device sim0 on the simulator's UDP link at ADDR (127.0.0.2,
                          127.0.0.3, ...; port 4791; GID 1 is ::ffff:ADDR), to talk to a pingpong or a
                          vsh in another process, each with its own address
+  --lessons DIR          add the lessons of course folder DIR to the shipped ones (lesson list, lesson ID);
+                         give it again for more courses
   --plain                no colour (also when not on a terminal, or NO_COLOR is set)
   -k, --keep-going       do not stop a script at its first failing command
   -f FILE                run FILE instead of reading commands interactively
@@ -77,6 +79,8 @@ func run(argv []string, stdin *os.File, stdout, stderr io.Writer) int {
 	help := fs.Bool("help", false, "")
 	fs.BoolVar(help, "h", false, "")
 	lf := addLessonFlags(fs) // lesson.go
+	var courseDirs []string
+	fs.Func("lessons", "", func(v string) error { courseDirs = append(courseDirs, v); return nil })
 	if err := fs.Parse(argv); err != nil {
 		fmt.Fprintf(stderr, "vsh: %v\n\n%s", err, usage)
 		return 2
@@ -119,6 +123,11 @@ func run(argv []string, stdin *os.File, stdout, stderr io.Writer) int {
 		return 2
 	}
 
+	catalog, err := loadCatalog(courseDirs) // course.go
+	if err != nil {
+		fmt.Fprintf(stderr, "vsh: --lessons: %v\n", err)
+		return 1
+	}
 	_, noColor := os.LookupEnv("NO_COLOR")
 	if v := os.Getenv("NO_COLOR"); noColor && v == "" {
 		noColor = false // NO_COLOR= (empty) does not count, as no-color.org says
@@ -132,7 +141,8 @@ func run(argv []string, stdin *os.File, stdout, stderr io.Writer) int {
 			return 2
 		}
 		return runLesson(lessonArgs, &lessonRun{desc: "sim", plain: *plain || noColor || !isTerminal(stdout),
-			devices: *devices, seed: *seed, pace: *lf.pace, learner: *lf.learner, stdin: stdin, stdout: stdout, stderr: stderr})
+			devices: *devices, seed: *seed, pace: *lf.pace, learner: *lf.learner, stdin: stdin, stdout: stdout, stderr: stderr,
+			catalog: catalog})
 	}
 
 	open, desc, status := openBackend(*backend, *devices, *seed, *simAddr, stderr)
@@ -144,7 +154,7 @@ func run(argv []string, stdin *os.File, stdout, stderr io.Writer) int {
 	if lessonArgs != nil {
 		return runLesson(lessonArgs, &lessonRun{open: open, desc: desc, plain: *plain || noColor || !isTerminal(stdout),
 			devices: *devices, seed: *seed, pace: *lf.pace, learner: *lf.learner, stdin: stdin, stdout: stdout, stderr: stderr, judge: *backend != "sim",
-			terminal: isTerminal(stdin) && isTerminal(stdout)})
+			terminal: isTerminal(stdin) && isTerminal(stdout), catalog: catalog, solved: courseProgress(catalog, stderr)})
 	}
 	sh, err := shell.New(shell.Options{
 		Open:      open,
@@ -155,6 +165,8 @@ func run(argv []string, stdin *os.File, stdout, stderr io.Writer) int {
 		TestPanic: os.Getenv("VSH_TEST_PANIC"),
 		Progress:  shell.Progress(os.Stderr),
 		StateDir:  stateDir(interactive),
+		Lessons:   catalog,
+		Solved:    courseProgress(catalog, stderr),
 	})
 	if err != nil {
 		fmt.Fprintf(stderr, "vsh: %v\n", err)
