@@ -23,6 +23,11 @@ type Lesson struct {
 	Mirrors string
 	// Order places the lesson in the catalog; lower first (default 1000).
 	Order int
+	// Version is the front matter's version: (optional), as written.
+	Version string
+	// Hash is the SHA-256 of the lesson file, in hex: a report names the
+	// exact text a learner took.
+	Hash string
 
 	Steps []*Step
 }
@@ -80,6 +85,9 @@ type Cell struct {
 	// ByExpect is set by judge: expect — the step is judged by its
 	// expect: lines alone, not by comparing with the reference.
 	ByExpect bool
+	// Predict is the question the tutor asks before the learner runs the
+	// step (predict: and answer: lines), or nil.
+	Predict *Prediction
 
 	badExpect bool // an expect: line did not parse (reported already)
 }
