@@ -482,6 +482,7 @@ func (t *Tutor) Do(cmd string) (string, error) {
 		b.WriteString(RenderMarkdown(visibleProse(t.l, t.step, t.absent), t.plain()))
 		if t.l.Steps[t.step].Interactive() && !t.solved[t.step] {
 			b.WriteString(t.goalLine())
+			t.askPrediction(&b)
 		}
 	case "next":
 		if t.done {

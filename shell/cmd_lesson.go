@@ -26,7 +26,8 @@ func lessonCmd() *command {
 			"\tlesson reset   rebuild the session as it was at the step's start (the shell's reset still resets everything)\n" +
 			"\tlesson goal    the step's goal, and what is still missing (--detail: all the tutor compares)\n" +
 			"\tlesson quit    leave the lesson\n\n" +
-			"From the command line: vsh lesson ID, vsh lesson play ID [--pace 1s], vsh lesson list, vsh lesson check FILE.",
+			"A step may ask you to predict what happens before you run it: answer with predict ANSWER (help predict).\n\n" +
+			"From the command line: vsh lesson ID [--report OUT.json], vsh lesson play ID [--pace 1s], vsh lesson list, vsh lesson check FILE.",
 		rawArgs: true, meta: true, skipNotebook: true, run: cmdLesson, complete: completeLesson}
 }
 
