@@ -39,7 +39,7 @@ type evalCtx struct {
 func newEvalCtx(env Env, recs []Record) *evalCtx {
 	x := &evalCtx{env: env}
 	for _, r := range recs {
-		if r.Cmd != "lesson" {
+		if !TutorCommand(r.Cmd) {
 			x.recs = append(x.recs, r)
 			x.packets = x.packets || r.Packets != nil
 		}
@@ -90,6 +90,12 @@ func (e *Expect) check(x *evalCtx) error {
 		}
 		return e.unmet("%v", err)
 	}
+	return e.checkWant(x, want)
+}
+
+// checkWant checks the subject against want, the values of the right-hand
+// side.
+func (e *Expect) checkWant(x *evalCtx, want []value) error {
 	s := e.subj
 	switch s.kind {
 	case subjField:
@@ -317,6 +323,7 @@ func (x *evalCtx) handleOf(o any) string {
 
 // compare checks one value.
 func (e *Expect) compare(name string, got, want value) error {
+	e.saw(got)
 	ok := false
 	switch e.op {
 	case "==":
@@ -368,6 +375,7 @@ func (e *Expect) compareList(x *evalCtx, got, want []value) error {
 	if e.subj.count {
 		return e.compare(name, value{t: tNum, n: uint64(len(got))}, want[0])
 	}
+	e.saw(got...)
 	ok := false
 	switch e.op {
 	case "==", "!=":
@@ -491,6 +499,11 @@ func (e *Expect) checkError(x *evalCtx, want value) error {
 			msg, _, _ = strings.Cut(msg, "; hint:")
 			failed = append(failed, value{t: tErrno, fail: true, s: msg})
 		}
+	}
+	if len(failed) > 0 {
+		e.saw(failed[len(failed)-1])
+	} else {
+		e.saw(value{t: tErrno})
 	}
 	holds := false
 	switch {

@@ -27,6 +27,25 @@ type Expect struct {
 	op   string
 	rhs  string // the value as written
 	list bool   // the value is a [list]
+
+	// seen, when set, keeps the values the subject was read as: a
+	// prediction's answer is read so (Prediction.observe).
+	seen *observation
+}
+
+// observation is what reading a subject saw: its values, and whether it
+// was read at all.
+type observation struct {
+	vals []value
+	read bool
+}
+
+// saw notes values the subject was read as, when e keeps them.
+func (e *Expect) saw(vs ...value) {
+	if e.seen != nil {
+		e.seen.vals = append(e.seen.vals, vs...)
+		e.seen.read = true
+	}
 }
 
 type subjKind int

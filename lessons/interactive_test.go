@@ -29,6 +29,7 @@ import (
 //	#! quiet        the tutor said nothing after the command before (it is
 //	                on the way to the goal)
 //	#! step N       the tutor is now at step N (1-based)
+//	#! predict A    the tutor asks a prediction here, and A is the answer
 //
 // (shell.CheckLearnerPath, which vsh lesson check --learner runs too.)
 // Every learner file has at least one wrong command that gets the hint.
@@ -63,6 +64,12 @@ func TestInteractive(t *testing.T) {
 			if res.Hints == 0 {
 				t.Errorf("%s has no wrong command checked with #! hint", path)
 			}
+			// Every prediction is answered (#! predict), and the answers,
+			// written from the lesson's prose, are judged right: the
+			// answer: lines read what the lesson teaches.
+			if n := predictions(l); res.Predicted != n || res.Right != n {
+				t.Errorf("%s: the lesson asks %d predictions; the path answered %d, %d judged right", path, n, res.Predicted, res.Right)
+			}
 			// A different sequence: at least a third of what the learner types
 			// is not a line of the lesson.
 			if res.Own*3 < res.Typed {
@@ -70,6 +77,17 @@ func TestInteractive(t *testing.T) {
 			}
 		})
 	}
+}
+
+// predictions counts the steps of l that ask a prediction.
+func predictions(l *lessons.Lesson) int {
+	n := 0
+	for _, s := range l.Steps {
+		if s.Cell != nil && s.Cell.Predict != nil {
+			n++
+		}
+	}
+	return n
 }
 
 func tail(s string, n int) string {

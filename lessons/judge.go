@@ -679,7 +679,7 @@ func (j *Judge) learnerRecords() []Record {
 	}
 	var out []Record
 	for _, r := range j.env.Records(from) {
-		if r.Cmd != "lesson" {
+		if !TutorCommand(r.Cmd) {
 			out = append(out, r)
 		}
 	}

@@ -25,7 +25,8 @@ type Lesson struct {
 	// Order places the lesson in the catalog; lower first (default 1000).
 	Order int
 	// Author, Lang (a language tag: en, pt-BR) and Version (the lesson's
-	// own) are optional front matter, shown by vsh lesson list DIR.
+	// own) are optional front matter, shown by vsh lesson list DIR; a
+	// grading report names Version.
 	Author, Lang, Version string
 	// Requires is the vsh versions the lesson runs on (requires: >= 0.4),
 	// nil for any; RequiresLine is its line. See CheckVersion.
@@ -35,6 +36,9 @@ type Lesson struct {
 	// from (LoadCourse), "" for a lesson that ships with vsh or a file of
 	// its own. Progress is kept per course.
 	Course string
+	// Hash is the SHA-256 of the lesson file, in hex: a report names the
+	// exact text a learner took.
+	Hash string
 
 	Steps []*Step
 }
@@ -95,6 +99,9 @@ type Cell struct {
 	// GoalHolds is set by goal-holds: ok — the step's goal may already
 	// hold when it starts (lesson check refuses that otherwise).
 	GoalHolds bool
+	// Predict is the question the tutor asks before the learner runs the
+	// step (predict: and answer: lines), or nil.
+	Predict *Prediction
 
 	badExpect bool // an expect: line did not parse (reported already)
 }

@@ -2,6 +2,7 @@ package lessons
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"fmt"
 	"regexp"
 	"sort"
@@ -49,7 +50,7 @@ func parsePartial(name string, src []byte) (*Lesson, Errors, error) {
 	if !utf8.Valid(src) || bytes.IndexByte(src, 0) >= 0 {
 		return nil, nil, fmt.Errorf("%s is not a lesson: it is not UTF-8 text (a lesson is Markdown; see docs/writing-lessons.md)", name)
 	}
-	p := &parser{l: &Lesson{Name: name, Order: 1000}}
+	p := &parser{l: &Lesson{Name: name, Order: 1000, Hash: fmt.Sprintf("%x", sha256.Sum256(src))}}
 	p.parse(strings.ReplaceAll(string(src), "\r\n", "\n"))
 	sort.SliceStable(p.errs, func(i, j int) bool { return p.errs[i].Line < p.errs[j].Line })
 	for _, e := range p.errs {
@@ -427,6 +428,10 @@ func (p *parser) cellLine(last *Cell, ln int, key string, kind DiffKind, rest st
 			return
 		}
 		addLine(&last.Hint, &last.HintLine, ln, rest, "\n")
+	case "predict", "answer":
+		if err := predictLine(last, ln, key, rest); err != nil {
+			p.errorf(ln, "%v", err)
+		}
 	}
 }
 
@@ -438,10 +443,10 @@ func (p *parser) endSection(sec *section) {
 	}
 }
 
-// expectLine recognizes "expect: ...", "goal: ...", "hint: ..." and
-// "hint(KIND): ...".
+// expectLine recognizes "expect: ...", "goal: ...", "hint: ...",
+// "hint(KIND): ...", "judge: ...", "predict: ..." and "answer: ...".
 func expectLine(t string) (string, string, bool) {
-	for _, k := range []string{"expect", "hint", "goal", "judge", "goal-holds"} {
+	for _, k := range []string{"expect", "hint", "goal", "judge", "goal-holds", "predict", "answer"} {
 		if strings.HasPrefix(t, k+":") {
 			return k, strings.TrimSpace(t[len(k)+1:]), true
 		}
@@ -573,6 +578,10 @@ func (p *parser) checkCells() {
 			if e.subj.kind == subjError && marked == 0 && !e.noFailure() {
 				p.errorf(e.Line, "expect: %s, but no command of the cell is marked \"! \" (expected to fail); mark the one that fails", e.Text)
 			}
+		}
+		if c.Predict != nil && c.Predict.AnswerLine == 0 && !c.Predict.bad {
+			p.errorf(c.Predict.Line, "predict: has no answer: line after it, so the tutor cannot tell whether the prediction was right; "+
+				"add one that names what to read after the step: answer: cq0 completions.status")
 		}
 		if marked > 0 && !c.Auto && !hasErrorExpect(c) {
 			p.errorf(c.Line, "a command of this cell is marked \"! \" but no expect: says which error it gives; add expect: error == EINVAL (or the errno it gives)")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 )
@@ -172,6 +173,9 @@ func Play(env Env, l *Lesson, w io.Writer, o PlayOptions) error {
 		if s.Cell.Goal != "" {
 			io.WriteString(w, wrapPrefixed("» goal: ", s.Cell.Goal))
 		}
+		if p := s.Cell.Predict; p != nil {
+			io.WriteString(w, wrapPrefixed("» predict: ", p.Ask()))
+		}
 		if j != nil {
 			if err := j.Begin(i); err != nil && o.Judge {
 				return &PlayError{Name: l.Name, Line: s.Cell.Line, Msg: err.Error()}
@@ -277,7 +281,31 @@ func playCell(ctx context.Context, env Env, l *Lesson, c *Cell, w io.Writer, pau
 			return &PlayError{Name: l.Name, Line: cmd.Line, Msg: err.Error()}
 		}
 	}
-	return checkCell(env, l, c, start, w)
+	if err := checkCell(env, l, c, start, w); err != nil {
+		return err
+	}
+	return showAnswer(env, l, c, start, w)
+}
+
+// showAnswer shows the answer to a cell's prediction, read after the
+// cell; one that cannot be read, or is none of the choices, is the
+// lesson's mistake.
+func showAnswer(env Env, l *Lesson, c *Cell, start int, w io.Writer) error {
+	p := c.Predict
+	if p == nil {
+		return nil
+	}
+	v, err := p.observe(newEvalCtx(env, env.Records(start)))
+	if err != nil {
+		return &PlayError{Name: l.Name, Line: p.AnswerLine, Msg: fmt.Sprintf("answer: %s cannot be read after the cell: %v", p.Answer, err)}
+	}
+	got := p.show(v)
+	io.WriteString(w, wrapPrefixed("» the answer: ", got))
+	if p.Kind == PredictChoice && !slices.Contains(p.Choices, got) {
+		return &PlayError{Name: l.Name, Line: p.Line, Msg: fmt.Sprintf("predict: the answer after the cell is %s, which is none of the choices (%s); add it, or read another answer:",
+			got, strings.Join(p.Choices, " | "))}
+	}
+	return nil
 }
 
 // runCommand runs one command as a script would, writing its transcript:

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 )
 
 // Tutor runs a lesson interactively in a session: it shows a step's prose
@@ -32,6 +33,14 @@ type Tutor struct {
 	said   map[string]bool // the differences pointed out in this step
 	// onFinish is called when the lesson ends (OnFinish).
 	onFinish func(*Tutor)
+
+	// rec is how the learner did at each step (progress.go), timed by
+	// now from started; since is when the current step's time last
+	// counted.
+	rec            []stepRecord
+	now            func() time.Time
+	started, since time.Time
+	progress       func() // OnProgress
 }
 
 // Tutor commands, as the shell's lesson command takes them.
@@ -56,7 +65,8 @@ func NewTutor(env Env, l *Lesson) (*Tutor, string, error) {
 		return nil, "", &SkipError{Lesson: l, Reasons: miss}
 	}
 	t := &Tutor{env: env, l: l, solved: make([]bool, len(l.Steps)), skip: make([]bool, len(l.Steps)),
-		absent: stepSkips(l, skippedSections(l, caps))}
+		absent: stepSkips(l, skippedSections(l, caps)), rec: make([]stepRecord, len(l.Steps)), now: time.Now}
+	t.started, t.since = t.now(), t.now()
 	t.j = NewJudge(env, l, t.absent)
 	var b strings.Builder
 	b.WriteString(Header(l))
@@ -82,15 +92,17 @@ func (t *Tutor) Step() (int, bool) { return t.step, t.done || t.quit }
 
 // Solved reports how many steps the learner solved and how many the
 // tutor did for them (lesson skip). The steps the backend cannot play
-// count as neither.
+// count as neither, nor do those solved after lesson hint showed the
+// lesson's own commands (Shown counts them).
 func (t *Tutor) Solved() (byLearner, skipped int) {
 	for i := range t.solved {
-		switch {
-		case t.absent[i] != nil:
-		case t.skip[i]:
+		switch t.outcome(i) {
+		case OutcomeSkipped:
 			skipped++
-		case t.solved[i] && t.l.Steps[i].Interactive():
-			byLearner++
+		case OutcomeSolved:
+			if t.l.Steps[i].Interactive() {
+				byLearner++
+			}
 		}
 	}
 	return
@@ -106,17 +118,27 @@ func (t *Tutor) OnFinish(f func(*Tutor)) {
 	}
 }
 
-// Complete reports whether the learner solved every learner step the
-// backend plays, none done by the tutor (lesson skip).
-func (t *Tutor) Complete() bool {
-	mine, skipped := t.Solved()
+// Shown counts the steps solved after lesson hint showed the lesson's own
+// commands.
+func (t *Tutor) Shown() int {
 	n := 0
-	for i, s := range t.l.Steps {
-		if s.Interactive() && t.absent[i] == nil {
+	for i := range t.solved {
+		if t.outcome(i) == OutcomeTutor {
 			n++
 		}
 	}
-	return skipped == 0 && mine == n
+	return n
+}
+
+// solvedText is "2 solved by you, 1 done by the tutor", with the steps
+// solved after the tutor showed its commands where there are some.
+func (t *Tutor) solvedText() string {
+	mine, skipped := t.Solved()
+	shown := ""
+	if n := t.Shown(); n > 0 {
+		shown = fmt.Sprintf(", %d after the tutor showed its commands", n)
+	}
+	return fmt.Sprintf("%d solved by you%s, %d done by the tutor", mine, shown, skipped)
 }
 
 // Quit reports whether the learner left the lesson.
@@ -126,6 +148,7 @@ func (t *Tutor) plain() bool { return t.env.Plain() }
 
 // enter shows step i and, for an auto cell, runs it.
 func (t *Tutor) enter(i int, b *strings.Builder) {
+	t.tick()
 	if i >= len(t.l.Steps) {
 		t.step = len(t.l.Steps) - 1
 		t.finish(b)
@@ -182,6 +205,7 @@ func (t *Tutor) enter(i int, b *strings.Builder) {
 				// before): on to the next.
 				t.solved[i] = true
 				b.WriteString("✓ goal reached: you did this already\n")
+				t.judgePrediction(b)
 				i++
 				if i == len(t.l.Steps) {
 					t.step = len(t.l.Steps) - 1
@@ -190,6 +214,7 @@ func (t *Tutor) enter(i int, b *strings.Builder) {
 				}
 				continue
 			}
+			t.askPrediction(b)
 			return
 		}
 	}
@@ -222,17 +247,18 @@ func wrapPrefixed(prefix, text string) string {
 }
 
 func (t *Tutor) finish(b *strings.Builder) {
+	t.tick()
 	t.done = true
 	if t.onFinish != nil {
 		defer t.onFinish(t)
 	}
-	mine, skipped := t.Solved()
 	absent := ""
 	if n := t.absentCount(); n > 0 {
 		absent = fmt.Sprintf(", %d skipped on this backend", n)
 	}
-	fmt.Fprintf(b, "» lesson %s complete: %d step%s, %d solved by you, %d done by the tutor%s.\n",
-		t.l.ID, len(t.l.Steps), plural(len(t.l.Steps)), mine, skipped, absent)
+	fmt.Fprintf(b, "» lesson %s complete: %d step%s, %s%s.\n",
+		t.l.ID, len(t.l.Steps), plural(len(t.l.Steps)), t.solvedText(), absent)
+	b.WriteString(t.Summary())
 }
 
 // absentCount is how many steps the backend cannot play.
@@ -317,7 +343,7 @@ func (t *Tutor) replayCell(c *Cell, from int, w *strings.Builder) error {
 func (t *Tutor) learnerRecords() []Record {
 	var out []Record
 	for _, r := range t.env.Records(t.start) {
-		if r.Cmd != "lesson" {
+		if !TutorCommand(r.Cmd) {
 			out = append(out, r)
 		}
 	}
@@ -335,15 +361,19 @@ func (t *Tutor) Observe() string {
 	if t.done || t.quit || !t.l.Steps[t.step].Interactive() || t.solved[t.step] {
 		return ""
 	}
+	defer t.changed()
 	recs := t.learnerRecords()
 	if len(recs) == 0 {
 		return ""
 	}
+	t.rec[t.step].attempts++
+	t.closePrediction(recs)
 	v := t.j.Verdict()
 	var b strings.Builder
 	if v.Met {
 		t.solved[t.step] = true
 		b.WriteString("✓ goal reached\n")
+		t.judgePrediction(&b)
 		t.enter(t.step+1, &b)
 		return b.String()
 	}
@@ -450,6 +480,7 @@ var ErrNoStep = errors.New("the lesson is over; lesson back returns to its last 
 // Do runs a tutor command: next, back, hint, skip, reset, goal (with
 // "goal --detail"), quit, or "" to show the current step again.
 func (t *Tutor) Do(cmd string) (string, error) {
+	defer t.changed()
 	var b strings.Builder
 	word, arg, _ := strings.Cut(strings.TrimSpace(cmd), " ")
 	arg = strings.TrimSpace(arg)
@@ -466,6 +497,7 @@ func (t *Tutor) Do(cmd string) (string, error) {
 		b.WriteString(RenderMarkdown(visibleProse(t.l, t.step, t.absent), t.plain()))
 		if t.l.Steps[t.step].Interactive() && !t.solved[t.step] {
 			b.WriteString(t.goalLine())
+			t.askPrediction(&b)
 		}
 	case "next":
 		if t.done {
@@ -483,6 +515,7 @@ func (t *Tutor) Do(cmd string) (string, error) {
 			}
 			t.solved[t.step] = true
 			b.WriteString("✓ goal reached\n")
+			t.judgePrediction(&b)
 		}
 		t.enter(t.step+1, &b)
 	case "back":
@@ -500,6 +533,7 @@ func (t *Tutor) Do(cmd string) (string, error) {
 		if to < 0 {
 			return "", errors.New("this is the first step; lesson reset starts it over")
 		}
+		t.rec[to].resets++
 		if err := t.rebuild(to, &b); err != nil {
 			return b.String(), err
 		}
@@ -507,6 +541,7 @@ func (t *Tutor) Do(cmd string) (string, error) {
 		if t.done {
 			return "", ErrNoStep
 		}
+		t.rec[t.step].resets++
 		if err := t.rebuild(t.step, &b); err != nil {
 			return b.String(), err
 		}
@@ -515,6 +550,8 @@ func (t *Tutor) Do(cmd string) (string, error) {
 			return "", ErrNoStep
 		}
 		t.hints++
+		t.rec[t.step].hints++
+		t.rec[t.step].solution = t.rec[t.step].solution || t.hints > 1 && t.l.Steps[t.step].Cell != nil
 		kind := DiffKind("")
 		if t.l.Steps[t.step].Interactive() {
 			if v := t.j.Verdict(); len(v.Diffs) > 0 {
@@ -541,13 +578,15 @@ func (t *Tutor) Do(cmd string) (string, error) {
 				return b.String(), fmt.Errorf("%v; lesson reset rebuilds the step and tries again", err)
 			}
 			t.solved[t.step], t.skip[t.step] = true, true
+			t.judgePrediction(&b)
 		}
 		t.enter(t.step+1, &b)
 	case "quit":
+		t.tick()
 		t.quit = true
-		mine, skipped := t.Solved()
-		fmt.Fprintf(&b, "» you left lesson %s at step %d of %d (%d solved by you, %d done by the tutor); the session stays as it is.\n",
-			t.l.ID, t.step+1, len(t.l.Steps), mine, skipped)
+		fmt.Fprintf(&b, "» you left lesson %s at step %d of %d (%s); the session stays as it is.\n",
+			t.l.ID, t.step+1, len(t.l.Steps), t.solvedText())
+		b.WriteString(t.Summary())
 		t.j.Close()
 	default:
 		var names []string
@@ -691,3 +730,8 @@ func Rebuild(env Env, l *Lesson, absent []*SkippedSection, to int) (int, error) 
 	}
 	return n, nil
 }
+
+// TutorCommand reports whether a command talks to the tutor rather than to
+// the verbs (lesson, predict): the judge leaves it out of what the learner
+// did.
+func TutorCommand(cmd string) bool { return cmd == "lesson" || cmd == "predict" }

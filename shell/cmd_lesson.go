@@ -31,7 +31,8 @@ func lessonCmd() *command {
 			"\tlesson quit    leave the lesson\n" +
 			"\tlesson resume  back to the step where you left the last lesson you did not finish (resume ID: that lesson's); " +
 			"vsh keeps your place when you use it at a terminal\n\n" +
-			"From the command line: vsh lesson ID, vsh lesson play ID [--pace 1s], vsh lesson list, vsh lesson check FILE; " +
+			"A step may ask you to predict what happens before you run it: answer with predict ANSWER (help predict).\n\n" +
+			"From the command line: vsh lesson ID [--report OUT.json], vsh lesson play ID [--pace 1s], vsh lesson list, vsh lesson check FILE; " +
 			"a course folder: vsh lesson list DIR, vsh lesson DIR (its next lesson), vsh --lessons DIR (its lessons in lesson list).",
 		rawArgs: true, meta: true, skipNotebook: true, run: cmdLesson, complete: completeLesson}
 }
@@ -341,4 +342,54 @@ func capitalize(s string) string {
 		return s
 	}
 	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+// predictCmd is the command table's entry for predict: the learner's
+// answer to the question a lesson step asks before it runs.
+func predictCmd() *command {
+	return &command{Name: "predict", Group: gSession,
+		Usage:   "predict ANSWER",
+		Summary: "Answer the question a lesson step asks before you run it (the tutor says after the step whether you were right)",
+		Help: "Some lesson steps ask you to predict what will happen before you run them: which completion status comes back, " +
+			"how many bytes land, what the buffer holds. predict ANSWER commits to an answer: one of the choices the step offers " +
+			"(Tab completes them), a number, or bytes (\"text\" or 0x hex). You may change it until a command of the step runs a verb; " +
+			"then it is kept, and once the step is done the tutor says whether it was right and what happened. " +
+			"An unanswered prediction never holds the lesson up: it is recorded as unanswered.\n\n" +
+			"\tpredict IBV_WC_RNR_RETRY_EXC_ERR\n" +
+			"\tpredict 40\n" +
+			"\tpredict \"hello\"",
+		rawArgs: true, meta: true, run: cmdPredict, complete: completePredict}
+}
+
+func cmdPredict(c *call) error {
+	tu := c.s.Tutor()
+	if tu == nil || tu.Quit() {
+		return usagef("lesson ID starts a lesson; its steps that ask a question say so", "no lesson is running, so there is nothing to predict")
+	}
+	answer := ""
+	if len(c.a.pos) > 0 {
+		answer = strings.TrimSpace(c.src[c.a.pos[0].start:])
+	}
+	out, err := tu.Predict(answer)
+	if err != nil {
+		return usagef("lesson shows the step and its question", "%v", err)
+	}
+	c.out.addRaw(out)
+	return nil
+}
+
+func completePredict(s *Shell, done []token, word string) []Suggestion {
+	tu := s.Tutor()
+	if len(done) > 0 || tu == nil {
+		return nil
+	}
+	p := tu.Prediction()
+	if p == nil {
+		return nil
+	}
+	var out []Suggestion
+	for _, c := range p.Choices {
+		out = append(out, Suggestion{c, "your prediction"})
+	}
+	return filter(out, word)
 }

@@ -189,7 +189,7 @@ func commandTable() []*command {
 		repeatCmd(),
 		resetCmd(),
 		quitCmd(),
-		lessonCmd(), doCmd(), ppDestCmd(), ppStatsCmd(), // cmd_lesson.go, cmd_do.go, cmd_pp.go
+		lessonCmd(), predictCmd(), doCmd(), ppDestCmd(), ppStatsCmd(), // cmd_lesson.go, cmd_do.go, cmd_pp.go
 		exchangeCmd(), pingpongCmd(), // cmd_exchange.go, cmd_pingpong.go
 		storeCmd(), // cmd_store.go
 		pathsCmd(), // cmd_paths.go

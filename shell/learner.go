@@ -24,6 +24,9 @@ type LearnerCheck struct {
 	Solved, Skipped, Interactive int
 	// Hints counts the #! hint markers checked.
 	Hints int
+	// Predicted counts the predictions the path answered (#! predict);
+	// Right those judged right once their step was done.
+	Predicted, Right int
 	// Typed counts the commands typed (not lesson commands); Own those
 	// that are no line of the lesson's own.
 	Typed, Own int
@@ -47,6 +50,7 @@ func (c *LearnerCheck) Complete() bool {
 //	#! quiet     the tutor said nothing: it is on the way to the goal
 //	#! step N    the tutor is now at step N (1-based)
 //	#! done      the lesson is over, every learner step solved by the learner
+//	#! predict A the tutor asks a prediction here; A is the learner's answer
 //
 // Other lines starting with # are comments. The shell should be fresh.
 func (s *Shell) CheckLearnerPath(lesson string, r io.Reader, name string) (*LearnerCheck, error) {
@@ -99,6 +103,16 @@ func (s *Shell) CheckLearnerPath(lesson string, r io.Reader, name string) (*Lear
 		step, over := tu.Step()
 		res.Step, res.Over = step+1, over
 		res.Solved, res.Skipped = tu.Solved()
+		for _, st := range tu.Report().Steps {
+			for _, pr := range st.Predictions {
+				if pr.Answer != nil {
+					res.Predicted++
+				}
+				if pr.Right != nil && *pr.Right {
+					res.Right++
+				}
+			}
+		}
 	}
 	return res, nil
 }
@@ -140,7 +154,7 @@ func (p *learnerPath) command(n int, line string) bool {
 		p.last += s.FormatError(err)
 	}
 	fmt.Fprintf(&p.transcript, "%s%s\n%s", prompt, line, p.last)
-	if !strings.HasPrefix(line, "lesson") {
+	if w := strings.Fields(line); len(w) > 0 && !lessons.TutorCommand(strings.ToLower(w[0])) {
 		p.res.Typed++
 		if !p.own[strings.Join(strings.Fields(line), " ")] {
 			p.res.Own++
@@ -152,6 +166,10 @@ func (p *learnerPath) command(n int, line string) bool {
 // marker checks a #! line against the tutor after the command before.
 func (p *learnerPath) marker(n int, line string) {
 	p.markers++
+	if m := strings.Fields(strings.TrimPrefix(line, "#!")); len(m) > 0 && m[0] == "predict" {
+		p.predict(n, line)
+		return
+	}
 	if p.commands == 0 {
 		p.problem(n, "a marker checks the command before it, and there is none yet")
 		return
@@ -203,7 +221,37 @@ func (p *learnerPath) marker(n int, line string) {
 				step+1, len(l.Steps), over, mine, l.Interactive(), skipped)
 		}
 	default:
-		p.problem(n, "unknown marker %q: one of #! hint, #! refused, #! lost, #! quiet, #! step N, #! done", line)
+		p.problem(n, "unknown marker %q: one of #! hint, #! refused, #! lost, #! quiet, #! step N, #! done, #! predict ANSWER", line)
+	}
+}
+
+// predict checks a #! predict ANSWER marker: the tutor asks a prediction
+// at this point, and ANSWER, typed as predict ANSWER, is taken.
+func (p *learnerPath) predict(n int, line string) {
+	answer := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(strings.TrimPrefix(line, "#!")), "predict"))
+	tu := p.s.Tutor()
+	switch {
+	case answer == "":
+		p.problem(n, "#! predict takes the learner's answer: #! predict IBV_WC_RNR_RETRY_EXC_ERR")
+		return
+	case tu == nil:
+		p.problem(n, "no lesson is running, so no prediction is asked")
+		return
+	case tu.Prediction() == nil:
+		step, over := tu.Step()
+		why := fmt.Sprintf("step %d asks none", step+1)
+		switch {
+		case over:
+			why = "the lesson is over"
+		case tu.Lesson().Steps[step].Interactive() && tu.Lesson().Steps[step].Cell.Predict != nil:
+			why = fmt.Sprintf("step %d's prediction is closed: a command of the step ran already", step+1)
+		}
+		p.problem(n, "the tutor asks no prediction here: %s", why)
+		return
+	}
+	p.command(n, "predict "+answer)
+	if !strings.HasPrefix(p.last, "» your prediction: ") {
+		p.problem(n, "the tutor did not take the prediction %q:\n%s", answer, p.last)
 	}
 }
 

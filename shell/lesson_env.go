@@ -130,7 +130,7 @@ func (s *Shell) afterCell(before int, out *string, err *error) {
 		return
 	}
 	last := s.log[len(s.log)-1]
-	if last.cmd == "lesson" || errors.Is(*err, ErrExit) {
+	if lessons.TutorCommand(last.cmd) || errors.Is(*err, ErrExit) {
 		return
 	}
 	if _, over := st.tutor.Step(); over {

@@ -209,6 +209,14 @@ func (r *lessonRun) nextInCourse(dir string) int {
 		}
 	}
 	fmt.Fprintf(r.stdout, "» course %s: lesson %d of %d, %s (%d solved)\n", c.Title, indexOf(c.Lessons, l)+1, len(c.Lessons), l.ID, done)
+	if r.report != "" {
+		// --report names a folder: one report per lesson, by its id.
+		if err := os.MkdirAll(r.report, 0o755); err != nil {
+			fmt.Fprintf(r.stderr, "vsh: --report: a course's reports go into a folder: %v\n", err)
+			return 2
+		}
+		r.report = filepath.Join(r.report, l.ID+".json")
+	}
 	return r.interactive(l.ID)
 }
 

@@ -38,9 +38,9 @@ func TestLessonCourse(t *testing.T) {
 		!regexpMatch(`(?s)1 +day-two +Lesson day-two +1 \(1 yours\) +- +-\n2 +day-one +Lesson day-one +1 \(1 yours\) +- +day-two\n2 lessons, 0 solved`, out) {
 		t.Fatalf("vsh lesson list DIR = %d, stderr %q\n%s", status, errs, out)
 	}
-	// Skipped by the tutor, a lesson is not solved.
+	// Skipped by the tutor, a lesson is not solved (and vsh exits 1).
 	status, out, _ = runVsh(t, "lesson skip\n", "lesson", dir)
-	if status != 0 || !strings.Contains(out, "» course Verbs in a week: lesson 1 of 2, day-two (0 solved)") || strings.Contains(out, "is solved") {
+	if status != 1 || !strings.Contains(out, "» course Verbs in a week: lesson 1 of 2, day-two (0 solved)") || strings.Contains(out, "is solved") {
 		t.Fatalf("vsh lesson DIR, skipped = %d\n%s", status, out)
 	}
 	status, out, _ = runVsh(t, "open_device A\n", "lesson", dir)
@@ -116,5 +116,20 @@ func TestLessonCheckCourse(t *testing.T) {
 		if !strings.Contains(errs, w) {
 			t.Errorf("vsh lesson check DIR = %d, stderr\n%s\nwant %q", status, errs, w)
 		}
+	}
+}
+
+// TestLessonCourseReport: vsh lesson DIR --report FOLDER writes the
+// lesson's report into FOLDER, named by its id.
+func TestLessonCourseReport(t *testing.T) {
+	dir := newCourse(t)
+	reports := filepath.Join(t.TempDir(), "reports")
+	status, out, errs := runVsh(t, "open_device A\n", "lesson", dir, "--report", reports)
+	if status != 0 {
+		t.Fatalf("vsh lesson DIR --report = %d, stderr %q\n%s", status, errs, out)
+	}
+	data, err := os.ReadFile(filepath.Join(reports, "day-two.json"))
+	if err != nil || !strings.Contains(string(data), `"id": "day-two"`) {
+		t.Errorf("the report of day-two: %v\n%s", err, data)
 	}
 }

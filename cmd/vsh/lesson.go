@@ -1,11 +1,14 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -16,8 +19,11 @@ import (
 )
 
 const lessonUsage = `usage: vsh [flags] lesson list [DIR]         the lessons, and which this backend can play; DIR: a course's, in order
-       vsh [flags] lesson ID|FILE            take a lesson: you type, the tutor checks each goal
-       vsh [flags] lesson DIR                take a course's next lesson you have not solved
+       vsh [flags] lesson ID|FILE [--report OUT.json]
+                                             take a lesson: you type (or a script on stdin does), the tutor
+                                             checks each goal; --report writes how it went, as JSON, as it goes
+       vsh [flags] lesson DIR [--report FOLDER]
+                                             take a course's next lesson you have not solved; --report: FOLDER/ID.json
        vsh [flags] lesson play ID|FILE|DIR|all... [--pace 1s]
                                              play them in order, narrated, every cell run and checked; no terminal needed
        vsh [flags] lesson check FILE|DIR...  validate lesson files (a course: all of its lessons) and play them on the simulator
@@ -29,6 +35,9 @@ A lesson that needs what the backend lacks (two devices, stepping, ...) is skipp
 a section that alone needs it is skipped, and the lesson goes on.
 A course is a folder of lesson files with an optional course.md (title, order, requires:); the course lessons
 you solve are kept in $XDG_STATE_HOME/vsh/progress.json (~/.local/state/vsh/ without it).
+Taking a lesson exits 0 when the learner solved every step, 1 when the lesson is unfinished or a step
+was skipped or solved after lesson hint showed its commands, 2 when the lesson or the command line is
+wrong. The report's format: docs/lesson-report.md.
 Lessons ship with vsh (docs/lessons.md); instructors write their own (docs/writing-lessons.md).
 `
 
@@ -36,12 +45,13 @@ Lessons ship with vsh (docs/lessons.md); instructors write their own (docs/writi
 type lessonFlags struct {
 	pace    *time.Duration
 	learner *[]string
+	report  *string
 }
 
 func addLessonFlags(fs *flag.FlagSet) lessonFlags {
 	var learner []string
 	fs.Func("learner", "", func(v string) error { learner = append(learner, v); return nil })
-	return lessonFlags{pace: fs.Duration("pace", 0, ""), learner: &learner}
+	return lessonFlags{pace: fs.Duration("pace", 0, ""), learner: &learner, report: fs.String("report", "", "")}
 }
 
 // parseLessonArgs reads the words after "lesson", with flags allowed
@@ -64,13 +74,16 @@ func parseLessonArgs(fs *flag.FlagSet) ([]string, error) {
 // lessonRun is what vsh lesson needs from main: how to open the chosen
 // backend and describe it, and the simulator's settings for check.
 type lessonRun struct {
-	open     func() (verbs.Provider, error)
-	desc     string
-	plain    bool
-	devices  int
-	seed     int64
-	pace     time.Duration
-	learner  []string // lesson check --learner
+	open    func() (verbs.Provider, error)
+	desc    string
+	plain   bool
+	devices int
+	seed    int64
+	pace    time.Duration
+	learner []string // lesson check --learner
+	report  string   // vsh lesson ID --report OUT.json
+	// clock times the steps for the report; nil is time.Now. Tests set it.
+	clock    func() time.Time
 	stdin    *os.File
 	stdout   io.Writer
 	stderr   io.Writer
@@ -118,6 +131,10 @@ func runLesson(words []string, r *lessonRun) int {
 	}
 	if r.pace != 0 && words[0] != "play" {
 		fmt.Fprintf(r.stderr, "vsh: --pace is for vsh lesson play\n")
+		return 2
+	}
+	if r.report != "" && (len(words) != 1 || slices.Contains([]string{"list", "play", "check", "help"}, words[0])) {
+		fmt.Fprintf(r.stderr, "vsh: --report is for taking one lesson: vsh lesson ID --report OUT.json (with the learner's script on stdin, or on a terminal)\n")
 		return 2
 	}
 	if len(r.learner) > 0 && (words[0] != "check" || len(words) != 2 || isDir(words[1])) {
@@ -347,14 +364,19 @@ func (r *lessonRun) checkLearner(f, path string) int {
 			path, len(res.Problems), plural(len(res.Problems)), end, res.Solved, res.Interactive, res.Skipped)
 		return 1
 	}
-	fmt.Fprintf(r.stdout, "%s: ok: every marker held; %s, %d of %d learner steps solved by the learner, %d skipped\n",
-		path, end, res.Solved, res.Interactive, res.Skipped)
+	preds := ""
+	if res.Predicted > 0 {
+		preds = fmt.Sprintf("; %d of %d predictions right", res.Right, res.Predicted)
+	}
+	fmt.Fprintf(r.stdout, "%s: ok: every marker held; %s, %d of %d learner steps solved by the learner, %d skipped%s\n",
+		path, end, res.Solved, res.Interactive, res.Skipped, preds)
 	return 0
 }
 
 // interactive starts a session with the lesson running: on a terminal the
 // usual prompt, otherwise the learner's commands from stdin, one a line,
-// carrying on past mistakes.
+// carrying on past mistakes. It returns 0 when the learner solved every
+// step, 1 when not, 2 when the lesson did not start.
 func (r *lessonRun) interactive(which string) int {
 	sh, err := r.newShell(r.open, r.desc)
 	if err != nil {
@@ -363,11 +385,45 @@ func (r *lessonRun) interactive(which string) int {
 	}
 	defer sh.Close()
 	out, err := sh.Exec("lesson " + shellQuote(which))
-	if err != nil {
+	tu := sh.Tutor()
+	if err != nil || tu == nil {
 		io.WriteString(r.stdout, out)
-		fmt.Fprint(r.stderr, sh.FormatError(err))
-		return 1
+		if err != nil {
+			fmt.Fprint(r.stderr, sh.FormatError(err))
+		}
+		return 2
 	}
+	if r.clock != nil {
+		tu.SetClock(r.clock)
+	}
+	rep := &reportFile{path: r.report, tutor: tu, run: r}
+	if err := rep.write(false); err != nil {
+		fmt.Fprintf(r.stderr, "vsh: --report: %v\n", err)
+		return 2
+	}
+	tu.OnProgress(func() { rep.update() })
+	status := r.takeLesson(sh, out)
+	if status >= 0 {
+		return status
+	}
+	if _, over := tu.Step(); !over && !r.terminal {
+		step, _ := tu.Step()
+		fmt.Fprintf(r.stdout, "» the script ended at step %d of %d of lesson %s, before the lesson did:\n%s",
+			step+1, len(tu.Lesson().Steps), tu.Lesson().ID, tu.Summary())
+	}
+	if err := rep.write(true); err != nil {
+		fmt.Fprintf(r.stderr, "vsh: --report: %v\n", err)
+	}
+	if tu.Complete() {
+		return 0
+	}
+	return 1
+}
+
+// takeLesson runs the learner's side of a lesson that has started (its
+// first words out): the terminal, or the commands on stdin. It returns -1
+// when the session ended as it should, an exit status otherwise.
+func (r *lessonRun) takeLesson(sh *shell.Shell, out string) int {
 	if r.terminal {
 		// The lesson's first step comes after the shell's banner.
 		status, err := sh.RunTTY(r.stdin, r.stdout.(*os.File), out)
@@ -375,24 +431,69 @@ func (r *lessonRun) interactive(which string) int {
 			fmt.Fprintf(r.stderr, "vsh: %v\n", err)
 			return max(status, 1)
 		}
-		return status
+		return -1
 	}
 	io.WriteString(r.stdout, out)
 	ctx, caught, stop := stopOnSignals()
-	err = sh.RunScriptContext(ctx, r.stdin, r.stdout, "stdin", true)
+	err := sh.RunScriptContext(ctx, r.stdin, r.stdout, "stdin", true)
 	stop()
 	if sig := caught(); sig != nil {
 		fmt.Fprintf(r.stderr, "vsh: %v: the lesson stopped\n", sig)
 		return signalStatus(sig)
 	}
-	if err != nil {
-		var se *shell.ScriptError
-		if !errors.As(err, &se) {
-			fmt.Fprintf(r.stderr, "vsh: %v\n", err)
-			return 1
-		}
+	var se *shell.ScriptError
+	if err != nil && !errors.As(err, &se) {
+		fmt.Fprintf(r.stderr, "vsh: %v\n", err)
+		return 1
 	}
-	return 0
+	return -1
+}
+
+// reportFile is the report of vsh lesson --report, rewritten whole (to a
+// temporary file, then renamed over it) after every command, so that a run
+// killed at any point leaves a valid report.
+type reportFile struct {
+	path   string
+	tutor  *lessons.Tutor
+	run    *lessonRun
+	failed bool // a write failed, and was said
+}
+
+// update rewrites the report as the lesson goes; a failure is said once.
+func (f *reportFile) update() {
+	if err := f.write(false); err != nil && !f.failed {
+		f.failed = true
+		fmt.Fprintf(f.run.stderr, "vsh: --report: %v (the lesson goes on)\n", err)
+	}
+}
+
+// write writes the report; finished says the run ended as it should.
+func (f *reportFile) write(finished bool) error {
+	if f.path == "" {
+		return nil
+	}
+	rep := f.tutor.Report()
+	rep.VSH, rep.Backend, rep.Seed, rep.Finished = versionString(), f.run.desc, f.run.seed, finished
+	data, err := json.MarshalIndent(rep, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(f.path), "."+filepath.Base(f.path)+".*")
+	if err != nil {
+		return fmt.Errorf("cannot write %s: %v; give a file in a folder you can write to", f.path, err)
+	}
+	_, err = tmp.Write(append(data, '\n'))
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), f.path)
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("cannot write %s: %v", f.path, err)
+	}
+	return nil
 }
 
 // shellQuote quotes a lesson path for the shell's tokenizer when needed.

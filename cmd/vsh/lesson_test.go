@@ -120,8 +120,8 @@ func TestLessonSkip(t *testing.T) {
 	if status, out, _ := runVsh(t, "", "lesson", "play", f); status != 0 || !strings.Contains(out, "played to its end") {
 		t.Errorf("on two devices: %d\n%s", status, out)
 	}
-	// Interactive, it refuses to start.
-	if status, _, errs := runVsh(t, "", "--devices", "1", "lesson", f); status != 1 || !strings.Contains(errs, "needs what this backend lacks") {
+	// Interactive, it refuses to start: a lesson error, status 2.
+	if status, _, errs := runVsh(t, "", "--devices", "1", "lesson", f); status != 2 || !strings.Contains(errs, "needs what this backend lacks") {
 		t.Errorf("interactive on one device: %d %q", status, errs)
 	}
 }
@@ -186,13 +186,14 @@ func TestLessonCheckAnyBackend(t *testing.T) {
 }
 
 // TestLessonInteractive takes a lesson with no terminal: the learner's
-// commands come from stdin, mistakes and all.
+// commands come from stdin, mistakes and all. The step is solved after
+// lesson hint showed the lesson's commands: the tutor's, status 1.
 func TestLessonInteractive(t *testing.T) {
 	f := writeFile(t, "needy.md", needyLesson)
 	in := "open_device A\nopen_device Z\nlesson hint\nlesson hint\nopen B\n"
 	status, out, errs := runVsh(t, in, "lesson", f)
-	if status != 0 || errs != "" {
-		t.Fatalf("vsh lesson FILE < input = %d, stderr %q\n%s", status, errs, out)
+	if status != 1 || errs != "" {
+		t.Fatalf("vsh lesson FILE < input = %d, stderr %q; want 1 (solved after the lesson's commands were shown)\n%s", status, errs, out)
 	}
 	for _, w := range []string{
 		"Lesson needy: Needs two devices",
@@ -201,7 +202,8 @@ func TestLessonInteractive(t *testing.T) {
 		"» not yet: this step makes a context of device B; there is none yet",
 		"» the lesson's commands for this step:",
 		"✓ goal reached",
-		"» lesson needy complete: 1 step, 1 solved by you, 0 done by the tutor.",
+		"» lesson needy complete: 1 step, 0 solved by you, 1 after the tutor showed its commands, 0 done by the tutor.",
+		"  1     Open a context on each of A and B  tutor    3         2",
 	} {
 		if !strings.Contains(out, w) {
 			t.Errorf("the session lacks %q:\n%s", w, out)
@@ -258,7 +260,7 @@ func TestLessonCheckLearner(t *testing.T) {
 	for _, w := range []string{
 		`bad.vsh:4: "open_device A" reached the goal of step 2; it should not have`,
 		"bad.vsh:5: the tutor is at step 3, not at step 9",
-		`bad.vsh:6: unknown marker "#! predict 3"`,
+		"bad.vsh:6: the tutor asks no prediction here: step 3 asks none",
 		"bad.vsh:7: the lesson is not done by the learner",
 		"bad.vsh: 4 problems (the learner stopped at step 3",
 	} {

@@ -131,7 +131,7 @@ func TestTTY(t *testing.T) {
 	sane(4, 131)
 
 	// 5. A lesson: the banner, then the lesson's title and first step,
-	// then the prompt; quit leaves.
+	// then the prompt; quit leaves, the lesson unfinished: status 1.
 	startWith(5, " lesson tour", `\[2\] vsh> `)
 	screen := tm.screen()
 	banner, title, goal := strings.Index(screen, "vsh devel: the verbs shell on"), strings.Index(screen, "Lesson tour: "), strings.Index(screen, "» your turn")
@@ -156,7 +156,7 @@ func TestTTY(t *testing.T) {
 	}
 	tm.typeLine("quit")
 	quitClean(5)
-	sane(5, 0)
+	sane(5, 1)
 
 	// 6. Ctrl-C at the prompt clears the line, as a shell's does; the
 	// session goes on.

@@ -19,6 +19,7 @@ send qp0 mr=mr0 len=8 wr_id=7
 #! step 5
 lesson next
 #! step 6
+#! predict IBV_WC_RNR_RETRY_EXC_ERR
 # RTS without its attributes: refused.
 mqp qp0 state=rts
 #! hint
@@ -44,6 +45,7 @@ poll cq0
 #! step 13
 lesson next
 #! step 14
+#! predict rem_access_err
 send qp0 opcode=IBV_WR_RDMA_WRITE sge=mr0:0:8 remote_addr=mr2 rkey=mr2
 poll cq0
 #! step 15
@@ -62,6 +64,7 @@ poll cq0 wait=1s
 #! step 19
 lesson next
 #! step 20
+#! predict IBV_WC_SUCCESS
 recv qp3 sge=mr1:0:64
 send qp2 sge=mr0:0:64 ah=ah0 remote_qpn=qp3
 poll cq1

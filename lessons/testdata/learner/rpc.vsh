@@ -50,6 +50,7 @@ mem mr2 64 32
 #! step 10
 lesson next
 #! step 11
+#! predict 4
 repeat 5 recv qp0 sge=mr0:0:0 wr_id={i+103}
 do send qp0 sge=mr0:128:24 wr_id=3; send qp0 sge=mr0:160:24 wr_id=4; send qp0 sge=mr0:192:24 wr_id=5; send qp0 sge=mr0:224:24 wr_id=6; send qp0 sge=mr0:256:24 wr_id=7
 advance 50ms
@@ -74,6 +75,7 @@ poll cq2
 poll cq1
 poll cq0
 #! step 16
+#! predict IBV_WC_REM_INV_REQ_ERR
 send qp0 opcode=IBV_WR_RDMA_WRITE sge=mr1:0:13 remote_addr=mr3 rkey=mr3 wr_id=99
 poll cq0
 #! step 17

@@ -39,6 +39,7 @@ create_ah pd0 dgid=B sgid_index=9 hop_limit=1
 create_ah pd0 dgid=::ffff:10.0.0.2 sgid_index=1 hop_limit=1
 create_ah pd1 dgid=00000000000000000000ffff0a000001 sgid_index=1 hop_limit=1
 #! step 10
+#! predict 1064
 # A wrong turn that fails: a UD send with no address handle. (The tutor
 # says the goal is out of reach here, which it is not: see the report.)
 send qp0 mr=mr0 offset=40 length=1024 wr_id=2 remote_qpn=qp1
@@ -62,6 +63,7 @@ do send qp0 mr=mr0 offset=40 length=1024 wr_id=2 ah=ah0 remote_qpn=qp1; poll cq1
 #! step 13
 lesson next
 #! step 14
+#! predict success
 send qp0 sge=mr2:40:2k wr_id=2 ah=ah0 remote_qpn=qp1
 # B's CQ first: it stays empty.
 poll cq1

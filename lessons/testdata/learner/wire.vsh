@@ -11,12 +11,14 @@ fill mr0 "last!" offset=4091 length=5
 recv qp1 sge=mr1:0:4096 wr_id=10
 send qp0 sge=mr0:0:4096 wr_id=11
 #! step 4
+#! predict 0x0000000000
 step 1
 #! step 5
 step 4
 poll cq1
 poll cq0
 #! step 6
+#! predict 0
 # A SEND from an MR that does not exist: refused before it is posted.
 send qp0 sge=mr9:4091:5
 #! hint

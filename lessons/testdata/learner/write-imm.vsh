@@ -18,12 +18,14 @@ send qp0 opcode=IBV_WR_SEND sge=mr0:8:4 wr_id=101
 poll cq1
 poll cq0
 #! step 3
+#! predict 8
 recv qp1 sge=mr1:0:0 wr_id=200
 #! quiet
 send qp0 opcode=IBV_WR_RDMA_WRITE_WITH_IMM sge=mr0:0:8 remote_addr=mr1+256 rkey=mr1 imm=4660
 poll cq1
 poll cq0
 #! step 4
+#! predict 0
 fill mr0 "second!!" length=8
 send qp0 opcode=IBV_WR_RDMA_WRITE_WITH_IMM sge=mr0:0:8 remote_addr=mr1+512 rkey=mr1 imm=2
 poll cq0

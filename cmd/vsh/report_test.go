@@ -1,0 +1,233 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/vsh-rdma/vsh/lessons"
+	"github.com/vsh-rdma/vsh/verbs"
+)
+
+// -rewrite is the project's one name for rewriting golden files.
+var rewrite = flag.Bool("rewrite", false, "rewrite the report example in docs/lesson-report.md")
+
+// reportSchema compiles docs/lesson-report.schema.json.
+func reportSchema(t *testing.T) *jsonschema.Schema {
+	t.Helper()
+	path := filepath.Join("..", "..", "docs", "lesson-report.schema.json")
+	c := jsonschema.NewCompiler()
+	c.AssertFormat()
+	sch, err := c.Compile(path)
+	if err != nil {
+		t.Fatalf("compiling %s: %v", path, err)
+	}
+	return sch
+}
+
+// validReport checks a report against the schema and returns it decoded.
+func validReport(t *testing.T, sch *jsonschema.Schema, data []byte) *lessons.Report {
+	t.Helper()
+	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(data))
+	if err != nil {
+		t.Fatalf("the report is not JSON: %v\n%s", err, data)
+	}
+	if err := sch.Validate(inst); err != nil {
+		t.Fatalf("the report does not follow docs/lesson-report.schema.json: %v\n%s", err, data)
+	}
+	var r lessons.Report
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&r); err != nil {
+		t.Fatalf("decoding the report: %v", err)
+	}
+	return &r
+}
+
+// TestReportSchemaRefuses: the schema is strict, so that the test above
+// can fail: a missing field, an unknown one, a wrong outcome.
+func TestReportSchemaRefuses(t *testing.T) {
+	sch := reportSchema(t)
+	status, _, errs := runVsh(t, "", "lesson", "tour", "--report", filepath.Join(t.TempDir(), "r.json"))
+	if status != 1 {
+		t.Fatalf("vsh lesson tour with no input = %d, %q; want 1 (not finished)", status, errs)
+	}
+	good := map[string]any{}
+	data, err := json.Marshal(sampleReport())
+	if err != nil {
+		t.Fatal(err)
+	}
+	json.Unmarshal(data, &good)
+	tests := []struct {
+		name   string
+		change func(m map[string]any)
+	}{
+		{"no seed", func(m map[string]any) { delete(m, "seed") }},
+		{"an unknown field", func(m map[string]any) { m["grade"] = "A" }},
+		{"another schema", func(m map[string]any) { m["schema"] = "vsh-lesson-report/2" }},
+		{"a bad outcome", func(m map[string]any) { m["steps"].([]any)[0].(map[string]any)["outcome"] = "done" }},
+		{"a bad time", func(m map[string]any) { m["started"] = "yesterday" }},
+		{"a step without predictions", func(m map[string]any) { delete(m["steps"].([]any)[0].(map[string]any), "predictions") }},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var m map[string]any
+			json.Unmarshal(data, &m)
+			tc.change(m)
+			if err := sch.Validate(m); err == nil {
+				t.Errorf("the schema accepts a report with %s", tc.name)
+			}
+		})
+	}
+	if err := sch.Validate(good); err != nil {
+		t.Errorf("the schema refuses a good report: %v", err)
+	}
+}
+
+func sampleReport() *lessons.Report {
+	answer, right := "0", false
+	return &lessons.Report{Schema: lessons.ReportSchema, VSH: "devel", Backend: "sim", Seed: 1,
+		Started: "2026-01-12T09:00:00Z", Ended: "2026-01-12T09:10:00Z",
+		Lesson: lessons.ReportLesson{ID: "x", Title: "X", File: "x.md", SHA256: strings.Repeat("ab", 32)},
+		Steps: []lessons.StepReport{{Step: 2, Title: "t", Outcome: lessons.OutcomeSolved, Predictions: []lessons.PredictionReport{
+			{Question: "q?", Kind: lessons.PredictNumber, Choices: []string{}, Answer: &answer, Observed: &answer, Right: &right}}}}}
+}
+
+// TestLessonReport is issue 18's acceptance: the repository's complete
+// learner path for rc-pingpong exits 0 with every step solved; the same
+// lesson with one step skipped exits 1 and names the step skipped.
+func TestLessonReport(t *testing.T) {
+	sch := reportSchema(t)
+	path, err := os.ReadFile(filepath.Join("..", "..", "lessons", "testdata", "learner", "rc-pingpong.vsh"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	skipped := "lesson next\nlesson skip\nmqp qp1 state=IBV_QPS_INIT port=1 pkey_index=0 access=0\nmqp qp0 state=init port=1 pkey_index=0 access=0\n"
+	tests := []struct {
+		name     string
+		script   string
+		status   int
+		complete bool
+		outcomes map[int]string // step → outcome
+	}{
+		{"complete", string(path), 0, true, map[int]string{2: "solved", 7: "solved", 15: "solved"}},
+		{"one skipped", skipped, 1, false, map[int]string{2: "skipped", 3: "solved", 4: "not reached"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "r.json")
+			status, stdout, errs := runVsh(t, tc.script, "lesson", "rc-pingpong", "--report", out)
+			if status != tc.status {
+				t.Fatalf("vsh lesson rc-pingpong --report = %d, want %d; stderr %q\n%s", status, tc.status, errs, lastLines(stdout, 30))
+			}
+			data, err := os.ReadFile(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := validReport(t, sch, data)
+			if r.Complete != tc.complete || !r.Finished || r.Lesson.ID != "rc-pingpong" || len(r.Lesson.SHA256) != 64 {
+				t.Errorf("report: complete %v finished %v lesson %+v; want complete %v, finished", r.Complete, r.Finished, r.Lesson, tc.complete)
+			}
+			got := map[int]string{}
+			for _, s := range r.Steps {
+				got[s.Step] = s.Outcome
+			}
+			for step, want := range tc.outcomes {
+				if got[step] != want {
+					t.Errorf("step %d: outcome %q, want %q", step, got[step], want)
+				}
+			}
+			if !strings.Contains(stdout, "  step  title") {
+				t.Errorf("the session shows no summary table:\n%s", lastLines(stdout, 20))
+			}
+		})
+	}
+}
+
+// TestReportUsage: --report is for taking one lesson, and a report that
+// cannot be written stops the lesson before it starts.
+func TestReportUsage(t *testing.T) {
+	tests := []struct {
+		argv   []string
+		status int
+		errms  string
+	}{
+		{[]string{"lesson", "play", "tour", "--report", "r.json"}, 2, "--report is for taking one lesson"},
+		{[]string{"lesson", "list", "--report", "r.json"}, 2, "--report is for taking one lesson"},
+		{[]string{"lesson", "check", "x.md", "--report", "r.json"}, 2, "--report is for taking one lesson"},
+		{[]string{"lesson", "tour", "--report", "/nonexistent/dir/r.json"}, 2, "cannot write /nonexistent/dir/r.json"},
+		{[]string{"lesson", "nosuch", "--report", "r.json"}, 2, `no lesson "nosuch"`},
+	}
+	for _, tc := range tests {
+		status, _, errs := runVsh(t, "", tc.argv...)
+		if status != tc.status || !strings.Contains(errs, tc.errms) {
+			t.Errorf("vsh %v = %d, stderr %q; want %d, %q", tc.argv, status, errs, tc.status, tc.errms)
+		}
+	}
+}
+
+var exampleRE = regexp.MustCompile("(?s)(<!-- report example: [^\n]*-->\n```json\n)(.*?)(```)")
+
+// TestReportExample plays the script of docs/lesson-report.md's example,
+// with a clock that moves 1.5 s a reading, and requires the report to be
+// the one the page shows, and valid. -rewrite puts the new one in.
+func TestReportExample(t *testing.T) {
+	sch := reportSchema(t)
+	page := filepath.Join("..", "..", "docs", "lesson-report.md")
+	doc, err := os.ReadFile(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := bytes.Index(doc, []byte("## An example"))
+	script, ok := []byte(nil), false
+	if i >= 0 {
+		_, after, _ := bytes.Cut(doc[i:], []byte("```vsh\n"))
+		script, _, ok = bytes.Cut(after, []byte("```"))
+	}
+	m := exampleRE.FindSubmatchIndex(doc)
+	if !ok || m == nil {
+		t.Fatalf("%s has no example: a ```vsh block after \"## An example\", then the marked ```json block", page)
+	}
+	in := filepath.Join(t.TempDir(), "script.vsh")
+	if err := os.WriteFile(in, script, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	at := time.Date(2026, 1, 12, 9, 0, 0, 0, time.UTC)
+	clock := func() time.Time { at = at.Add(1500 * time.Millisecond); return at }
+	out := filepath.Join(t.TempDir(), "r.json")
+	sim := shadowSim(1)
+	var stdout, stderr bytes.Buffer
+	r := &lessonRun{open: func() (verbs.Provider, error) { return sim(2) }, desc: "sim (2 devices, seed 1)", plain: true, devices: 2, seed: 1,
+		report: out, clock: clock, stdin: f, stdout: &stdout, stderr: &stderr}
+	if status := runLesson([]string{"write-imm"}, r); status != 1 {
+		t.Fatalf("the example = %d, want 1; stderr %q\n%s", status, stderr.String(), lastLines(stdout.String(), 40))
+	}
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	validReport(t, sch, data)
+	if got, want := string(data), string(doc[m[4]:m[5]]); got != want {
+		if *rewrite {
+			doc = append(append(append([]byte(nil), doc[:m[4]]...), data...), doc[m[5]:]...)
+			if err := os.WriteFile(page, doc, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			return
+		}
+		t.Errorf("%s's example report is stale (go test ./cmd/vsh -run TestReportExample -rewrite); the report is now:\n%s", page, got)
+	}
+}

@@ -1,0 +1,268 @@
+package lessons
+
+import (
+	"fmt"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// stepRecord is what the tutor keeps of how the learner did at one step,
+// for the summary and the report.
+type stepRecord struct {
+	attempts int           // commands typed at the step
+	hints    int           // lesson hint asked
+	solution bool          // lesson hint showed the lesson's own commands
+	resets   int           // lesson reset at the step, lesson back to it
+	time     time.Duration // spent at the step
+	pred     predictionRecord
+}
+
+// predictionRecord is the learner's answer to a step's prediction and,
+// once the step is done, what happened.
+type predictionRecord struct {
+	answer   string // as the learner's answer reads, canonical
+	given    value
+	answered bool
+	// closed is set once a command of the step ran a verb: from then on
+	// the answer is kept as it is.
+	closed bool
+	judged bool
+	right  bool
+	// observed is the right answer; why says why it could not be read.
+	observed, why string
+}
+
+// Step outcomes, as the summary and the report name them.
+const (
+	OutcomeSolved     = "solved"      // the learner reached the goal
+	OutcomeTutor      = "tutor"       // reached after lesson hint showed the lesson's commands
+	OutcomeSkipped    = "skipped"     // lesson skip: the tutor did it
+	OutcomeNotReached = "not reached" // the lesson ended or was left before the goal
+	OutcomeNotPlayed  = "not played"  // its section needs what the backend lacks
+)
+
+// SetClock sets the tutor's clock (time.Now by default), which times the
+// steps for the report and nothing else: nothing timed is ever shown in
+// the session. The time so far starts over.
+func (t *Tutor) SetClock(now func() time.Time) {
+	t.now = now
+	t.started, t.since = now(), now()
+	for i := range t.rec {
+		t.rec[i].time = 0
+	}
+}
+
+// OnProgress sets f to be called after every command the tutor sees or
+// runs (lesson ..., predict, a learner's command during a step): vsh
+// lesson --report rewrites its report then.
+func (t *Tutor) OnProgress(f func()) { t.progress = f }
+
+func (t *Tutor) changed() {
+	if t.progress != nil {
+		t.progress()
+	}
+}
+
+// tick adds the time since the last tick to the current step.
+func (t *Tutor) tick() {
+	now := t.now()
+	if !t.done && !t.quit && t.step < len(t.rec) {
+		t.rec[t.step].time += now.Sub(t.since)
+	}
+	t.since = now
+}
+
+// outcome is step i's outcome.
+func (t *Tutor) outcome(i int) string {
+	r := &t.rec[i]
+	switch {
+	case t.absent[i] != nil:
+		return OutcomeNotPlayed
+	case t.skip[i]:
+		return OutcomeSkipped
+	case t.solved[i] && r.solution:
+		return OutcomeTutor
+	case t.solved[i]:
+		return OutcomeSolved
+	}
+	return OutcomeNotReached
+}
+
+// Complete reports whether the lesson is over (not left) with every
+// learner step the backend plays solved by the learner, none skipped and
+// none after the tutor showed the lesson's commands: vsh lesson's exit
+// status 0.
+func (t *Tutor) Complete() bool {
+	if !t.done || t.quit {
+		return false
+	}
+	for i, s := range t.l.Steps {
+		if o := t.outcome(i); s.Interactive() && o != OutcomeSolved && o != OutcomeNotPlayed {
+			return false
+		}
+	}
+	return true
+}
+
+// Summary is the table of the learner steps — step, title, outcome,
+// commands typed, hints asked — as the end of a lesson shows it. Times
+// are left out: a session's transcript is the same on every run.
+func (t *Tutor) Summary() string {
+	var b strings.Builder
+	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "  step\ttitle\toutcome\tcommands\thints")
+	for i, s := range t.l.Steps {
+		if !s.Interactive() {
+			continue
+		}
+		title := []rune(stepTitle(s))
+		if len(title) > 34 {
+			title = append(title[:33], '…')
+		}
+		fmt.Fprintf(tw, "  %d\t%s\t%s\t%d\t%d\n", i+1, string(title), t.outcome(i), t.rec[i].attempts, t.rec[i].hints)
+	}
+	tw.Flush()
+	return b.String()
+}
+
+// stepTitle names a step: its section's heading, or else the start of
+// its goal.
+func stepTitle(s *Step) string {
+	if s.Section != "" {
+		return s.Section
+	}
+	if s.Cell != nil && s.Cell.Goal != "" {
+		g := s.Cell.Goal
+		if i := strings.IndexAny(g, ".:;?"); i > 0 {
+			g = g[:i]
+		}
+		return g
+	}
+	return ""
+}
+
+// closePrediction closes the current step's prediction once a learner's
+// command of the step ran a verb that worked (not only looked: help,
+// show, query_*; a command that failed shows no outcome either).
+func (t *Tutor) closePrediction(recs []Record) {
+	p := &t.rec[t.step].pred
+	if p.closed {
+		return
+	}
+	for _, r := range recs {
+		if r.Err != nil {
+			continue
+		}
+		for _, c := range r.Calls {
+			if !c.Look {
+				p.closed = true
+				return
+			}
+		}
+	}
+}
+
+// Predict takes the learner's answer to the current step's prediction:
+// the predict command. An answer may be changed until a command of the
+// step runs a verb; then it is kept as it is.
+func (t *Tutor) Predict(answer string) (string, error) {
+	defer t.changed()
+	if t.done || t.quit {
+		return "", ErrNoStep
+	}
+	s := t.l.Steps[t.step]
+	if !s.Interactive() || s.Cell.Predict == nil || t.absent[t.step] != nil {
+		return "", fmt.Errorf("step %d asks for no prediction; predict answers the question a step asks before you run it (lesson shows the step)", t.step+1)
+	}
+	p, r := s.Cell.Predict, &t.rec[t.step].pred
+	switch {
+	case r.judged || t.solved[t.step]:
+		return "", fmt.Errorf("step %d is done: its prediction was judged already", t.step+1)
+	case r.closed:
+		return "", fmt.Errorf("too late: a prediction is made before the step's commands run, and a command of step %d has run; "+
+			"the prediction stays as it was (%s)", t.step+1, answerText(r))
+	}
+	v, text, err := p.read(answer)
+	if err != nil {
+		return "", err
+	}
+	again := ""
+	if r.answered {
+		again = fmt.Sprintf(" (was %s)", r.answer)
+	}
+	r.answer, r.given, r.answered = text, v, true
+	return fmt.Sprintf("» your prediction: %s%s; now run the step and see\n", text, again), nil
+}
+
+func answerText(r *predictionRecord) string {
+	if !r.answered {
+		return "unanswered"
+	}
+	return "your answer: " + r.answer
+}
+
+// askPrediction asks the current step's question, if it has one.
+func (t *Tutor) askPrediction(b *strings.Builder) {
+	p := t.l.Steps[t.step].Cell.Predict
+	if p == nil {
+		return
+	}
+	r := &t.rec[t.step].pred
+	b.WriteString(wrapPrefixed("» predict first: ", t.j.Translate(p.Ask())))
+	if r.answered {
+		fmt.Fprintf(b, "  (you predicted %s)\n", r.answer)
+		return
+	}
+	b.WriteString(wrapPrefixed("  ", "answer with predict ANSWER before you run the step; the tutor tells you after it whether you were right"))
+}
+
+// judgePrediction judges the current step's prediction, now that the step
+// is done, and says how it went.
+func (t *Tutor) judgePrediction(b *strings.Builder) {
+	p := t.l.Steps[t.step].Cell.Predict
+	r := &t.rec[t.step].pred
+	if p == nil || r.judged {
+		return
+	}
+	r.judged, r.closed = true, true
+	v, err := t.j.observePrediction(p)
+	if err != nil {
+		r.why = err.Error()
+		fmt.Fprintf(b, "» the prediction could not be checked: %s\n", err)
+		return
+	}
+	r.observed = p.show(v)
+	switch {
+	case !r.answered:
+		b.WriteString(wrapPrefixed("» prediction: ", "none made; what happened: "+r.observed))
+	case r.given.equal(v) && v.equal(r.given):
+		r.right = true
+		b.WriteString(wrapPrefixed("» prediction: ", r.observed+" — right"))
+	default:
+		b.WriteString(wrapPrefixed("» prediction: ", fmt.Sprintf("you said %s; what happened: %s", r.answer, r.observed)))
+	}
+}
+
+// observePrediction reads a prediction's right answer in the reference
+// session after the step's cell: what the lesson's commands produce,
+// which the learner's session holds too once the goal is reached. Where
+// the reference could not be built, it reads the learner's session.
+func (j *Judge) observePrediction(p *Prediction) (value, error) {
+	if j.ready && j.ref.sh != nil && j.ref.step == j.step {
+		return p.observe(newEvalCtx(j.ref.sh, j.ref.cellRecs))
+	}
+	return p.observe(newEvalCtx(j.env, j.learnerRecords()))
+}
+
+// Prediction returns the current step's prediction while the learner may
+// still answer it, or nil.
+func (t *Tutor) Prediction() *Prediction {
+	if t.done || t.quit || !t.l.Steps[t.step].Interactive() || t.solved[t.step] || t.absent[t.step] != nil {
+		return nil
+	}
+	if r := &t.rec[t.step].pred; r.closed || r.judged {
+		return nil
+	}
+	return t.l.Steps[t.step].Cell.Predict
+}

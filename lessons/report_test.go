@@ -1,0 +1,160 @@
+package lessons_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/vsh-rdma/vsh/lessons"
+	"github.com/vsh-rdma/vsh/shell"
+	"github.com/vsh-rdma/vsh/verbs"
+	"github.com/vsh-rdma/vsh/verbs/sim"
+)
+
+const threeSteps = `---
+id: three
+title: Three steps
+level: beginner
+minutes: 3
+version: 2.1
+---
+
+## Open
+
+` + "```vsh" + `
+open_device A
+` + "```" + `
+goal: Open device A.
+
+## A CQ
+
+` + "```vsh" + `
+create_cq ctx0 cqe=4
+` + "```" + `
+goal: Make a CQ of 4 entries on ctx0.
+predict: How many entries does the device give it? 4 | 7 | 31
+answer: cq0.cqe
+
+## A PD
+
+` + "```vsh" + `
+alloc_pd ctx0
+` + "```" + `
+goal: Allocate a protection domain on ctx0.
+`
+
+// startThree starts the lesson threeSteps, written in dir, in a fresh
+// session whose tutor reads a clock that moves 2 s a reading.
+func startThree(dir string) (*shell.Shell, *lessons.Tutor, error) {
+	path := filepath.Join(dir, "three.md")
+	if err := os.WriteFile(path, []byte(threeSteps), 0o644); err != nil {
+		return nil, nil, err
+	}
+	sh, err := shell.New(shell.Options{Open: func() (verbs.Provider, error) { return sim.New(sim.Config{Devices: 2, Seed: 1}), nil },
+		Plain: true, Backend: "sim (test)", Version: "test"})
+	if err != nil {
+		return nil, nil, err
+	}
+	if _, err := sh.Exec("lesson " + path); err != nil {
+		sh.Close()
+		return nil, nil, err
+	}
+	at := time.Date(2026, 1, 12, 9, 0, 0, 0, time.UTC)
+	sh.Tutor().SetClock(func() time.Time { at = at.Add(2 * time.Second); return at })
+	return sh, sh.Tutor(), nil
+}
+
+// TestTutorReport: what the report says of each step — outcome, commands
+// typed, hints, resets, time, the prediction — and when the lesson counts
+// as complete.
+func TestTutorReport(t *testing.T) {
+	sh, tu, err := startThree(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sh.Close()
+	progress := 0
+	tu.OnProgress(func() { progress++ })
+	for _, line := range []string{
+		"open_device Z", "lesson hint", "lesson hint", "open_device A", // step 1: after the commands were shown
+		"predict 31", "lesson reset", "create_cq ctx0 cqe=4", // step 2: a wrong prediction, a reset
+		"lesson skip", // step 3
+	} {
+		sh.Exec(line)
+	}
+	r := tu.Report()
+	if r.Schema != lessons.ReportSchema || r.Lesson.ID != "three" || r.Lesson.Version != "2.1" || len(r.Lesson.SHA256) != 64 ||
+		r.Started != "2026-01-12T09:00:02Z" || r.Complete {
+		t.Errorf("report header: %+v", r)
+	}
+	type got struct {
+		outcome                 string
+		attempts, hints, resets int
+	}
+	want := []got{{lessons.OutcomeTutor, 2, 2, 0}, {lessons.OutcomeSolved, 1, 0, 1}, {lessons.OutcomeSkipped, 0, 0, 0}}
+	if len(r.Steps) != len(want) {
+		t.Fatalf("%d steps in the report; want %d", len(r.Steps), len(want))
+	}
+	for i, s := range r.Steps {
+		if g := (got{s.Outcome, s.Attempts, s.Hints, s.Resets}); g != want[i] || s.Seconds <= 0 || s.Step != i+1 {
+			t.Errorf("step %d: %+v (%v s); want %+v", s.Step, g, s.Seconds, want[i])
+		}
+	}
+	p := r.Steps[1].Predictions
+	if len(p) != 1 || p[0].Answer == nil || *p[0].Answer != "31" || p[0].Observed == nil || *p[0].Observed != "7" || p[0].Right == nil || *p[0].Right {
+		t.Errorf("the prediction: %+v", p)
+	}
+	if progress == 0 {
+		t.Error("OnProgress's function was never called")
+	}
+	if !strings.Contains(tu.Summary(), "A CQ   solved") {
+		t.Errorf("the summary:\n%s", tu.Summary())
+	}
+	// Solved by the learner throughout: complete.
+	sh2, tu2, err := startThree(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sh2.Close()
+	for _, line := range []string{"open_device A", "predict 7", "create_cq ctx0 cqe=4", "alloc_pd ctx0"} {
+		sh2.Exec(line)
+	}
+	if r := tu2.Report(); !tu2.Complete() || !r.Complete || *r.Steps[1].Predictions[0].Right != true {
+		t.Errorf("a lesson solved throughout: complete %v, %+v", tu2.Complete(), r.Steps)
+	}
+}
+
+func ExampleTutor_Report() {
+	dir, err := os.MkdirTemp("", "report")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer os.RemoveAll(dir)
+	sh, tu, err := startThree(dir)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer sh.Close()
+	for _, line := range []string{"open_device A", "predict 7", "create_cq ctx0 cqe=4", "lesson skip"} {
+		sh.Exec(line)
+	}
+	r := tu.Report()
+	fmt.Println(r.Schema, r.Lesson.ID, "complete:", r.Complete)
+	for _, s := range r.Steps {
+		fmt.Printf("step %d %s: %s, %d command(s), %.0f s\n", s.Step, s.Title, s.Outcome, s.Attempts, s.Seconds)
+		for _, p := range s.Predictions {
+			fmt.Printf("  %s you said %s; it was %s\n", p.Question, *p.Answer, *p.Observed)
+		}
+	}
+	// Output:
+	// vsh-lesson-report/1 three complete: false
+	// step 1 Open: solved, 1 command(s), 2 s
+	// step 2 A CQ: solved, 1 command(s), 2 s
+	//   How many entries does the device give it? you said 7; it was 7
+	// step 3 A PD: skipped, 0 command(s), 4 s
+}
