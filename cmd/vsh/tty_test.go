@@ -37,7 +37,7 @@ func TestTTY(t *testing.T) {
 
 	tm := &tmux{t: t, path: tmuxPath, sock: fmt.Sprintf("vsh-test-%d", os.Getpid())}
 	tm.run("-f", "/dev/null", "new-session", "-d", "-s", "t", "-x", "160", "-y", "50",
-		"env", "-i", "PATH=/usr/bin:/bin", "TERM=xterm-256color", "HOME="+t.TempDir(), "PS1=$ ", "bash", "--norc", "--noprofile")
+		"env", "-i", "PATH=/usr/bin:/bin", "TERM=xterm-256color", "HOME="+t.TempDir(), "HISTFILE=", "PS1=$ ", "bash", "--norc", "--noprofile")
 	defer tm.run("kill-server")
 
 	startWith := func(n int, args, prompt string) {
