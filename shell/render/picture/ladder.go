@@ -148,7 +148,7 @@ func (l *Ladder) Text(w int, st *render.Styles) (string, error) {
 		return "", fmt.Errorf("%d columns are too narrow for a ladder of %d endpoints; it needs %d", w, len(l.Columns), minW)
 	}
 	xs := l.lifelines(w)
-	w = min(w, xs[len(xs)-1]+minSpan) // a single column needs no more
+	w = min(w, xs[len(xs)-1]+l.wantSpan()) // room right of the last lifeline for a self arrow
 	c := newCanvas(w, 0)
 	for _, line := range wrap(l.Title, w) {
 		c.text(0, c.addRow(), line, tagNone)
