@@ -380,10 +380,20 @@ func faultList(c *call, fi verbs.FaultInjector) error {
 }
 
 func traceCmd() *command {
-	return &command{Name: "trace", Group: gFabric, Usage: "trace on|off|pcap FILE",
-		Summary: "Print every packet on the wire after each command; pcap also writes them to a file for Wireshark",
-		Args:    []argSpec{pos("MODE", vTrace, true, "on, off or pcap"), pos("FILE", vFile, false, "the pcap file")},
-		run:     cmdTrace}
+	return &command{Name: "trace", Group: gFabric, Usage: "trace on|off|pcap FILE|ladder [N] [width=W] [svg=FILE]",
+		Summary: "Print every packet on the wire after each command, write them to a pcap file, or draw them as a ladder",
+		Help: "trace ladder draws the packets trace saw as a ladder diagram (Wireshark's flow graph): a column per device " +
+			"(per QP when a device sends to itself), an arrow per packet with its opcode, PSN, AckReq and AETH syndrome, " +
+			"✗ where one was dropped and why, ↻ on a retransmission, and the virtual time each was sent down the left. " +
+			"Without N it draws the packets of the last command that sent any; trace ladder 20 draws the last 20 " +
+			fmt.Sprintf("(vsh keeps the last %d). ", maxLadderPackets) +
+			"width= fits it to a narrower or wider terminal; svg=ladder.svg also writes it as an SVG picture for a web page. " +
+			"trace off stops recording but keeps what was recorded; reset forgets it.",
+		Args: []argSpec{pos("MODE", vTrace, true, "on, off, pcap or ladder"),
+			pos("FILE/N", vText, false, "pcap: the file to write; ladder: how many packets to draw"),
+			key("width", vNum, fmt.Sprint(defaultPictureWidth), "ladder: the widest line, in columns, the cell's [N] included"),
+			key("svg", vFile, "", "ladder: also write the picture to this file as SVG")},
+		run: cmdTrace}
 }
 
 func cmdTrace(c *call) error {
@@ -391,8 +401,8 @@ func cmdTrace(c *call) error {
 	mode := strings.ToLower(c.a.pos[0].text)
 	switch mode {
 	case "off":
-		if len(c.a.pos) > 1 {
-			return usagef("trace off", "trace off takes no file")
+		if len(c.a.pos) > 1 || c.has("width") || c.has("svg") {
+			return usagef("trace off", "trace off takes no arguments")
 		}
 		if s.tr == nil {
 			c.line("tracing is already off")
@@ -402,9 +412,16 @@ func cmdTrace(c *call) error {
 		s.tr = nil
 		c.line("tracing off")
 		return err
+	case "ladder":
+		return traceLadder(c)
 	case "on", "pcap":
 	default:
-		return usagef("trace on, trace off or trace pcap FILE", "unknown trace mode %q", c.a.pos[0].text)
+		return usagef("trace on, trace off, trace pcap FILE or trace ladder", "unknown trace mode %q", c.a.pos[0].text)
+	}
+	for _, k := range []string{"width", "svg"} {
+		if c.has(k) {
+			return usagef("trace ladder "+k+"=...", "%s= is for trace ladder, not trace %s", k, mode)
+		}
 	}
 	obs, ok := s.prov.(verbs.PacketObserver)
 	if !ok {

@@ -396,8 +396,11 @@ func modifyQP(c *call, o *object, sameAs bool) error {
 			result = "error"
 		}
 	}
-	if err == nil && mask&verbs.AttrState != 0 && attr.State == verbs.QPSReset {
-		o.sent, o.recvs = nil, 0 // RESET empties the queues without completions
+	if err == nil && mask&verbs.AttrState != 0 {
+		o.notePath(attr.State)
+		if attr.State == verbs.QPSReset {
+			o.sent, o.recvs = nil, 0 // RESET empties the queues without completions
+		}
 	}
 	c.verbs(VerbCall{Name: "ibv_modify_qp", Args: fmt.Sprintf("%s, &attr, %s", c.s.hn(o), mask), Result: "= " + result})
 	c.line("attr: %s", strings.Join(desc, " "))

@@ -187,7 +187,8 @@ func (s *Shell) completeValue(sp argSpec, typed string, done []token) []Suggesti
 	case vDelivery:
 		out = []Suggestion{{"auto", "deliver packets right after each verb"}, {"step", "hold packets until step, run or advance"}}
 	case vTrace:
-		out = []Suggestion{{"on", "print packets after each command"}, {"off", "stop tracing"}, {"pcap", "also write a pcap file"}}
+		out = []Suggestion{{"on", "print packets after each command"}, {"off", "stop tracing"}, {"pcap", "also write a pcap file"},
+			{"ladder", "draw the packets as a ladder diagram"}}
 	case vCommand:
 		for _, c := range s.cmds {
 			out = append(out, Suggestion{c.Name, c.Summary})

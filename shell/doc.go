@@ -29,7 +29,8 @@
 // After each command the shell shows what changed: QP state diagrams with
 // the current state lit, queue and CQ occupancy, packets on the wire when
 // tracing, and watched objects. Package render draws them (styles, tables,
-// the state ladder), for every front end alike.
+// the state ladder; package picture the ladder diagram and the QP state
+// diagram, as text and SVG), for every front end alike.
 //
 // The shell never imports a backend, nor a network package: the ping-pong
 // exchange's TCP is in pingpong/exchange. Simulator-only features (stepping

@@ -71,6 +71,10 @@ type object struct {
 	sqDepth int         // QP: the send queue's depth (cap.max_send_wr)
 	rqDepth int         // QP: receive queue depth; SRQ: max_wr
 	groups  []verbs.GID // QP: the multicast groups it is attached to, in order
+	// path holds the states a QP went through, for show --diagram
+	// (notePath); pathCut says its oldest were let go.
+	path    []verbs.QPState
+	pathCut bool
 	// stash holds completions a lesson's judge took off a CQ to look at
 	// them where the backend cannot show a CQ's contents; poll_cq returns
 	// them first.

@@ -111,6 +111,7 @@ type Shell struct {
 	watched []string
 	snap    *snapshot
 	tr      *tracer
+	wire    *wireLog // wirelog.go: the packets trace saw, for trace ladder
 	wrid    uint64
 
 	files     fileSystem
@@ -170,6 +171,7 @@ func (s *Shell) open() error {
 	}
 	s.h = newHandles()
 	s.snap = newSnapshot()
+	s.wire = nil // a new backend numbers its packets from 1 again
 	s.watched = nil
 	s.wrid = 1
 	return nil

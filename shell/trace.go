@@ -23,10 +23,14 @@ type tracer struct {
 	pcap   *pcapWriter
 	seen   map[uint64]bool
 	addrs  map[string]netip.Addr
+	wire   *wireLog // what trace ladder draws
 }
 
 func startTrace(s *Shell, obs verbs.PacketObserver, file string) (*tracer, error) {
-	t := &tracer{seen: map[uint64]bool{}, addrs: map[string]netip.Addr{}}
+	if s.wire == nil {
+		s.wire = newWireLog()
+	}
+	t := &tracer{seen: map[uint64]bool{}, addrs: map[string]netip.Addr{}, wire: s.wire}
 	if file != "" {
 		f, err := s.files.Create(file)
 		if err != nil {
@@ -78,6 +82,7 @@ func deviceAddr(d verbs.Device, i int) netip.Addr {
 }
 
 func (t *tracer) observe(p verbs.PacketEvent) {
+	t.wire.observe(p)
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.events = append(t.events, traced{p.Seq, fmt.Sprintf("wire #%d t=%s %s → %s %s: %s", p.Seq, p.Time, p.From, p.To, p.Summary, p.Verdict)})

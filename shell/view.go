@@ -46,6 +46,9 @@ func (s *Shell) liveView(c *call) {
 			c.out.add(s.st.Render(s.st.Wire, l))
 		}
 	}
+	if s.wire != nil && c.cell != nil {
+		s.wire.endCell(c.cell.N)
+	}
 	watched := map[string]bool{}
 	for _, w := range s.watched {
 		watched[w] = true
@@ -71,6 +74,7 @@ func (s *Shell) liveView(c *call) {
 			}
 			prev, seen := s.snap.qp[o]
 			s.snap.qp[o] = cur
+			o.notePath(cur.state) // the device's moves too (to ERR, to SQE)
 			if watched[o.name] {
 				continue
 			}
@@ -360,12 +364,38 @@ func (s *Shell) handleArgs(words []token) ([]*object, error) {
 }
 
 func showCmd() *command {
-	return &command{Name: "show", Group: gView, Usage: "show [OBJ...]",
+	return &command{Name: "show", Group: gView, Usage: "show [OBJ...] [--diagram [width=W] [svg=FILE]]",
 		Summary: "Draw objects: a QP's state diagram and queues, a CQ's occupancy, an MR's keys; all handles when none given",
+		Help: "show qp0 --diagram draws the QP state machine of ibv_modify_qp as boxes and arrows (the kernel's " +
+			"ib_modify_qp_is_ok table, as modify_qp checks it): the state the QP is in lit (written [RTS] without colour), " +
+			"the path it took through the states in heavy lines, and below, the moves no arrow shows. " +
+			"width= fits it to a narrower or wider terminal; svg=qp0.svg also writes it as an SVG picture for a web page.",
+		Args: []argSpec{pos("OBJ", vAnyHandle, false, "the handles to draw: qp0 cq0 ..."),
+			flag("--diagram", "draw a QP's state diagram", "diagram"),
+			key("width", vNum, fmt.Sprint(defaultPictureWidth), "--diagram: the widest line, in columns, the cell's [N] included"),
+			key("svg", vFile, "", "--diagram: also write the picture to this file as SVG")},
 		rawArgs: true, run: cmdShow, complete: completeHandles}
 }
 
 func cmdShow(c *call) error {
+	diagram, err := c.showOptions()
+	if err != nil {
+		return err
+	}
+	if diagram {
+		if len(c.a.pos) == 0 {
+			return usagef("show qp0 --diagram", "--diagram draws a QP: which one?")
+		}
+		objs, err := c.s.handleArgs(c.a.pos)
+		if err != nil {
+			return err
+		}
+		return showDiagram(c, objs)
+	}
+	if c.has("width") || c.has("svg") {
+		return usagef("show "+strings.Join(append(tokenTexts(c.a.pos), "--diagram"), " ")+" width=...",
+			"width= and svg= are for --diagram")
+	}
 	if len(c.a.pos) == 0 {
 		all := c.s.h.all()
 		if len(all) == 0 {
@@ -479,4 +509,37 @@ func cmdUnwatch(c *call) error {
 		c.line("watching %s", strings.Join(c.s.watched, ", "))
 	}
 	return nil
+}
+
+// showOptions takes show's --diagram and key=value words out of its
+// positional words, by its spec.
+func (c *call) showOptions() (diagram bool, err error) {
+	var handles []token
+	for _, t := range c.a.pos {
+		w := strings.ToLower(t.text)
+		switch {
+		case !t.quoted && c.cmd.findSpec(w, flagArg) != nil:
+			diagram = true
+		case t.eq >= 0:
+			k := strings.ToLower(t.text[:t.eq])
+			sp := c.cmd.findSpec(k, keyArg)
+			if sp == nil {
+				return false, usagef(c.cmd.usageHint(), "%s", unknownArg(c.cmd, k))
+			}
+			c.a.kv[sp.name] = t.text[t.eq+1:]
+			c.a.keys = append(c.a.keys, sp.name)
+		default:
+			handles = append(handles, t)
+		}
+	}
+	c.a.pos = handles
+	return diagram, nil
+}
+
+func tokenTexts(toks []token) []string {
+	var out []string
+	for _, t := range toks {
+		out = append(out, t.text)
+	}
+	return out
 }
