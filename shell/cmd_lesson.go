@@ -125,7 +125,7 @@ func startLesson(c *call, l *lessons.Lesson, force, intro bool) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	st.tutor, st.marked = t, ""
+	st.tutor, st.marked, st.startedAt = t, "", c.cell.N
 	c.s.recordSolved(t)
 	if !intro {
 		first = lessons.Header(l)

@@ -103,6 +103,9 @@ type lessonState struct {
 	bookmarkErr bool
 	// note is said after the tutor's words: progress not saved.
 	note string
+	// startedAt is the cell that started the running lesson: a learner's
+	// script (save FILE.vsh) holds what was typed after it.
+	startedAt int
 }
 
 // takeNote returns the note to say, once.

@@ -293,3 +293,36 @@ func TestCheckLearnerPathPredict(t *testing.T) {
 		})
 	}
 }
+
+// TestSaveScript checks save FILE.vsh: the lines typed, as typed, but save
+// and quit; in a lesson, those since it started, the tutor's own commands
+// left out; a sourced script's lines stay in the script it came from.
+func TestSaveScript(t *testing.T) {
+	tests := []struct {
+		name  string
+		lines []string
+		want  string
+	}{
+		{"a session", []string{"open_device A", "! alloc_pd ctx9", "help save", "source s.vsh", "save x.md"},
+			"# the commands typed in this vsh session; vsh -f out.vsh runs them again\nopen_device A\n! alloc_pd ctx9\nhelp save\nsource s.vsh\n"},
+		{"a lesson", []string{"devices", "lesson tour", "devices", "lesson skip", "lesson hint", "predict 3"},
+			"# the commands typed in lesson tour; vsh lesson tour < out.vsh takes the lesson again with them\ndevices\nlesson skip\nlesson hint\npredict 3\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			files := &memFiles{m: map[string][]byte{"s.vsh": []byte("alloc_pd ctx0\n")}}
+			sh := newTestShell(t, 2, 1, true, files)
+			defer sh.Close()
+			for _, l := range tt.lines {
+				sh.Exec(l) // failures are part of what was typed
+			}
+			out, err := sh.Exec("save out.vsh")
+			if err != nil || !strings.Contains(out, "saved the") {
+				t.Fatalf("save: %v\n%s", err, out)
+			}
+			if got := string(files.m["out.vsh"]); got != tt.want {
+				t.Errorf("saved\n%s\nwant\n%s", got, tt.want)
+			}
+		})
+	}
+}

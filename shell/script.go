@@ -5,8 +5,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/vsh-rdma/vsh/lessons"
 	"github.com/vsh-rdma/vsh/shell/render"
 	"io"
+	"path/filepath"
 	"sort"
 	"strings"
 )
@@ -273,15 +275,21 @@ func fenceFor(text string) string {
 }
 
 func saveCmd() *command {
-	return &command{Name: "save", Group: gSession, Usage: "save FILE.md",
-		Summary: "Save the session as a Markdown notebook; vsh -f FILE.md replays it",
-		Help: "Each command goes in a ```vsh block followed by its output; a command that failed is saved as a \"! \" line, " +
-			"which a replay expects to fail. save, source and quit are left out (the commands source ran are saved instead).",
-		Args: []argSpec{pos("FILE", vFile, true, "the notebook to write")}, meta: true, skipNotebook: true, run: cmdSave}
+	return &command{Name: "save", Group: gSession, Usage: "save FILE.md | save FILE.vsh",
+		Summary: "Save the session as a Markdown notebook (vsh -f FILE.md replays it), or what you typed as a script",
+		Help: "save FILE.md: each command goes in a ```vsh block followed by its output; a command that failed is saved as a \"! \" line, " +
+			"which a replay expects to fail. save, source and quit are left out (the commands source ran are saved instead).\n\n" +
+			"save FILE.vsh: the lines you typed, as you typed them, one a line — in a lesson, those since it started, " +
+			"lesson and predict commands included, not what the tutor ran. It is what an instructor grades: " +
+			"vsh lesson ID --report r.json < FILE.vsh takes the lesson again with it, and the tutor judges every step anew.",
+		Args: []argSpec{pos("FILE", vFile, true, "the notebook (.md) or script (.vsh) to write")}, meta: true, skipNotebook: true, run: cmdSave}
 }
 
 func cmdSave(c *call) error {
 	name := c.a.pos[0].text
+	if strings.HasSuffix(strings.ToLower(name), ".vsh") {
+		return saveScript(c, name)
+	}
 	nb := c.s.Notebook()
 	if err := c.s.files.WriteFile(name, []byte(nb)); err != nil {
 		return err
@@ -369,5 +377,39 @@ func cmdHistory(c *call) error {
 		}
 		c.line("%-*s %s %s", w, fmt.Sprintf("[%d]", cell.N), mark, cell.Line)
 	}
+	return nil
+}
+
+// saveScript is save FILE.vsh: the lines typed in this session (in a
+// lesson, since it started), but save and quit themselves.
+func saveScript(c *call, name string) error {
+	var b strings.Builder
+	since := 0
+	if st := c.s.lesson; st != nil && st.tutor != nil {
+		l := st.tutor.Lesson()
+		ref := l.ID // a shipped lesson's id, else its file's name
+		if lessons.Ref(l) != l.ID {
+			ref = filepath.Base(l.Name)
+		}
+		since = st.startedAt
+		fmt.Fprintf(&b, "# the commands typed in lesson %s; vsh lesson %s < %s takes the lesson again with them\n", l.ID, ref, filepath.Base(name))
+	} else {
+		fmt.Fprintf(&b, "# the commands typed in this vsh session; vsh -f %s runs them again\n", filepath.Base(name))
+	}
+	n := 0
+	for _, cell := range c.s.log {
+		if !cell.typed || cell.N <= since || cell.cmd == "save" || cell.cmd == "quit" {
+			continue
+		}
+		if cell.ExpectFail {
+			b.WriteString("! ")
+		}
+		b.WriteString(cell.Line + "\n")
+		n++
+	}
+	if err := c.s.files.WriteFile(name, []byte(b.String())); err != nil {
+		return err
+	}
+	c.line("saved the %d command%s you typed to %s", n, plural(n), name)
 	return nil
 }

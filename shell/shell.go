@@ -83,6 +83,7 @@ type Cell struct {
 	Verbs []VerbCall
 
 	cmd        string    // canonical command name, "" when unknown
+	typed      bool      // typed by the person: not run by a script, the tutor or a player
 	unexpected *CmdError // a "! " command that succeeded
 	calls      []lessons.Call
 	posts      []lessons.Post
@@ -330,7 +331,8 @@ func (s *Shell) ExecContext(ctx context.Context, line string) (cellOut string, c
 			"the session has run %d cells, the most one session keeps (MaxCells)", MaxCells)}
 	}
 	s.cell++
-	c := &Cell{N: s.cell, Line: strings.TrimSpace(body), ExpectFail: expect}
+	c := &Cell{N: s.cell, Line: strings.TrimSpace(body), ExpectFail: expect,
+		typed: s.depth == 0 && (s.lesson == nil || s.lesson.inTutor == 0)}
 	out, err := s.runCell(c, body, toks, terr)
 	c.Out, c.Err = s.keepOutput(out), err
 	if errors.Is(err, ErrExit) {
