@@ -2,6 +2,7 @@ package lessons
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -26,6 +27,13 @@ type PlayOptions struct {
 	// does; on the simulator with another seed, that nothing random by
 	// nature is compared.
 	Judge bool
+	// From is the step (0-based) the play starts at; the session is first
+	// rebuilt by replaying the lesson's cells before it, silently.
+	From int
+	// Pause, when set, is asked before each step which key the presenter
+	// pressed (vsh lesson play --pause): play it, go back one step (the
+	// session rebuilt for it), or stop (Play returns ErrPlayQuit).
+	Pause func(step int) PlayKey
 	// Context stops the play when it ends: the command running then is
 	// stopped too where the Env can (an ExecContext method), and Play
 	// returns a PlayError that says so. nil never stops.
@@ -113,97 +121,198 @@ func Play(env Env, l *Lesson, w io.Writer, o PlayOptions) error {
 	if miss := caps.missing(l.Needs); len(miss) > 0 {
 		return &SkipError{Lesson: l, Reasons: miss}
 	}
+	if o.From < 0 || o.From >= len(l.Steps) {
+		return &PlayError{Name: l.Name, Line: 1, Msg: fmt.Sprintf("lesson %s has steps 1 to %d, not a step %d", l.ID, len(l.Steps), o.From+1)}
+	}
 	secs := skippedSections(l, caps)
-	skips := stepSkips(l, secs)
-	ctx := o.Context
-	if ctx == nil {
-		ctx = context.Background()
+	p := &player{env: env, l: l, w: w, o: o, skips: stepSkips(l, secs), ctx: o.Context}
+	if p.ctx == nil {
+		p.ctx = context.Background()
 	}
-	sleep := o.Sleep
-	if sleep == nil {
-		sleep = func(d time.Duration) {
-			t := time.NewTimer(d)
-			defer t.Stop()
-			select {
-			case <-t.C:
-			case <-ctx.Done():
-			}
-		}
-	}
-	pause := func() error {
-		if o.Pace > 0 {
-			sleep(o.Pace)
-		}
-		if ctx.Err() != nil {
-			return fmt.Errorf("stopped (%v)", context.Cause(ctx))
-		}
-		return nil
-	}
-	var j *Judge
 	if o.Judge || o.goalHeld != nil {
-		j = NewJudge(env, l, skips)
-		defer j.Close()
+		p.j = NewJudge(env, l, p.skips)
+		defer p.j.Close()
 	}
 	io.WriteString(w, Header(l))
-	for i, s := range l.Steps {
-		if skips[i] != nil && i > 0 && skips[i-1] == skips[i] {
-			continue // said at the section's first step
-		}
-		if err := pause(); err != nil {
-			line := 1
-			if s.Cell != nil {
-				line = s.Cell.Line
-			}
-			return &PlayError{Name: l.Name, Line: line, Msg: err.Error()}
-		}
-		io.WriteString(w, "\n"+stepHeader(l, i))
-		p := RenderMarkdown(visibleProse(l, i, skips), env.Plain())
-		io.WriteString(w, p)
-		if skips[i] != nil {
-			if p != "" {
-				io.WriteString(w, "\n")
-			}
-			io.WriteString(w, skipNote(skips[i]))
-			continue
-		}
-		if s.Cell == nil {
-			continue
-		}
-		io.WriteString(w, "\n")
-		if s.Cell.Goal != "" {
-			io.WriteString(w, wrapPrefixed("» goal: ", s.Cell.Goal))
-		}
-		if p := s.Cell.Predict; p != nil {
-			io.WriteString(w, wrapPrefixed("» predict: ", p.Ask()))
-		}
-		if j != nil {
-			if err := j.Begin(i); err != nil && o.Judge {
-				return &PlayError{Name: l.Name, Line: s.Cell.Line, Msg: err.Error()}
-			}
-			if o.goalHeld != nil && s.Interactive() && j.ready && j.Verdict().Met {
-				o.goalHeld(i)
-			}
-		}
-		if err := playCell(ctx, env, l, s.Cell, w, pause); err != nil {
+	if o.From > 0 {
+		if err := p.jump(o.From); err != nil {
 			return err
 		}
-		if o.Judge {
-			if v := j.Verdict(); !v.Met {
-				d := v.Diffs[0]
-				text := d.Text
-				if d.Detail != "" {
-					text = d.Detail
-				}
-				fmt.Fprintf(w, "✗ the session differs from the lesson's reference: %s\n", text)
-				return &PlayError{Name: l.Name, Line: s.Cell.Line, Msg: "the session differs from the lesson's reference on the simulator: " + text}
-			}
+	}
+	for i := o.From; i < len(l.Steps); {
+		s := l.Steps[i]
+		if p.skips[i] != nil && i > o.From && p.skips[i-1] == p.skips[i] {
+			i++
+			continue // said at the section's first step
 		}
+		next, err := p.between(i)
+		if err != nil || next != i {
+			if err == nil {
+				err = p.jump(next)
+			}
+			if err != nil {
+				return err
+			}
+			i = next
+			continue
+		}
+		if err := p.step(i, s); err != nil {
+			return err
+		}
+		i++
 	}
 	steps := fmt.Sprintf("%d step%s", len(l.Steps), plural(len(l.Steps)))
 	if n := skippedSteps(secs); n > 0 {
 		steps += fmt.Sprintf(" (%d skipped on this backend)", n)
 	}
 	fmt.Fprintf(w, "\nLesson %s played to its end: %s, every expectation met.\n", l.ID, steps)
+	return nil
+}
+
+// PlayKey is what a presenter pressed before a step (PlayOptions.Pause).
+type PlayKey int
+
+// The keys of PlayOptions.Pause.
+const (
+	PlayNext PlayKey = iota // Enter or space: play the step
+	PlayBack                // b: back to the step before
+	PlayQuit                // q: stop the play
+)
+
+// ErrPlayQuit is what Play returns when the presenter pressed q.
+var ErrPlayQuit = errors.New("the presenter stopped the play")
+
+// player is one Play.
+type player struct {
+	env   Env
+	l     *Lesson
+	w     io.Writer
+	o     PlayOptions
+	skips []*SkippedSection
+	ctx   context.Context
+	j     *Judge
+}
+
+// sleep waits d, or until the play's context ends.
+func (p *player) sleep(d time.Duration) {
+	if p.o.Sleep != nil {
+		p.o.Sleep(d)
+		return
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-p.ctx.Done():
+	}
+}
+
+// pause waits the pace before a step or a command, and says whether the
+// play was stopped meanwhile.
+func (p *player) pause() error {
+	if p.o.Pace > 0 {
+		p.sleep(p.o.Pace)
+	}
+	if p.ctx.Err() != nil {
+		return fmt.Errorf("stopped (%v)", context.Cause(p.ctx))
+	}
+	return nil
+}
+
+// between runs before step i: the pace, or the presenter's key. It
+// returns the step to play next: i, or the one before it for b.
+func (p *player) between(i int) (int, error) {
+	line := 1
+	if c := p.l.Steps[i].Cell; c != nil {
+		line = c.Line
+	}
+	if err := p.pause(); err != nil {
+		return i, &PlayError{Name: p.l.Name, Line: line, Msg: err.Error()}
+	}
+	if p.o.Pause == nil {
+		return i, nil
+	}
+	for {
+		switch p.o.Pause(i) {
+		case PlayQuit:
+			return i, ErrPlayQuit
+		case PlayBack:
+			back := i - 1
+			for back > 0 && p.skips[back] != nil {
+				back-- // over a section this backend skips
+			}
+			if back < 0 {
+				continue // at the first step already
+			}
+			return back, nil
+		default:
+			if p.ctx.Err() != nil {
+				return i, &PlayError{Name: p.l.Name, Line: line, Msg: fmt.Sprintf("stopped (%v)", context.Cause(p.ctx))}
+			}
+			return i, nil
+		}
+	}
+}
+
+// jump rebuilds the session as at the start of step to, replaying the
+// lesson's cells before it silently.
+func (p *player) jump(to int) error {
+	n, err := Rebuild(p.env, p.l, p.skips, to)
+	if err != nil {
+		return &PlayError{Name: p.l.Name, Line: 1, Msg: fmt.Sprintf("rebuilding the session for step %d: %v", to+1, err)}
+	}
+	if p.j != nil {
+		p.j.forget()
+	}
+	fmt.Fprintf(p.w, "\n» the session is rebuilt for step %d: a fresh backend, then the lesson's %d command%s before it\n", to+1, n, plural(n))
+	return nil
+}
+
+// step plays step i: its prose, its cell, its expectations.
+func (p *player) step(i int, s *Step) error {
+	l, w := p.l, p.w
+	io.WriteString(w, "\n"+stepHeader(l, i))
+	prose := RenderMarkdown(visibleProse(l, i, p.skips), p.env.Plain())
+	io.WriteString(w, prose)
+	if p.skips[i] != nil {
+		if prose != "" {
+			io.WriteString(w, "\n")
+		}
+		io.WriteString(w, skipNote(p.skips[i]))
+		return nil
+	}
+	if s.Cell == nil {
+		return nil
+	}
+	io.WriteString(w, "\n")
+	if s.Cell.Goal != "" {
+		io.WriteString(w, wrapPrefixed("» goal: ", s.Cell.Goal))
+	}
+	if pr := s.Cell.Predict; pr != nil {
+		io.WriteString(w, wrapPrefixed("» predict: ", pr.Ask()))
+	}
+	if j := p.j; j != nil {
+		if err := j.Begin(i); err != nil && p.o.Judge {
+			return &PlayError{Name: l.Name, Line: s.Cell.Line, Msg: err.Error()}
+		}
+		if p.o.goalHeld != nil && s.Interactive() && j.ready && j.Verdict().Met {
+			p.o.goalHeld(i)
+		}
+	}
+	if err := playCell(p.ctx, p.env, l, s.Cell, w, p.pause); err != nil {
+		return err
+	}
+	if p.o.Judge {
+		if v := p.j.Verdict(); !v.Met {
+			d := v.Diffs[0]
+			text := d.Text
+			if d.Detail != "" {
+				text = d.Detail
+			}
+			fmt.Fprintf(w, "✗ the session differs from the lesson's reference: %s\n", text)
+			return &PlayError{Name: l.Name, Line: s.Cell.Line, Msg: "the session differs from the lesson's reference on the simulator: " + text}
+		}
+	}
 	return nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"golang.org/x/term"
 	"io"
 	"os"
 	"path/filepath"
@@ -26,6 +27,9 @@ const lessonUsage = `usage: vsh [flags] lesson list [DIR]         the lessons, a
                                              take a course's next lesson you have not solved; --report: FOLDER/ID.json
        vsh [flags] lesson play ID|FILE|DIR|all... [--pace 1s]
                                              play them in order, narrated, every cell run and checked; no terminal needed
+       vsh [flags] lesson play ID|FILE [--step N] [--pause]
+                                             at a projector: start at step N (the steps before replayed silently);
+                                             --pause waits before each step: Enter or space plays it, b goes back, q stops
        vsh [flags] lesson check FILE|DIR...  validate lesson files (a course: all of its lessons) and play them on the simulator
        vsh [flags] lesson check FILE --learner PATH.vsh [--learner ...]
                                              and play learner paths through its tutor, checking their #! markers
@@ -46,12 +50,15 @@ type lessonFlags struct {
 	pace    *time.Duration
 	learner *[]string
 	report  *string
+	step    *int
+	pause   *bool
 }
 
 func addLessonFlags(fs *flag.FlagSet) lessonFlags {
 	var learner []string
 	fs.Func("learner", "", func(v string) error { learner = append(learner, v); return nil })
-	return lessonFlags{pace: fs.Duration("pace", 0, ""), learner: &learner, report: fs.String("report", "", "")}
+	return lessonFlags{pace: fs.Duration("pace", 0, ""), learner: &learner, report: fs.String("report", "", ""),
+		step: fs.Int("step", 0, ""), pause: fs.Bool("pause", false, "")}
 }
 
 // parseLessonArgs reads the words after "lesson", with flags allowed
@@ -82,6 +89,8 @@ type lessonRun struct {
 	pace    time.Duration
 	learner []string // lesson check --learner
 	report  string   // vsh lesson ID --report OUT.json
+	step    int      // vsh lesson play ID --step N: from step N (1-based), 0 for the first
+	pause   bool     // vsh lesson play --pause: a key before each step
 	// clock times the steps for the report; nil is time.Now. Tests set it.
 	clock    func() time.Time
 	stdin    *os.File
@@ -129,9 +138,8 @@ func runLesson(words []string, r *lessonRun) int {
 		fmt.Fprint(r.stderr, "vsh: lesson needs a word\n\n"+lessonUsage)
 		return 2
 	}
-	if r.pace != 0 && words[0] != "play" {
-		fmt.Fprintf(r.stderr, "vsh: --pace is for vsh lesson play\n")
-		return 2
+	if status := r.playFlags(words); status != 0 {
+		return status
 	}
 	if r.report != "" && (len(words) != 1 || slices.Contains([]string{"list", "play", "check", "help"}, words[0])) {
 		fmt.Fprintf(r.stderr, "vsh: --report is for taking one lesson: vsh lesson ID --report OUT.json (with the learner's script on stdin, or on a terminal)\n")
@@ -243,7 +251,16 @@ func (r *lessonRun) play(which []string) int {
 			fmt.Fprintf(r.stderr, "vsh: %v\n", err)
 			return 1
 		}
-		err = lessons.Play(sh.LessonEnv(), l, r.stdout, lessons.PlayOptions{Pace: r.pace, Judge: r.judge, Context: ctx})
+		o := lessons.PlayOptions{Pace: r.pace, Judge: r.judge, Context: ctx, From: max(r.step-1, 0)}
+		if r.pause {
+			o.Pause = r.presenterKey
+		}
+		err = lessons.Play(sh.LessonEnv(), l, r.stdout, o)
+		if errors.Is(err, lessons.ErrPlayQuit) {
+			sh.Close()
+			fmt.Fprintf(r.stdout, "\n» the play of lesson %s stopped where the presenter pressed q\n", l.ID)
+			return 0
+		}
 		if sig := caught(); sig != nil {
 			sh.Close()
 			fmt.Fprintf(r.stderr, "vsh: %v: lesson play stopped\n", sig)
@@ -508,4 +525,57 @@ func shellQuote(s string) string {
 func lastLines(text string, n int) string {
 	lines := strings.Split(strings.TrimRight(text, "\n"), "\n")
 	return strings.Join(lines[max(0, len(lines)-n):], "\n")
+}
+
+// playFlags checks the flags only lesson play takes: --pace, --step and
+// --pause (which needs a terminal to read the presenter's keys). It
+// returns 0, or the exit status after saying what is wrong.
+func (r *lessonRun) playFlags(words []string) int {
+	play := words[0] == "play"
+	switch {
+	case r.pace != 0 && !play:
+		fmt.Fprintf(r.stderr, "vsh: --pace is for vsh lesson play\n")
+	case (r.step != 0 || r.pause) && !play:
+		fmt.Fprintf(r.stderr, "vsh: --step and --pause are for vsh lesson play ID\n")
+	case r.step != 0 && (len(words) != 2 || isDir(words[1]) || words[1] == "all"):
+		fmt.Fprintf(r.stderr, "vsh: --step N starts one lesson at step N: vsh lesson play ID --step N\n")
+	case r.step < 0:
+		fmt.Fprintf(r.stderr, "vsh: --step %d: steps count from 1\n", r.step)
+	case r.pause && !r.terminal:
+		fmt.Fprintf(r.stderr, "vsh: --pause reads the presenter's keys from a terminal, and this is not one; "+
+			"give --pace 2s to play at a steady pace instead\n")
+	case r.pause && r.pace != 0:
+		fmt.Fprintf(r.stderr, "vsh: --pause and --pace: give one (--pause waits for a key, --pace for a time)\n")
+	default:
+		return 0
+	}
+	return 2
+}
+
+// presenterKey is lesson play --pause's PlayOptions.Pause: it shows which
+// keys do what, reads one with the terminal raw, and clears the line.
+func (r *lessonRun) presenterKey(step int) lessons.PlayKey {
+	const prompt = "» Enter or space: next step · b: back · q: quit "
+	fmt.Fprint(r.stdout, prompt)
+	defer fmt.Fprint(r.stdout, "\r"+strings.Repeat(" ", len([]rune(prompt)))+"\r")
+	fd := int(r.stdin.Fd())
+	saved, err := term.MakeRaw(fd)
+	if err != nil {
+		return lessons.PlayQuit
+	}
+	defer term.Restore(fd, saved)
+	b := make([]byte, 1)
+	for {
+		if n, err := r.stdin.Read(b); n == 0 || err != nil {
+			return lessons.PlayQuit // end of input
+		}
+		switch b[0] {
+		case '\r', '\n', ' ':
+			return lessons.PlayNext
+		case 'b', 'B':
+			return lessons.PlayBack
+		case 'q', 'Q', 3, 4: // Ctrl-C and Ctrl-D quit too: the terminal is raw
+			return lessons.PlayQuit
+		}
+	}
 }

@@ -290,3 +290,33 @@ func TestLessonHelp(t *testing.T) {
 		}
 	}
 }
+
+// TestLessonPlayStep checks lesson play's projector flags off a terminal:
+// --step N starts at step N; --pause needs a terminal; both are refused
+// where they do not apply.
+func TestLessonPlayStep(t *testing.T) {
+	tests := []struct {
+		args      []string
+		status    int
+		out, errs string
+		notOut    string
+	}{
+		{[]string{"lesson", "play", "tour", "--step", "3"}, 0, "» the session is rebuilt for step 3: a fresh backend, then the lesson's 2 commands before it", "", "── step 2 of 9"},
+		{[]string{"lesson", "play", "tour", "--step", "1"}, 0, "── step 1 of 9", "", "rebuilt"},
+		{[]string{"lesson", "play", "tour", "--step", "10"}, 1, "", "lesson tour has steps 1 to 9, not a step 10", ""},
+		{[]string{"lesson", "play", "tour", "--step", "-1"}, 2, "", "--step -1: steps count from 1", ""},
+		{[]string{"lesson", "play", "tour", "rpc", "--step", "2"}, 2, "", "--step N starts one lesson at step N", ""},
+		{[]string{"lesson", "play", "all", "--step", "2"}, 2, "", "--step N starts one lesson at step N", ""},
+		{[]string{"lesson", "tour", "--step", "2"}, 2, "", "--step and --pause are for vsh lesson play ID", ""},
+		{[]string{"lesson", "play", "tour", "--pause"}, 2, "", "--pause reads the presenter's keys from a terminal, and this is not one", ""},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			status, out, errs := runVsh(t, "", tt.args...)
+			if status != tt.status || !strings.Contains(out, tt.out) || !strings.Contains(errs, tt.errs) ||
+				tt.notOut != "" && strings.Contains(out, tt.notOut) {
+				t.Errorf("status %d (want %d), stderr %q (want %q)\n%s", status, tt.status, errs, tt.errs, lastLines(out, 20))
+			}
+		})
+	}
+}

@@ -141,7 +141,7 @@ func run(argv []string, stdin *os.File, stdout, stderr io.Writer) int {
 			return 2
 		}
 		return runLesson(lessonArgs, &lessonRun{desc: "sim", plain: *plain || noColor || !isTerminal(stdout),
-			devices: *devices, seed: *seed, pace: *lf.pace, learner: *lf.learner, report: *lf.report, stdin: stdin, stdout: stdout, stderr: stderr,
+			devices: *devices, seed: *seed, pace: *lf.pace, learner: *lf.learner, report: *lf.report, step: *lf.step, pause: *lf.pause, stdin: stdin, stdout: stdout, stderr: stderr,
 			catalog: catalog})
 	}
 
@@ -153,7 +153,7 @@ func run(argv []string, stdin *os.File, stdout, stderr io.Writer) int {
 	interactive := *file == "" && isTerminal(stdin) && isTerminal(stdout)
 	if lessonArgs != nil {
 		return runLesson(lessonArgs, &lessonRun{open: open, desc: desc, plain: *plain || noColor || !isTerminal(stdout),
-			devices: *devices, seed: *seed, pace: *lf.pace, learner: *lf.learner, report: *lf.report, stdin: stdin, stdout: stdout, stderr: stderr, judge: *backend != "sim",
+			devices: *devices, seed: *seed, pace: *lf.pace, learner: *lf.learner, report: *lf.report, step: *lf.step, pause: *lf.pause, stdin: stdin, stdout: stdout, stderr: stderr, judge: *backend != "sim",
 			terminal: isTerminal(stdin) && isTerminal(stdout), catalog: catalog, solved: courseProgress(catalog, stderr)})
 	}
 	sh, err := shell.New(shell.Options{

@@ -245,6 +245,17 @@ func TestTTY(t *testing.T) {
 	tm.typeLine("quit")
 	sane(11, 0)
 
+	// 14. lesson play --pause at a projector: space plays the step, b goes
+	// back (the session rebuilt), q stops; the terminal is restored.
+	startWith(14, " lesson play tour --pause --step 3", `Enter or space: next step`)
+	tm.run("send-keys", "-t", "t", "Space")
+	tm.waitFor(`(?s)ibv_query_device.*max_inline_data.*Enter or space: next step`)
+	tm.run("send-keys", "-t", "t", "b")
+	tm.waitFor(`(?s)max_inline_data.*rebuilt for step 3.*Enter or space: next step`)
+	tm.run("send-keys", "-t", "t", "q")
+	tm.waitFor(`stopped where the presenter pressed q`)
+	sane(14, 0)
+
 	// 12. A panic outside any command (the executor, completion) ends the
 	// session with the terminal restored.
 	for i, where := range []string{"executor", "complete"} {
