@@ -320,6 +320,16 @@ func cmdPollCQ(c *call) error {
 	if got == 0 && len(c.cell.calls) > 0 {
 		c.cell.calls[len(c.cell.calls)-1].Look = true // it found nothing: it only looked
 	}
+	if clock != nil {
+		if now := clock.Now(); now-t0 > time.Millisecond {
+			why := "an empty poll lets the simulator's clock run to its timers, as time passes for a program spinning on ibv_poll_cq"
+			if wait > 0 {
+				why = "poll_cq waited on the simulator's clock"
+			}
+			c.line("virtual time ran %s forward, to t=%s: %s; no wall time passed", (now - t0).Round(time.Microsecond), now, why)
+		}
+	}
+	c.s.flushWire(c, nil) // what happened on the wire while it polled
 	if got == 0 {
 		c.line("%s", c.s.whyNoCompletion(o))
 	} else {
@@ -333,15 +343,6 @@ func cmdPollCQ(c *call) error {
 		}
 		if failed {
 			c.line("%s", errorWCNote)
-		}
-	}
-	if clock != nil {
-		if now := clock.Now(); now-t0 > time.Millisecond {
-			why := "an empty poll lets the simulator's clock run to its timers, as time passes for a program spinning on ibv_poll_cq"
-			if wait > 0 {
-				why = "poll_cq waited on the simulator's clock"
-			}
-			c.line("virtual time ran %s forward, to t=%s: %s; no wall time passed", (now - t0).Round(time.Microsecond), now, why)
 		}
 	}
 	return nil

@@ -108,10 +108,18 @@ func cmdFabric(c *call) error {
 	return nil
 }
 
+// fabricEvents prints what step, run or advance delivered and fired, then,
+// when tracing, the packets of the wire the events do not show (sent, and
+// still in flight): each packet once.
 func (s *Shell) fabricEvents(c *call, evs []verbs.FabricEvent) {
+	shown := map[uint64]bool{}
 	for _, ev := range evs {
 		c.line("t=%s %s: %s", ev.Time, ev.Kind, ev.Text)
+		if ev.Packet != nil {
+			shown[ev.Packet.Seq] = true
+		}
 	}
+	s.flushWire(c, shown)
 }
 
 const maxSteps = 100000

@@ -201,6 +201,8 @@ func (p *wirePacket) arrow() picture.Arrow {
 		a.Note = p.verdict
 	case p.verdict == "sent":
 		a.Note = "in flight: step or run delivers it"
+	case strings.HasPrefix(p.verdict, "delivered, "):
+		a.Note = strings.TrimPrefix(p.verdict, "delivered, ") // discarded by the responder
 	}
 	if !p.decoded {
 		words := strings.Fields(wireOpcode(p.summary))

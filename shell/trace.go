@@ -94,8 +94,10 @@ func (t *tracer) observe(p verbs.PacketEvent) {
 
 // drain returns the packet lines since the last drain: one per packet,
 // its latest event (sent, then delivered or dropped), so a packet that was
-// sent and delivered during one command shows once, as delivered.
-func (t *tracer) drain() []string {
+// sent and delivered during one command shows once, as delivered. The
+// packets in shown (by their sequence number) are left out: the command
+// printed them already.
+func (t *tracer) drain(shown map[uint64]bool) []string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	last := map[uint64]int{}
@@ -104,7 +106,7 @@ func (t *tracer) drain() []string {
 	}
 	var out []string
 	for i, e := range t.events {
-		if last[e.seq] == i {
+		if last[e.seq] == i && !shown[e.seq] {
 			out = append(out, e.line)
 		}
 	}

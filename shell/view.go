@@ -41,11 +41,7 @@ func (sn *snapshot) forget(o *object) {
 // tracing, QP states (as a diagram with the current state lit), queue and
 // CQ occupancy, then the watched objects.
 func (s *Shell) liveView(c *call) {
-	if s.tr != nil {
-		for _, l := range s.tr.drain() {
-			c.out.add(s.st.Render(s.st.Wire, l))
-		}
-	}
+	s.flushWire(c, nil)
 	if s.wire != nil && c.cell != nil {
 		s.wire.endCell(c.cell.N)
 	}
@@ -542,4 +538,19 @@ func tokenTexts(toks []token) []string {
 		out = append(out, t.text)
 	}
 	return out
+}
+
+// flushWire adds to a cell's output, when tracing, the packets on the wire
+// since the last flush but those in shown, which the command printed as
+// events of its own. A command whose verb lets time pass (poll_cq waiting)
+// flushes before it shows what the verb returned, so that the packets come
+// in the order things happened: a retransmission above the completion it
+// caused.
+func (s *Shell) flushWire(c *call, shown map[uint64]bool) {
+	if s.tr == nil {
+		return
+	}
+	for _, l := range s.tr.drain(shown) {
+		c.out.add(s.st.Render(s.st.Wire, l))
+	}
 }

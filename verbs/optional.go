@@ -91,7 +91,11 @@ type PacketEvent struct {
 	Bytes []byte
 	// Summary is a one-line description (opcode, QPN, PSN, flags, length).
 	Summary string
-	// Verdict says what happened to it: "sent", "delivered", "dropped: ...".
+	// Verdict says what happened to it: "sent", "delivered", "dropped:
+	// why", "refused: why", or, for a packet delivered and then dropped by
+	// the receiving QP without a trace on the wire (UC and UD drop silently),
+	// "delivered, discarded by the UC responder: why" — a second event
+	// with the same Seq.
 	Verdict string
 }
 

@@ -648,3 +648,44 @@ func TestLargeTransfers(t *testing.T) {
 		})
 	}
 }
+
+// TestObserverDiscards: a packet the receiving QP drops without a trace on
+// the wire (UC and UD have no NAK) is delivered, then discarded, as a
+// second event of the same packet that says by whom and why.
+func TestObserverDiscards(t *testing.T) {
+	tests := []struct {
+		name   string
+		opts   qpOpts
+		opcode verbs.WROpcode
+		want   string
+	}{
+		{"UC SEND, no receive", qpOpts{typ: verbs.QPTypeUC}, verbs.WRSend,
+			"delivered, discarded by the UC responder: no receive posted for a new message"},
+		{"UC WRITE, no remote write", qpOpts{typ: verbs.QPTypeUC}, verbs.WRRDMAWrite,
+			"delivered, discarded by the UC responder: the QP's access flags lack IBV_ACCESS_REMOTE_WRITE"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b := newBed(t, Config{})
+			var tr trace
+			defer tr.observe(b.f)()
+			x, _ := b.pair(0, 1, tt.opts)
+			src, dst := mrOf(b, 0, 4096), mrOf(b, 1, 4096)
+			wr := verbs.SendWR{WRID: 1, Opcode: tt.opcode, Flags: verbs.SendSignaled, SGList: sg(src, 0, 16)}
+			if tt.opcode == verbs.WRRDMAWrite {
+				wr.RemoteAddr, wr.RKey = dst.Addr(), dst.RKey()
+			}
+			b.must(first(x.PostSend([]verbs.SendWR{wr})))
+			b.drain(b.cq[0], 1)
+			var seqs []uint64
+			var verdicts []string
+			for _, e := range tr.evs {
+				seqs, verdicts = append(seqs, e.Seq), append(verdicts, e.Verdict)
+			}
+			if len(tr.evs) != 3 || verdicts[0] != "sent" || verdicts[1] != "delivered" || verdicts[2] != tt.want ||
+				seqs[0] != seqs[1] || seqs[1] != seqs[2] {
+				t.Errorf("events of seqs %v: %q; want sent, delivered, %q of one packet", seqs, verdicts, tt.want)
+			}
+		})
+	}
+}

@@ -84,3 +84,16 @@ func (f *Fabric) packetEvent(p *packet, verdict, why string) verbs.PacketEvent {
 	}
 	return ev
 }
+
+// discard tells the observers that q's responder dropped p, which the
+// network delivered, without a trace on the wire (rxe's silent drops: UC
+// and UD class D and E errors, an RC packet out of sequence once its NAK
+// went out). The verdict says delivered, then by whom and why.
+func (q *qp) discard(p *packet, why string) {
+	f := q.fab()
+	if len(f.net.observers) == 0 {
+		return
+	}
+	kind := map[verbs.QPType]string{verbs.QPTypeRC: "RC", verbs.QPTypeUC: "UC", verbs.QPTypeUD: "UD"}[q.typ]
+	f.tellObservers(p, "delivered, discarded by the "+kind+" responder", why)
+}

@@ -133,6 +133,7 @@ func (q *qp) respSteps(state respState, p *packet) bool {
 			q.classAC(wire.NAK(1), verbs.WCRemInvReqErr, respErrWhy(state))
 			state = respComplete
 		case respErrMissingOpcodeLastD1E:
+			q.discard(p, "it is not the MIDDLE or LAST the message under way needs (do_class_d1e_error)")
 			state = q.classD1E()
 		case respErrRNR:
 			if q.typ == verbs.QPTypeRC {
@@ -140,6 +141,7 @@ func (q *qp) respSteps(state respState, p *packet) bool {
 				q.sendAck(wire.RNRNAK(wire.RNRTimer(q.attr.MinRNRTimer&0x1f)), uint32(p.hdr.BTH.PSN))
 			} else {
 				r.dropMsg = true // UC, UD: class D
+				q.discard(p, "no receive posted for a new message")
 			}
 			state = respCleanup
 		case respErrRkeyViolation:
@@ -148,6 +150,7 @@ func (q *qp) respSteps(state respState, p *packet) bool {
 				state = respComplete
 			} else {
 				r.dropMsg = true
+				q.discard(p, "the R_Key, the range or the MR's access does not allow the WRITE (check_rkey)")
 				if q.srq != nil {
 					r.status = verbs.WCRemAccessErr // UC with SRQ: class D
 					state = respComplete
@@ -171,6 +174,7 @@ func (q *qp) respSteps(state respState, p *packet) bool {
 				state = respComplete
 			default:
 				r.dropMsg = true // UC/UD: class D
+				q.discard(p, "the message does not fit the receive buffer (check_length)")
 				state = respCleanup
 			}
 		case respErrMalformedWQE:
@@ -283,6 +287,7 @@ func (q *qp) respCheckPSN(p *packet) respState {
 	case verbs.QPTypeRC:
 		if diff > 0 {
 			if r.sentPSNNak {
+				q.discard(p, "its PSN is past the one expected, and the NAK saying so was sent already")
 				return respCleanup
 			}
 			r.sentPSNNak = true
@@ -297,6 +302,11 @@ func (q *qp) respCheckPSN(p *packet) respState {
 			if p.hdr.BTH.Opcode.IsFirst() {
 				r.dropMsg = false
 				return respChkOpSeq
+			}
+			if diff != 0 {
+				q.discard(p, "a packet of its message was lost (a PSN gap), so UC drops the rest of the message")
+			} else {
+				q.discard(p, "the rest of a message UC is dropping")
 			}
 			r.dropMsg = true
 			return respCleanup
@@ -348,6 +358,7 @@ func (q *qp) checkOpSeq(p *packet) respState {
 		return bad
 	case sendCont || writeCont:
 		if q.typ == verbs.QPTypeUC {
+			q.discard(p, "a MIDDLE or LAST with no FIRST before it")
 			r.dropMsg = true
 			return respCleanup
 		}
@@ -369,6 +380,7 @@ func (q *qp) checkOpValid(p *packet) respState {
 		}
 	case verbs.QPTypeUC:
 		if fl&wire.FlagWrite != 0 && acc&verbs.AccessRemoteWrite == 0 {
+			q.discard(p, "the QP's access flags lack IBV_ACCESS_REMOTE_WRITE")
 			q.resp.dropMsg = true
 			return respCleanup
 		}
