@@ -272,7 +272,7 @@ func (p *player) jump(to int) error {
 func (p *player) step(i int, s *Step) error {
 	l, w := p.l, p.w
 	io.WriteString(w, "\n"+stepHeader(l, i))
-	prose := RenderMarkdown(visibleProse(l, i, p.skips), p.env.Plain())
+	prose := RenderMarkdownStyle(visibleProse(l, i, p.skips), proseStyle(p.env))
 	io.WriteString(w, prose)
 	if p.skips[i] != nil {
 		if prose != "" {

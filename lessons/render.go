@@ -14,44 +14,81 @@ import (
 // Width is the column at which prose is wrapped.
 const Width = 78
 
+// A ProseStyle is how lesson prose is rendered: plain text, or styled for
+// a dark or a light terminal background.
+type ProseStyle int
+
+// The prose styles.
+const (
+	ProsePlain ProseStyle = iota
+	ProseDark
+	ProseLight
+)
+
 // renderers caches one glamour renderer per style: building one parses a
 // style sheet, rendering with it is cheap.
 var renderers struct {
 	sync.Mutex
-	m map[bool]*glamour.TermRenderer
+	m map[ProseStyle]*glamour.TermRenderer
 }
 
 // RenderMarkdown renders lesson prose for a terminal with glamour: styled
-// (the "dark" style) on a terminal, and when plain is set (not a terminal,
-// NO_COLOR, golden files) glamour's "notty" style without its emphasis
-// marks (plainStyle) and with no ANSI escapes.
-// Trailing blanks are trimmed from every line.
+// for a dark background on a terminal, plain when plain is set
+// (RenderMarkdownStyle).
 func RenderMarkdown(md string, plain bool) string {
+	if plain {
+		return RenderMarkdownStyle(md, ProsePlain)
+	}
+	return RenderMarkdownStyle(md, ProseDark)
+}
+
+// proseStyle is how env wants prose: plain, or for its terminal's
+// background (an Env with a Light method says which).
+func proseStyle(env Env) ProseStyle {
+	if env.Plain() {
+		return ProsePlain
+	}
+	if l, ok := env.(interface{ Light() bool }); ok && l.Light() {
+		return ProseLight
+	}
+	return ProseDark
+}
+
+// RenderMarkdownStyle renders lesson prose with glamour in style st:
+// glamour's "dark" or "light" style, or, plain (not a terminal, NO_COLOR,
+// golden files), its "notty" style without emphasis marks and with no
+// ANSI escapes. In every style headings show as their words (a step's
+// prose is not a Markdown source) and inline code is not padded.
+// Trailing blanks are trimmed from every line.
+func RenderMarkdownStyle(md string, st ProseStyle) string {
 	if strings.TrimSpace(md) == "" {
 		return ""
 	}
 	renderers.Lock()
 	defer renderers.Unlock()
 	if renderers.m == nil {
-		renderers.m = map[bool]*glamour.TermRenderer{}
+		renderers.m = map[ProseStyle]*glamour.TermRenderer{}
 	}
-	r := renderers.m[plain]
+	r := renderers.m[st]
 	if r == nil {
-		// glamour wraps before it decorates (the notty style keeps **
-		// and inline code's marks), so its lines can overflow and break
+		// glamour wraps before it decorates (the notty style keeps
+		// inline code's marks), so its lines can overflow and break
 		// mid-word; it renders unwrapped and rewrap wraps.
 		opts := []glamour.TermRendererOption{glamour.WithWordWrap(0), glamour.WithEmoji()}
-		if plain {
+		switch st {
+		case ProsePlain:
 			opts = append(opts, glamour.WithStyles(plainStyle()), glamour.WithColorProfile(termenv.Ascii))
-		} else {
-			opts = append(opts, glamour.WithStandardStyle("dark"), glamour.WithColorProfile(termenv.ANSI256))
+		case ProseLight:
+			opts = append(opts, glamour.WithStyles(proseStyleConfig(styles.LightStyleConfig)), glamour.WithColorProfile(termenv.ANSI256))
+		default:
+			opts = append(opts, glamour.WithStyles(proseStyleConfig(styles.DarkStyleConfig)), glamour.WithColorProfile(termenv.ANSI256))
 		}
 		var err error
 		r, err = glamour.NewTermRenderer(opts...)
 		if err != nil {
 			return md + "\n"
 		}
-		renderers.m[plain] = r
+		renderers.m[st] = r
 	}
 	out, err := r.Render(unwrap(md))
 	if err != nil {
@@ -69,9 +106,26 @@ func RenderMarkdown(md string, plain bool) string {
 // Inline code keeps its backquotes, which tell a command from the words
 // around it.
 func plainStyle() ansi.StyleConfig {
-	st := styles.NoTTYStyleConfig
+	st := proseStyleConfig(styles.NoTTYStyleConfig)
 	st.Strong.BlockPrefix, st.Strong.BlockSuffix = "", ""
 	st.Emph.BlockPrefix, st.Emph.BlockSuffix = "", ""
+	st.Code.Prefix, st.Code.Suffix = "`", "`"
+	return st
+}
+
+// proseStyleConfig is a glamour style as lesson prose wants it: headings
+// without their "#" marks, and inline code without the blanks some styles
+// pad it with (which read as "( -s )").
+func proseStyleConfig(st ansi.StyleConfig) ansi.StyleConfig {
+	for _, h := range []*ansi.StyleBlock{&st.H1, &st.H2, &st.H3, &st.H4, &st.H5, &st.H6} {
+		h.Prefix, h.Suffix = "", ""
+	}
+	if st.Code.Prefix == " " {
+		st.Code.Prefix = ""
+	}
+	if st.Code.Suffix == " " {
+		st.Code.Suffix = ""
+	}
 	return st
 }
 

@@ -159,7 +159,7 @@ func (t *Tutor) enter(i int, b *strings.Builder) {
 		t.start = t.env.RecordCount()
 		s := t.l.Steps[i]
 		b.WriteString("\n" + stepHeader(t.l, i))
-		b.WriteString(RenderMarkdown(visibleProse(t.l, i, t.absent), t.plain()))
+		b.WriteString(RenderMarkdownStyle(visibleProse(t.l, i, t.absent), proseStyle(t.env)))
 		switch {
 		case t.absent[i] != nil:
 			sec := t.absent[i]
@@ -494,7 +494,7 @@ func (t *Tutor) Do(cmd string) (string, error) {
 			return b.String(), nil
 		}
 		b.WriteString("\n" + stepHeader(t.l, t.step))
-		b.WriteString(RenderMarkdown(visibleProse(t.l, t.step, t.absent), t.plain()))
+		b.WriteString(RenderMarkdownStyle(visibleProse(t.l, t.step, t.absent), proseStyle(t.env)))
 		if t.l.Steps[t.step].Interactive() && !t.solved[t.step] {
 			b.WriteString(t.goalLine())
 			t.askPrediction(&b)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/vsh-rdma/vsh/shell/render"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -82,9 +83,11 @@ func newTestShell(t testing.TB, devices int, seed int64, plain bool, files fileS
 func (g *goldenSession) handle(t *testing.T, d *datadriven.TestData) string {
 	switch d.Cmd {
 	case "new":
-		devices, seed, plain := 2, int64(1), true
+		devices, seed, plain, light := 2, int64(1), true, false
 		for _, a := range d.CmdArgs {
 			switch a.Key {
+			case "light":
+				d.ScanArgs(t, "light", &light)
 			case "devices":
 				d.ScanArgs(t, "devices", &devices)
 			case "seed":
@@ -96,6 +99,9 @@ func (g *goldenSession) handle(t *testing.T, d *datadriven.TestData) string {
 			}
 		}
 		g.start(devices, seed, plain)
+		if light {
+			g.sh.st = render.NewTheme(render.Light)
+		}
 		return fmt.Sprintf("session on %s", g.sh.backendDesc())
 	case "vsh":
 		var b bytes.Buffer

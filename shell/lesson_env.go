@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/vsh-rdma/vsh/lessons"
+	"github.com/vsh-rdma/vsh/shell/render"
 	"github.com/vsh-rdma/vsh/verbs"
 )
 
@@ -87,6 +88,10 @@ func (e lessonEnv) Handles() []string {
 func (e lessonEnv) Provider() verbs.Provider { return e.s.prov }
 
 func (e lessonEnv) Plain() bool { return e.s.st.Plain() }
+
+// Light reports whether the session's colours are a light background's;
+// lessons render their prose to match (lessons.RenderMarkdownFor).
+func (e lessonEnv) Light() bool { return e.s.st.Theme() == render.Light }
 
 // lessonState is the shell's side of a lesson: the tutor, when one runs.
 type lessonState struct {

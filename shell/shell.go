@@ -26,6 +26,9 @@ type Options struct {
 	// Plain turns styling off: no ANSI escape codes. Front ends set it when
 	// the output is not a terminal, NO_COLOR is set, or --plain is given.
 	Plain bool
+	// Light picks colours for a light terminal background (and most
+	// projectors) rather than a dark one, when not Plain.
+	Light bool
 	// Backend describes the backend in one line for banners and notebooks,
 	// e.g. "sim (2 devices, seed 1)". When empty the provider's name is used.
 	Backend string
@@ -138,7 +141,14 @@ func New(opts Options) (*Shell, error) {
 	if opts.Open == nil {
 		return nil, errors.New("shell: Options.Open is nil; the shell needs a backend")
 	}
-	s := &Shell{opts: opts, st: render.New(opts.Plain), files: osFiles{}}
+	theme := render.Dark
+	switch {
+	case opts.Plain:
+		theme = render.Plain
+	case opts.Light:
+		theme = render.Light
+	}
+	s := &Shell{opts: opts, st: render.NewTheme(theme), files: osFiles{}}
 	s.cmds = commandTable()
 	s.byKey = map[string]*command{}
 	for _, c := range s.cmds {

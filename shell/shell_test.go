@@ -417,3 +417,37 @@ func TestTokenizeLinear(t *testing.T) {
 		}
 	}
 }
+
+// TestTerminalTheme reads the two ways a terminal says its background, and
+// checks that its late answers are not taken for keys.
+func TestTerminalTheme(t *testing.T) {
+	for _, tt := range []struct {
+		in           string
+		light, known bool
+	}{
+		{"15;0", false, true}, {"0;15", true, true}, {"0;7", true, true}, {"7;8", false, true},
+		{"0;default;15", true, true}, {"", false, false}, {"15", false, false}, {"0;x", false, false}, {"0;99", false, false},
+	} {
+		if light, known := colorFGBG(tt.in); light != tt.light || known != tt.known {
+			t.Errorf("COLORFGBG=%q: light %v known %v", tt.in, light, known)
+		}
+	}
+	for _, tt := range []struct {
+		in           string
+		light, known bool
+	}{
+		{"\x1b]11;rgb:ffff/ffff/ffff\x1b\\\x1b[?62;22c", true, true},
+		{"\x1b]11;rgb:1c1c/1c1c/1c1c\x07", false, true},
+		{"\x1b]11;rgb:fd/f6/e3\x1b\\", true, true}, // two digits: Solarized light
+		{"\x1b[?1;2c", false, false},               // no OSC 11: only the device attributes
+		{"", false, false},
+	} {
+		if light, known := backgroundReply([]byte(tt.in)); light != tt.light || known != tt.known {
+			t.Errorf("reply %q: light %v known %v", tt.in, light, known)
+		}
+	}
+	late := "ls\x1b]11;rgb:0000/0000/0000\x1b\\\x1b[?62;22c\r"
+	if got := string(terminalReply.ReplaceAll([]byte(late), nil)); got != "ls\r" {
+		t.Errorf("late answers left %q of %q", got, late)
+	}
+}

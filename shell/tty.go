@@ -43,6 +43,9 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"regexp"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -141,6 +144,10 @@ func (p *ttyParser) Read() ([]byte, error) {
 		b, err := p.inner.Read()
 		if err != nil || len(b) == 0 {
 			return b, err
+		}
+		// A late answer to TerminalTheme's questions is not a key.
+		if b = terminalReply.ReplaceAll(b, nil); len(b) == 0 {
+			return []byte{0}, nil // go-prompt's "no key"
 		}
 		p.pending = splitKeys(b)
 	}
@@ -483,4 +490,94 @@ func (p *ttyParser) takeLine() (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// themeWait bounds how long TerminalTheme waits for the terminal's answer:
+// a terminal that never answers must not hold up the start.
+const themeWait = 100 * time.Millisecond
+
+var (
+	oscBackground = regexp.MustCompile(`\x1b\]11;rgba?:([0-9a-fA-F]{1,4})/([0-9a-fA-F]{1,4})/([0-9a-fA-F]{1,4})`)
+	// terminalReply is an answer to TerminalTheme's questions: the
+	// background colour (OSC 11, ended by BEL or ST) or the device
+	// attributes (DA1). ttyParser.Read drops one that comes late.
+	terminalReply = regexp.MustCompile(`\x1b\]11;[^\x07\x1b]*(\x07|\x1b\\)|\x1b\[\?[0-9;]*c`)
+	deviceAttrs   = regexp.MustCompile(`\x1b\[\?[0-9;]*c`)
+)
+
+// TerminalTheme tells whether the terminal's background is light: from
+// COLORFGBG when it says, else by asking the terminal on in and out for its
+// background colour (OSC 11) followed by its device attributes (DA1), which
+// every terminal answers, so that one that does not know OSC 11 is not
+// waited for; it waits themeWait at most. known is false when neither
+// says (not a terminal, no answer in time): then take a dark background.
+func TerminalTheme(in, out *os.File) (light, known bool) {
+	if light, known := colorFGBG(os.Getenv("COLORFGBG")); known {
+		return light, true
+	}
+	fd := int(in.Fd())
+	if !term.IsTerminal(fd) || !term.IsTerminal(int(out.Fd())) {
+		return false, false
+	}
+	saved, err := term.MakeRaw(fd)
+	if err != nil {
+		return false, false
+	}
+	defer term.Restore(fd, saved)
+	if _, err := io.WriteString(out, "\x1b]11;?\x1b\\\x1b[c"); err != nil {
+		return false, false
+	}
+	var got []byte
+	buf := make([]byte, 256)
+	deadline := time.Now().Add(themeWait)
+	for len(got) < 1024 && !deviceAttrs.Match(got) {
+		left := time.Until(deadline)
+		if left <= 0 {
+			break
+		}
+		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+		n, err := unix.Poll(fds, int(left/time.Millisecond)+1)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil || n == 0 {
+			break // no answer in time
+		}
+		n, err = unix.Read(fd, buf)
+		if n <= 0 || err != nil {
+			break
+		}
+		got = append(got, buf[:n]...)
+	}
+	return backgroundReply(got)
+}
+
+// colorFGBG reads COLORFGBG ("15;0": foreground, then background, as
+// xterm's 16 colours, of which 0-6 and 8 are dark).
+func colorFGBG(v string) (light, known bool) {
+	f := strings.Split(v, ";")
+	if len(f) < 2 {
+		return false, false
+	}
+	bg, err := strconv.Atoi(f[len(f)-1])
+	if err != nil || bg < 0 || bg > 15 {
+		return false, false
+	}
+	return bg == 7 || bg >= 9, true
+}
+
+// backgroundReply reads a terminal's answer to OSC 11
+// ("ESC ] 11 ; rgb:RRRR/GGGG/BBBB ST"): light when its luminance is over
+// one half.
+func backgroundReply(b []byte) (light, known bool) {
+	m := oscBackground.FindSubmatch(b)
+	if m == nil {
+		return false, false
+	}
+	var rgb [3]float64
+	for i := range rgb {
+		v, _ := strconv.ParseUint(string(m[i+1]), 16, 16)
+		rgb[i] = float64(v) / float64(uint64(1)<<(4*len(m[i+1]))-1)
+	}
+	return 0.2126*rgb[0]+0.7152*rgb[1]+0.0722*rgb[2] > 0.5, true
 }

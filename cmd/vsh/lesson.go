@@ -91,6 +91,7 @@ type lessonRun struct {
 	report  string   // vsh lesson ID --report OUT.json
 	step    int      // vsh lesson play ID --step N: from step N (1-based), 0 for the first
 	pause   bool     // vsh lesson play --pause: a key before each step
+	light   bool     // --theme: colours for a light background
 	// clock times the steps for the report; nil is time.Now. Tests set it.
 	clock    func() time.Time
 	stdin    *os.File
@@ -107,7 +108,7 @@ type lessonRun struct {
 }
 
 func (r *lessonRun) newShell(open func() (verbs.Provider, error), desc string) (*shell.Shell, error) {
-	return shell.New(shell.Options{Open: open, Shadow: shadowSim(r.seed), Plain: r.plain, Backend: desc, Version: versionString(),
+	return shell.New(shell.Options{Open: open, Shadow: shadowSim(r.seed), Plain: r.plain, Light: r.light, Backend: desc, Version: versionString(),
 		Progress: shell.Progress(os.Stderr), Lessons: r.catalog, Solved: r.solved, StateDir: stateDir(r.terminal)})
 }
 

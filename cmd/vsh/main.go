@@ -53,6 +53,8 @@ Flags:
   --lessons DIR          add the lessons of course folder DIR to the shipped ones (lesson list, lesson ID);
                          give it again for more courses
   --plain                no colour (also when not on a terminal, or NO_COLOR is set)
+  --theme auto|dark|light  colours for a dark or a light terminal background; auto (the default) asks
+                         the terminal (COLORFGBG, or its answer to OSC 11 within 100 ms), else dark
   -k, --keep-going       do not stop a script at its first failing command
   -f FILE                run FILE instead of reading commands interactively
   --version              print the version
@@ -71,6 +73,7 @@ func run(argv []string, stdin *os.File, stdout, stderr io.Writer) int {
 	seed := fs.Int64("seed", 1, "")
 	simAddr := fs.String("sim-addr", "", "")
 	plain := fs.Bool("plain", false, "")
+	theme := fs.String("theme", "auto", "")
 	var keep bool
 	fs.BoolVar(&keep, "k", false, "")
 	fs.BoolVar(&keep, "keep-going", false, "")
@@ -93,34 +96,8 @@ func run(argv []string, stdin *os.File, stdout, stderr io.Writer) int {
 			return 2
 		}
 	}
-	if *help && lessonArgs != nil {
-		fmt.Fprint(stdout, lessonUsage)
-		return 0
-	}
-	if *help || (fs.NArg() == 1 && fs.Arg(0) == "help") {
-		fmt.Fprint(stdout, usage)
-		return 0
-	}
-	if fs.NArg() == 2 && fs.Arg(0) == "help" && fs.Arg(1) == "lesson" {
-		fmt.Fprint(stdout, lessonUsage)
-		return 0
-	}
-	if *showVersion {
-		fmt.Fprintf(stdout, "vsh %s\n", versionString())
-		return 0
-	}
-	if fs.NArg() > 0 && lessonArgs == nil {
-		fmt.Fprintf(stderr, "vsh: unexpected argument %q (a script is given with -f FILE)\n\n%s", fs.Arg(0), usage)
-		return 2
-	}
-	if *devices < 1 || *devices > 250 {
-		fmt.Fprintf(stderr, "vsh: --devices %d: give 1 to 250\n", *devices)
-		return 2
-	}
-
-	if *simAddr != "" && *backend != "sim" {
-		fmt.Fprintf(stderr, "vsh: --sim-addr puts the simulator on its UDP link; it has no meaning with --backend %s\n", *backend)
-		return 2
+	if status, done := answered(fs, lessonArgs, *help, *showVersion, *devices, *backend, *simAddr, stdout, stderr); done {
+		return status
 	}
 
 	catalog, err := loadCatalog(courseDirs) // course.go
@@ -132,6 +109,11 @@ func run(argv []string, stdin *os.File, stdout, stderr io.Writer) int {
 	if v := os.Getenv("NO_COLOR"); noColor && v == "" {
 		noColor = false // NO_COLOR= (empty) does not count, as no-color.org says
 	}
+	light, ok := lightTheme(*theme, *plain || noColor || !isTerminal(stdout), stdin, stdout)
+	if !ok {
+		fmt.Fprintf(stderr, "vsh: --theme %q: auto, dark or light\n", *theme)
+		return 2
+	}
 	if len(lessonArgs) > 0 && lessonArgs[0] == "check" {
 		// lesson check plays on the simulator whatever --backend says
 		// (docs/writing-lessons.md), so it needs no other backend, nor
@@ -141,7 +123,7 @@ func run(argv []string, stdin *os.File, stdout, stderr io.Writer) int {
 			return 2
 		}
 		return runLesson(lessonArgs, &lessonRun{desc: "sim", plain: *plain || noColor || !isTerminal(stdout),
-			devices: *devices, seed: *seed, pace: *lf.pace, learner: *lf.learner, report: *lf.report, step: *lf.step, pause: *lf.pause, stdin: stdin, stdout: stdout, stderr: stderr,
+			devices: *devices, seed: *seed, pace: *lf.pace, learner: *lf.learner, report: *lf.report, step: *lf.step, pause: *lf.pause, light: light, stdin: stdin, stdout: stdout, stderr: stderr,
 			catalog: catalog})
 	}
 
@@ -153,13 +135,14 @@ func run(argv []string, stdin *os.File, stdout, stderr io.Writer) int {
 	interactive := *file == "" && isTerminal(stdin) && isTerminal(stdout)
 	if lessonArgs != nil {
 		return runLesson(lessonArgs, &lessonRun{open: open, desc: desc, plain: *plain || noColor || !isTerminal(stdout),
-			devices: *devices, seed: *seed, pace: *lf.pace, learner: *lf.learner, report: *lf.report, step: *lf.step, pause: *lf.pause, stdin: stdin, stdout: stdout, stderr: stderr, judge: *backend != "sim",
+			devices: *devices, seed: *seed, pace: *lf.pace, learner: *lf.learner, report: *lf.report, step: *lf.step, pause: *lf.pause, light: light, stdin: stdin, stdout: stdout, stderr: stderr, judge: *backend != "sim",
 			terminal: isTerminal(stdin) && isTerminal(stdout), catalog: catalog, solved: courseProgress(catalog, stderr)})
 	}
 	sh, err := shell.New(shell.Options{
 		Open:      open,
 		Shadow:    shadowSim(*seed),
 		Plain:     *plain || noColor || !isTerminal(stdout),
+		Light:     light,
 		Backend:   desc,
 		Version:   versionString(),
 		TestPanic: os.Getenv("VSH_TEST_PANIC"),
@@ -315,4 +298,60 @@ func stateDir(terminal bool) string {
 		return ""
 	}
 	return d
+}
+
+// lightTheme is --theme: whether colours are for a light background. auto
+// asks the terminal when both ends are one and colours are on at all. ok
+// is false for a theme that is none of auto, dark and light.
+func lightTheme(theme string, plain bool, stdin *os.File, stdout io.Writer) (light, ok bool) {
+	switch theme {
+	case "dark":
+		return false, true
+	case "light":
+		return true, true
+	case "auto":
+		out, isFile := stdout.(*os.File)
+		if plain || !isFile || !isTerminal(stdin) {
+			return false, true
+		}
+		light, _ = shell.TerminalTheme(stdin, out)
+		return light, true
+	}
+	return false, false
+}
+
+// answered handles what needs no session: help, the version, arguments
+// that cannot work together. done says run is over, with status.
+func answered(fs *flag.FlagSet, lessonArgs []string, help, showVersion bool, devices int, backend, simAddr string,
+	stdout, stderr io.Writer) (status int, done bool) {
+	if help && lessonArgs != nil {
+		fmt.Fprint(stdout, lessonUsage)
+		return 0, true
+	}
+	if help || (fs.NArg() == 1 && fs.Arg(0) == "help") {
+		fmt.Fprint(stdout, usage)
+		return 0, true
+	}
+	if fs.NArg() == 2 && fs.Arg(0) == "help" && fs.Arg(1) == "lesson" {
+		fmt.Fprint(stdout, lessonUsage)
+		return 0, true
+	}
+	if showVersion {
+		fmt.Fprintf(stdout, "vsh %s\n", versionString())
+		return 0, true
+	}
+	if fs.NArg() > 0 && lessonArgs == nil {
+		fmt.Fprintf(stderr, "vsh: unexpected argument %q (a script is given with -f FILE)\n\n%s", fs.Arg(0), usage)
+		return 2, true
+	}
+	if devices < 1 || devices > 250 {
+		fmt.Fprintf(stderr, "vsh: --devices %d: give 1 to 250\n", devices)
+		return 2, true
+	}
+
+	if simAddr != "" && backend != "sim" {
+		fmt.Fprintf(stderr, "vsh: --sim-addr puts the simulator on its UDP link; it has no meaning with --backend %s\n", backend)
+		return 2, true
+	}
+	return 0, false
 }

@@ -172,3 +172,15 @@ func TestQuitEndsScript(t *testing.T) {
 		t.Errorf("status %d, stdout:\n%s", status, out)
 	}
 }
+
+func TestThemeFlag(t *testing.T) {
+	if status, _, errs := runVsh(t, "", "--theme", "blue"); status != 2 || !strings.Contains(errs, `--theme "blue": auto, dark or light`) {
+		t.Errorf("--theme blue = %d, %q", status, errs)
+	}
+	// Off a terminal output is plain whatever the theme.
+	for _, th := range []string{"auto", "dark", "light"} {
+		if status, out, _ := runVsh(t, "devices\n", "--theme", th); status != 0 || strings.Contains(out, "\x1b[") {
+			t.Errorf("--theme %s off a terminal = %d:\n%q", th, status, out)
+		}
+	}
+}

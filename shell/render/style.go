@@ -11,6 +11,7 @@ import (
 // style renders its text unchanged, so no escape code reaches the output.
 type Styles struct {
 	plain bool
+	light bool
 
 	// Prompt is the "[7] vsh> " prompt echoed in transcripts.
 	Prompt lipgloss.Style
@@ -40,32 +41,84 @@ type Styles struct {
 	Bad lipgloss.Style
 }
 
-// New returns the styles for a terminal with 256 colours, or plain ones.
+// A Theme is how output is styled: plain text, or colours chosen for a
+// dark or a light terminal background.
+type Theme int
+
+// The themes.
+const (
+	Plain Theme = iota // no escape codes: not a terminal, NO_COLOR, --plain
+	Dark               // colours for light text on a dark background
+	Light              // colours for dark text on a light background (and most projectors)
+)
+
+// String is the theme's name, as --theme takes it.
+func (t Theme) String() string {
+	return [...]string{"plain", "dark", "light"}[t]
+}
+
+// palette is a theme's colours, as 256-colour codes, in the order of the
+// Styles fields they colour.
+type palette struct {
+	prompt, cell, verb, control, data, handle, err, hint, ok, litFg, litBg, dim, key, wire, bad string
+}
+
+var (
+	darkPalette  = palette{"39", "244", "111", "214", "78", "81", "203", "221", "78", "0", "78", "244", "111", "177", "203"}
+	lightPalette = palette{"25", "242", "26", "130", "28", "31", "160", "94", "28", "15", "28", "246", "26", "90", "160"}
+)
+
+// New returns the styles for a dark terminal with 256 colours, or plain
+// ones.
 func New(plain bool) *Styles {
-	r := lipgloss.NewRenderer(nil)
 	if plain {
+		return NewTheme(Plain)
+	}
+	return NewTheme(Dark)
+}
+
+// NewTheme returns the styles of theme t.
+func NewTheme(t Theme) *Styles {
+	r := lipgloss.NewRenderer(nil)
+	if t == Plain {
 		r.SetColorProfile(termenv.Ascii)
 	} else {
 		r.SetColorProfile(termenv.ANSI256)
 	}
-	s := &Styles{plain: plain}
+	s := &Styles{plain: t == Plain, light: t == Light}
+	c := darkPalette
+	if t == Light {
+		c = lightPalette
+	}
 	n := r.NewStyle
-	s.Prompt = n().Foreground(lipgloss.Color("39")).Bold(true)
-	s.Cell = n().Foreground(lipgloss.Color("244"))
-	s.Verb = n().Foreground(lipgloss.Color("111"))
-	s.Control = n().Foreground(lipgloss.Color("214"))
-	s.Data = n().Foreground(lipgloss.Color("78"))
-	s.Handle = n().Foreground(lipgloss.Color("81")).Bold(true)
-	s.Err = n().Foreground(lipgloss.Color("203")).Bold(true)
-	s.Hint = n().Foreground(lipgloss.Color("221"))
-	s.OK = n().Foreground(lipgloss.Color("78"))
-	s.Lit = n().Foreground(lipgloss.Color("0")).Background(lipgloss.Color("78")).Bold(true)
-	s.Dim = n().Foreground(lipgloss.Color("244"))
+	col := func(c string) lipgloss.Color { return lipgloss.Color(c) }
+	s.Prompt = n().Foreground(col(c.prompt)).Bold(true)
+	s.Cell = n().Foreground(col(c.cell))
+	s.Verb = n().Foreground(col(c.verb))
+	s.Control = n().Foreground(col(c.control))
+	s.Data = n().Foreground(col(c.data))
+	s.Handle = n().Foreground(col(c.handle)).Bold(true)
+	s.Err = n().Foreground(col(c.err)).Bold(true)
+	s.Hint = n().Foreground(col(c.hint))
+	s.OK = n().Foreground(col(c.ok))
+	s.Lit = n().Foreground(col(c.litFg)).Background(col(c.litBg)).Bold(true)
+	s.Dim = n().Foreground(col(c.dim))
 	s.Header = n().Bold(true)
-	s.Key = n().Foreground(lipgloss.Color("111"))
-	s.Wire = n().Foreground(lipgloss.Color("177"))
-	s.Bad = n().Foreground(lipgloss.Color("203")).Bold(true)
+	s.Key = n().Foreground(col(c.key))
+	s.Wire = n().Foreground(col(c.wire))
+	s.Bad = n().Foreground(col(c.bad)).Bold(true)
 	return s
+}
+
+// Theme is the styles' theme.
+func (s *Styles) Theme() Theme {
+	switch {
+	case s.plain:
+		return Plain
+	case s.light:
+		return Light
+	}
+	return Dark
 }
 
 // Plain reports whether the styles leave text unchanged.
