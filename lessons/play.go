@@ -471,3 +471,12 @@ func firstLine(s string) string {
 	}
 	return s
 }
+
+// StepProse is the Markdown of step i's prose as the tutor shows it: the
+// heading of the step's own section left out when it opens the prose.
+func StepProse(l *Lesson, i int) string {
+	if i < 0 || i >= len(l.Steps) {
+		return ""
+	}
+	return strings.TrimSpace(dropHeading(l.Steps[i].Prose, l.Steps[i].Section))
+}

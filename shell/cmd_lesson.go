@@ -121,7 +121,9 @@ func startLesson(c *call, l *lessons.Lesson, force, intro bool) (bool, error) {
 		}
 		c.out.addRaw("» the session is reset: a lesson starts from a fresh backend")
 	}
+	st.starting = l
 	t, first, err := lessons.NewTutor(env, l)
+	st.starting = nil
 	if err != nil {
 		return false, err
 	}

@@ -164,6 +164,8 @@ func (f *memFiles) ReadFile(name string) ([]byte, error) {
 	return b, nil
 }
 
+func (f *memFiles) Exists(name string) bool { _, ok := f.m[name]; return ok }
+
 func (f *memFiles) WriteFile(name string, data []byte) error {
 	f.m[name] = append([]byte(nil), data...)
 	return nil

@@ -111,6 +111,8 @@ type lessonState struct {
 	// startedAt is the cell that started the running lesson: a learner's
 	// script (save FILE.vsh) holds what was typed after it.
 	startedAt int
+	// starting is the lesson being started, while its tutor is made.
+	starting *lessons.Lesson
 }
 
 // takeNote returns the note to say, once.

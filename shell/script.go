@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"github.com/vsh-rdma/vsh/lessons"
-	"github.com/vsh-rdma/vsh/shell/render"
 	"io"
 	"path/filepath"
 	"sort"
@@ -66,6 +65,7 @@ func (s *Shell) runScript(ctx context.Context, r io.Reader, w io.Writer, name st
 	lineno := 0
 	inBlock := false
 	fence := ""
+	jump := 0 // the cell number a notebook's block starts at
 	sniffed := notebook
 	var pending strings.Builder
 	pendingLine := 0
@@ -109,7 +109,7 @@ func (s *Shell) runScript(ctx context.Context, r io.Reader, w io.Writer, name st
 				if f, ok := vshFence(t); ok || strings.HasPrefix(t, "# vsh notebook") {
 					notebook = true
 					if ok {
-						inBlock, fence = true, f
+						inBlock, fence, jump = true, f, blockCell(t)
 						continue
 					}
 				}
@@ -119,7 +119,7 @@ func (s *Shell) runScript(ctx context.Context, r io.Reader, w io.Writer, name st
 			t := strings.TrimSpace(line)
 			if !inBlock {
 				if f, ok := vshFence(t); ok {
-					inBlock, fence = true, f
+					inBlock, fence, jump = true, f, blockCell(t)
 				}
 				continue
 			}
@@ -150,6 +150,10 @@ func (s *Shell) runScript(ctx context.Context, r io.Reader, w io.Writer, name st
 			line = pending.String() + line
 			pending.Reset()
 		}
+		if jump > 0 && s.depth == 0 {
+			s.cell = max(s.cell, jump-1) // numbered as the notebook was; numbers only grow
+		}
+		jump = 0
 		_, err := s.scriptLine(ctx, w, line)
 		if errors.Is(err, ErrExit) {
 			return nil
@@ -174,14 +178,16 @@ func (s *Shell) runScript(ctx context.Context, r io.Reader, w io.Writer, name st
 	return nil
 }
 
-// vshFence reports whether t opens a vsh code block, and the fence that closes it.
+// vshFence reports whether t opens a vsh code block ("```vsh", or
+// "```vsh cell=N" as Notebook writes it), and the fence that closes it.
 func vshFence(t string) (string, bool) {
 	for _, ch := range []string{"`", "~"} {
 		n := 0
 		for n < len(t) && t[n:n+1] == ch {
 			n++
 		}
-		if n >= 3 && strings.TrimSpace(t[n:]) == "vsh" {
+		info := strings.Fields(t[n:])
+		if n >= 3 && len(info) > 0 && info[0] == "vsh" && (len(info) == 1 || len(info) == 2 && blockCell(info[1]) > 0) {
 			return t[:n], true
 		}
 	}
@@ -204,6 +210,7 @@ func (s *Shell) scriptLine(ctx context.Context, w io.Writer, line string) (bool,
 	body, _ := splitBang(line)
 	toks, terr := tokenize(body)
 	if terr == nil && len(toks) == 0 && strings.TrimSpace(line) != "!" {
+		s.keepComment(line) // a script's comments are text in its notebook
 		return false, nil
 	}
 	echo := escapeControls(strings.TrimSpace(line))
@@ -227,39 +234,6 @@ func (s *Shell) sortedCells() []Cell {
 	return cells
 }
 
-// Notebook renders the session as a Markdown notebook: each command in a
-// ```vsh block (a failed one as a "! " line), then its output. vsh -f
-// replays it.
-func (s *Shell) Notebook() string {
-	var b strings.Builder
-	b.WriteString("# vsh notebook\n\n")
-	fmt.Fprintf(&b, "A session on %s, saved by vsh. Replay it with `vsh -f` and this file: each `vsh` block runs as a cell, "+
-		"and a line starting with `! ` must fail.\n", s.backendDesc())
-	for _, c := range s.sortedCells() {
-		cmd := s.byKey[c.cmd]
-		if cmd != nil && cmd.skipNotebook {
-			continue
-		}
-		line := c.Line
-		if c.Failed() || c.ExpectFail {
-			line = "! " + line
-		}
-		f := fenceFor(line)
-		fmt.Fprintf(&b, "\n%svsh\n%s\n%s\n", f, line, f)
-		out := render.StripANSI(c.Out)
-		if c.Err != nil {
-			out += render.StripANSI(s.formatError(c.Err, c.ExpectFail))
-		} else if c.unexpected != nil {
-			out += render.StripANSI(s.formatError(c.unexpected, false))
-		}
-		if strings.TrimSpace(out) != "" {
-			f := fenceFor(out)
-			fmt.Fprintf(&b, "\n%stext\n%s%s\n", f, out, f)
-		}
-	}
-	return b.String()
-}
-
 // fenceFor returns a backtick fence longer than any run of backticks in text.
 func fenceFor(text string) string {
 	longest, run := 0, 0
@@ -275,18 +249,23 @@ func fenceFor(text string) string {
 }
 
 func saveCmd() *command {
-	return &command{Name: "save", Group: gSession, Usage: "save FILE.md | save FILE.vsh",
+	return &command{Name: "save", Group: gSession, Usage: "save [-f] FILE.md | save [-f] FILE.vsh",
 		Summary: "Save the session as a Markdown notebook (vsh -f FILE.md replays it), or what you typed as a script",
 		Help: "save FILE.md: each command goes in a ```vsh block followed by its output; a command that failed is saved as a \"! \" line, " +
 			"which a replay expects to fail. save, source and quit are left out (the commands source ran are saved instead).\n\n" +
 			"save FILE.vsh: the lines you typed, as you typed them, one a line — in a lesson, those since it started, " +
 			"lesson and predict commands included, not what the tutor ran. It is what an instructor grades: " +
 			"vsh lesson ID --report r.json < FILE.vsh takes the lesson again with it, and the tutor judges every step anew.",
-		Args: []argSpec{pos("FILE", vFile, true, "the notebook (.md) or script (.vsh) to write")}, meta: true, skipNotebook: true, run: cmdSave}
+		Args: []argSpec{pos("FILE", vFile, true, "the notebook (.md) or script (.vsh) to write"),
+			flag("-f", "replace FILE if it exists (save refuses otherwise)", "--force")}, meta: true, skipNotebook: true, run: cmdSave}
 }
 
 func cmdSave(c *call) error {
 	name := c.a.pos[0].text
+	if !c.a.flags["-f"] && c.s.files.Exists(name) {
+		return usagef("save -f "+name+" replaces it; or give another name",
+			"%s exists already, and save does not overwrite a file unless told to", name)
+	}
 	if strings.HasSuffix(strings.ToLower(name), ".vsh") {
 		return saveScript(c, name)
 	}

@@ -87,6 +87,9 @@ type Cell struct {
 
 	cmd        string    // canonical command name, "" when unknown
 	typed      bool      // typed by the person: not run by a script, the tutor or a player
+	byTutor    bool      // run by the lesson's tutor (an auto cell, lesson skip)
+	lesson     *lessons.Lesson
+	step       int // the lesson's step when the cell ran, or -1
 	unexpected *CmdError // a "! " command that succeeded
 	calls      []lessons.Call
 	posts      []lessons.Post
@@ -130,6 +133,8 @@ type Shell struct {
 	lesson *lessonState // lesson_env.go: the tutor, when a lesson runs
 	pkts   *packetLog   // packets.go: the packets of each cell, while recorded
 	vc     *verbCounts  // verbcall.go: the verbs called, for paths
+	// notes are the comment lines typed between cells, for notebooks.
+	notes []note
 	// ask puts a question to the person at the front end and returns the
 	// line they answer, or false when no one can answer (Ctrl-C, end of
 	// input). nil off a terminal: a command that would ask refuses.
@@ -334,6 +339,7 @@ func (s *Shell) ExecContext(ctx context.Context, line string) (cellOut string, c
 			s.cell++
 			return "", &CmdError{Cell: s.cell, Err: usagef("write the command after it: ! modify_qp qp0 state=rts", "\"!\" needs a command")}
 		}
+		s.keepComment(line)
 		return "", nil
 	}
 	if s.cell >= MaxCells {
@@ -342,7 +348,17 @@ func (s *Shell) ExecContext(ctx context.Context, line string) (cellOut string, c
 	}
 	s.cell++
 	c := &Cell{N: s.cell, Line: strings.TrimSpace(body), ExpectFail: expect,
-		typed: s.depth == 0 && (s.lesson == nil || s.lesson.inTutor == 0)}
+		typed: s.depth == 0 && (s.lesson == nil || s.lesson.inTutor == 0), step: -1}
+	if st := s.lesson; st != nil {
+		c.byTutor = st.inTutor > 0
+		switch {
+		case st.starting != nil: // the tutor runs the first steps' auto cells
+			c.lesson, c.step = st.starting, 0
+		case st.tutor != nil && !st.tutor.Quit():
+			c.lesson = st.tutor.Lesson()
+			c.step, _ = st.tutor.Step()
+		}
+	}
 	out, err := s.runCell(c, body, toks, terr)
 	c.Out, c.Err = s.keepOutput(out), err
 	if errors.Is(err, ErrExit) {
@@ -568,6 +584,8 @@ type fileSystem interface {
 	ReadFile(name string) ([]byte, error)
 	WriteFile(name string, data []byte) error
 	Create(name string) (writeCloser, error)
+	// Exists reports whether something is at name already.
+	Exists(name string) bool
 }
 
 type writeCloser interface {
@@ -582,3 +600,7 @@ func (osFiles) ReadFile(name string) ([]byte, error) {
 }
 func (osFiles) WriteFile(name string, data []byte) error { return os.WriteFile(name, data, 0o644) }
 func (osFiles) Create(name string) (writeCloser, error)  { return os.Create(name) }
+func (osFiles) Exists(name string) bool {
+	_, err := os.Lstat(name)
+	return err == nil
+}

@@ -3,11 +3,14 @@ package shell
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -245,7 +248,8 @@ func TestNotebookRoundTrip(t *testing.T) {
 
 	nb := files.m["nb.md"]
 	require.NotEmpty(t, nb)
-	assert.Contains(t, string(nb), "```vsh\n! modify_qp qp0 state=rtr\n```")
+	assert.Contains(t, string(nb), "\n! modify_qp qp0 state=rtr\n")
+	assert.Contains(t, string(nb), "# vsh notebook: a session with a failure expected\n")
 
 	second := newTestShell(t, 2, 1, true, files)
 	defer second.Close()
@@ -449,5 +453,59 @@ func TestTerminalTheme(t *testing.T) {
 	late := "ls\x1b]11;rgb:0000/0000/0000\x1b\\\x1b[?62;22c\r"
 	if got := string(terminalReply.ReplaceAll([]byte(late), nil)); got != "ls\r" {
 		t.Errorf("late answers left %q of %q", got, late)
+	}
+}
+
+// TestNotebookLesson saves a lesson session as a notebook: the lesson's
+// title, each step's heading, prose and goal, the learner's comments, a
+// failed attempt folded, the tutor's commands said so, the summary; a
+// replay numbers every command as the notebook does; save does not
+// overwrite without -f.
+func TestNotebookLesson(t *testing.T) {
+	files := newMemFiles()
+	sh := newTestShell(t, 2, 1, true, files)
+	defer sh.Close()
+	for _, l := range []string{"lesson tour", "# first, the list of devices", "devices", "open_device Z", "open_device A", "lesson skip", "save nb.md"} {
+		sh.Exec(l)
+	}
+	nb := string(files.m["nb.md"])
+	for _, want := range []string{
+		"# vsh notebook: Lesson tour: A tour of an RDMA device\n",
+		"\n## Step 1 of 9 · Devices\n", "\n**Goal:** List the RDMA devices of this host",
+		"\nfirst, the list of devices\n",
+		"<details><summary>A failed attempt: <code>open_device Z</code></summary>",
+		"\nThe tutor ran:\n", "\n## Summary\n",
+	} {
+		if !strings.Contains(nb, want) {
+			t.Errorf("the notebook has no %q:\n%s", want, nb)
+		}
+	}
+	if strings.Contains(nb, "## Devices") {
+		t.Errorf("the step's own heading is in its prose:\n%s", nb)
+	}
+	// A replay numbers each command as the notebook's blocks say.
+	want := regexp.MustCompile("(?m)^`{3,}vsh cell=(\\d+)\\n([^`]*)")
+	var numbers []string
+	for _, m := range want.FindAllStringSubmatch(nb, -1) {
+		n, _ := strconv.Atoi(m[1])
+		for _, l := range strings.Split(strings.TrimSpace(m[2]), "\n") {
+			numbers = append(numbers, fmt.Sprintf("[%d] vsh> %s", n, l))
+			n++
+		}
+	}
+	replay := newTestShell(t, 2, 1, true, files)
+	defer replay.Close()
+	var out bytes.Buffer
+	replay.RunScript(strings.NewReader(nb), &out, "nb.md", true)
+	got := regexp.MustCompile(`(?m)^\[\d+\] vsh> .*$`).FindAllString(out.String(), -1)
+	if strings.Join(got, "\n") != strings.Join(numbers, "\n") {
+		t.Errorf("replayed as\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(numbers, "\n"))
+	}
+	// In a lesson a failure is part of the output.
+	if out, err := sh.Exec("save nb.md"); !strings.Contains(fmt.Sprint(out, err), "nb.md exists already") {
+		t.Errorf("save over a file: %v\n%s", err, out)
+	}
+	if out, err := sh.Exec("save -f nb.md"); err != nil {
+		t.Errorf("save -f: %v\n%s", err, out)
 	}
 }

@@ -138,7 +138,7 @@ func (s *Styles) LitState(name string) string {
 	if s.plain {
 		return "[" + name + "]"
 	}
-	return s.Lit.Render(" " + name + " ")
+	return s.Lit.Render("[" + name + "]") // brackets too: they survive StripANSI
 }
 
 // StateLadder draws a state machine's states with cur lit: the main ones in
