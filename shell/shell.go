@@ -85,11 +85,11 @@ type Cell struct {
 	// Verbs are the libibverbs calls the cell's verb lines show.
 	Verbs []VerbCall
 
-	cmd        string    // canonical command name, "" when unknown
-	typed      bool      // typed by the person: not run by a script, the tutor or a player
-	byTutor    bool      // run by the lesson's tutor (an auto cell, lesson skip)
+	cmd        string // canonical command name, "" when unknown
+	typed      bool   // typed by the person: not run by a script, the tutor or a player
+	byTutor    bool   // run by the lesson's tutor (an auto cell, lesson skip)
 	lesson     *lessons.Lesson
-	step       int // the lesson's step when the cell ran, or -1
+	step       int       // the lesson's step when the cell ran, or -1
 	unexpected *CmdError // a "! " command that succeeded
 	calls      []lessons.Call
 	posts      []lessons.Post
