@@ -157,7 +157,7 @@ func showDiagram(c *call, objs []*object) error {
 			return err
 		}
 		c.out.add(text)
-		if err := c.writeSVG(d.SVG); err != nil {
+		if err := c.picture(d.SVG); err != nil {
 			return err
 		}
 	}

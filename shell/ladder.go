@@ -321,7 +321,7 @@ func traceLadder(c *call) error {
 		return err
 	}
 	c.out.add(text)
-	return c.writeSVG(l.SVG)
+	return c.picture(l.SVG)
 }
 
 // indent is how far the cell's output lines are indented: "[12] ".
@@ -349,18 +349,25 @@ func tooNarrow(w, need int, cmd string) error {
 	return usagef(fmt.Sprintf("%s width=%d", cmd, need), "width=%d is too narrow for this picture: it needs %d columns", w, need)
 }
 
-// writeSVG writes the picture to the svg= file, when one is given.
-func (c *call) writeSVG(svg func() (string, error)) error {
-	if !c.has("svg") {
-		return nil
-	}
+// maxCellSVG bounds the picture a cell keeps for its HTML notebook.
+const maxCellSVG = 1 << 20
+
+// picture keeps the picture's SVG with the cell, for an HTML notebook
+// (save FILE.html), and writes it to the svg= file when one is given.
+func (c *call) picture(svg func() (string, error)) error {
 	file := c.raw("svg")
-	if file == "" {
+	if c.has("svg") && file == "" {
 		return usagef("svg=picture.svg", "svg= needs a file name")
 	}
 	doc, err := svg()
 	if err != nil {
 		return err
+	}
+	if c.cell != nil && len(doc) <= maxCellSVG {
+		c.cell.svgs = append(c.cell.svgs, doc)
+	}
+	if !c.has("svg") {
+		return nil
 	}
 	if err := c.s.files.WriteFile(file, []byte(doc)); err != nil {
 		return err

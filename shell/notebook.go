@@ -39,8 +39,12 @@ func (s *Shell) keepComment(line string) {
 // are text; a command that failed is folded into <details>, as a "! "
 // line that a replay expects to fail; the tutor's own commands say so.
 // The lesson's summary ends it.
-func (s *Shell) Notebook() string {
-	nb := &notebook{s: s, b: &strings.Builder{}}
+func (s *Shell) Notebook() string { return s.notebook(false) }
+
+// notebook writes the notebook's Markdown; with html, the pictures that
+// cells drew follow their output as inline SVG (NotebookHTML).
+func (s *Shell) notebook(html bool) string {
+	nb := &notebook{s: s, b: &strings.Builder{}, html: html}
 	notes := s.notes
 	if nb.head() && len(notes) > 0 {
 		notes = notes[1:] // the title
@@ -79,6 +83,8 @@ type notebook struct {
 	first, next int
 	kind        string // "typed" or "tutor"
 	cmds, outs  []string
+	pics        []string // the block's pictures, as SVG
+	html        bool     // write pictures (NotebookHTML)
 }
 
 // head writes the title and how to replay; it reports whether the title
@@ -117,7 +123,9 @@ func (nb *notebook) cell(c Cell, noteAfter bool) {
 	if c.Failed() && !c.ExpectFail {
 		nb.flush()
 		fmt.Fprintf(nb.b, "\n<details><summary>A failed attempt: <code>%s</code></summary>\n", htmlEscape(c.Line))
+		nb.pics = c.svgs
 		nb.block(c.N, []string{line}, []string{out})
+		nb.pics = nil
 		nb.b.WriteString("\n</details>\n")
 		return
 	}
@@ -132,6 +140,7 @@ func (nb *notebook) cell(c Cell, noteAfter bool) {
 		nb.first, nb.kind = c.N, kind
 	}
 	nb.cmds, nb.outs, nb.next = append(nb.cmds, line), append(nb.outs, out), c.N+1
+	nb.pics = append(nb.pics, c.svgs...)
 	if noteAfter || c.lesson == nil {
 		nb.flush() // outside a lesson each command sits above its output
 	}
@@ -166,7 +175,7 @@ func (nb *notebook) flush() {
 		nb.b.WriteString("\nThe tutor ran:\n")
 	}
 	nb.block(nb.first, nb.cmds, nb.outs)
-	nb.cmds, nb.outs = nil, nil
+	nb.cmds, nb.outs, nb.pics = nil, nil, nil
 }
 
 // block writes commands numbered from first, then their output.
@@ -178,6 +187,18 @@ func (nb *notebook) block(first int, cmds, outs []string) {
 	if strings.TrimSpace(out) != "" {
 		f := fenceFor(out)
 		fmt.Fprintf(nb.b, "\n%stext\n%s%s\n", f, out, f)
+	}
+	if nb.html {
+		for _, svg := range nb.pics {
+			// An HTML block ends at a blank line: the picture has none.
+			var lines []string
+			for _, l := range strings.Split(svg, "\n") {
+				if strings.TrimSpace(l) != "" {
+					lines = append(lines, l)
+				}
+			}
+			fmt.Fprintf(nb.b, "\n<figure class=\"picture\">\n%s\n</figure>\n", strings.Join(lines, "\n"))
+		}
 	}
 }
 

@@ -249,10 +249,11 @@ func fenceFor(text string) string {
 }
 
 func saveCmd() *command {
-	return &command{Name: "save", Group: gSession, Usage: "save [-f] FILE.md | save [-f] FILE.vsh",
+	return &command{Name: "save", Group: gSession, Usage: "save [-f] FILE.md | FILE.html | FILE.vsh",
 		Summary: "Save the session as a Markdown notebook (vsh -f FILE.md replays it), or what you typed as a script",
 		Help: "save FILE.md: each command goes in a ```vsh block followed by its output; a command that failed is saved as a \"! \" line, " +
 			"which a replay expects to fail. save, source and quit are left out (the commands source ran are saved instead).\n\n" +
+			"save FILE.html: the same notebook as one self-contained web page, the pictures drawn (trace ladder, show QP --diagram) inline as SVG.\n\n" +
 			"save FILE.vsh: the lines you typed, as you typed them, one a line — in a lesson, those since it started, " +
 			"lesson and predict commands included, not what the tutor ran. It is what an instructor grades: " +
 			"vsh lesson ID --report r.json < FILE.vsh takes the lesson again with it, and the tutor judges every step anew.",
@@ -268,6 +269,17 @@ func cmdSave(c *call) error {
 	}
 	if strings.HasSuffix(strings.ToLower(name), ".vsh") {
 		return saveScript(c, name)
+	}
+	if l := strings.ToLower(name); strings.HasSuffix(l, ".html") || strings.HasSuffix(l, ".htm") {
+		page, err := c.s.NotebookHTML()
+		if err != nil {
+			return err
+		}
+		if err := c.s.files.WriteFile(name, []byte(page)); err != nil {
+			return err
+		}
+		c.line("saved the notebook as one HTML page to %s (%d bytes; it loads nothing from elsewhere)", name, len(page))
+		return nil
 	}
 	nb := c.s.Notebook()
 	if err := c.s.files.WriteFile(name, []byte(nb)); err != nil {

@@ -91,6 +91,7 @@ type Cell struct {
 	lesson     *lessons.Lesson
 	step       int       // the lesson's step when the cell ran, or -1
 	unexpected *CmdError // a "! " command that succeeded
+	svgs       []string  // the pictures it drew, as SVG (trace ladder, show --diagram)
 	calls      []lessons.Call
 	posts      []lessons.Post
 	packets    []lessons.Packet

@@ -1,0 +1,145 @@
+package shell
+
+import (
+	"bytes"
+	"context"
+	"image/png"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/vsh-rdma/vsh/internal/toolcheck"
+)
+
+// notebookSession is a session that draws both pictures and fails once.
+var notebookSession = []string{
+	"# Two QPs, a SEND, its packets",
+	"open_device A", "open_device B", "alloc_pd ctx0", "alloc_pd ctx1",
+	"reg_mr pd0 length=4096 access=local_write", "reg_mr pd1 length=4096 access=local_write",
+	"create_cq ctx0", "create_cq ctx1",
+	"create_qp pd0 type=rc send_cq=cq0 recv_cq=cq0", "create_qp pd1 type=rc send_cq=cq1 recv_cq=cq1",
+	"connect qp0 qp1", "trace on", "post_recv qp1 mr=mr1", "post_send qp0 mr=mr0 length=100",
+	"trace ladder", "show qp0 --diagram", "modify_qp qp0 state=init",
+}
+
+// TestNotebookHTML checks save FILE.html without a browser: one page, the
+// pictures inline as SVG, nothing loaded from elsewhere.
+func TestNotebookHTML(t *testing.T) {
+	page := savedNotebook(t)
+	for _, want := range []string{"<!DOCTYPE html>", "<title>vsh notebook: Two QPs, a SEND, its packets</title>",
+		"<details>", "open_device A", "ibv_open_device(A = sim0)"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the page has no %q", want)
+		}
+	}
+	if n := strings.Count(page, "<svg"); n != 2 {
+		t.Errorf("%d SVG pictures, want 2 (the ladder and the diagram)", n)
+	}
+	own := strings.ReplaceAll(page, `xmlns="http://www.w3.org/2000/svg"`, "") // a name, not a load
+	for _, bad := range []string{"<script", "<link", " src=", "http://", "https://", "@import", "url("} {
+		if strings.Contains(own, bad) {
+			t.Errorf("the page loads something from elsewhere: %q", bad)
+		}
+	}
+}
+
+// savedNotebook plays notebookSession and returns its HTML notebook.
+func savedNotebook(t *testing.T) string {
+	t.Helper()
+	sh := newTestShell(t, 2, 1, true, newMemFiles())
+	defer sh.Close()
+	for _, l := range notebookSession {
+		sh.Exec(l) // the last one fails, on purpose
+	}
+	page, err := sh.NotebookHTML()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return page
+}
+
+// TestNotebookInBrowser opens a saved HTML notebook in headless Chromium
+// (Debian's package), with no network: the DOM it builds shows every
+// cell's command and output and the ladder's SVG, and its screenshot is
+// not blank. The screenshot is kept in the temporary directory.
+func TestNotebookInBrowser(t *testing.T) {
+	chromium := toolcheck.Require(t, "chromium", "apt-get install chromium")
+	if testing.Short() {
+		t.Skip("-short: the browser takes seconds")
+	}
+	dir := t.TempDir()
+	file := filepath.Join(dir, "notebook.html")
+	if err := os.WriteFile(file, []byte(savedNotebook(t)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dom := browse(t, chromium, "--dump-dom", "file://"+file)
+	for _, l := range notebookSession[1:] {
+		if !strings.Contains(dom, l) {
+			t.Errorf("the page shows no command %q", l)
+		}
+	}
+	for _, want := range []string{"ibv_open_device(A = sim0)", "qp0 and qp1 are connected", "SEND_ONLY", "<svg", "RESET"} {
+		if !strings.Contains(dom, want) {
+			t.Errorf("the page shows no %q", want)
+		}
+	}
+	shot := filepath.Join(os.TempDir(), "vsh-notebook-screenshot.png")
+	browse(t, chromium, "--screenshot="+shot, "--window-size=1200,1600", "file://"+file)
+	f, err := os.Open(shot)
+	if err != nil {
+		t.Fatalf("no screenshot: %v", err)
+	}
+	defer f.Close()
+	img, err := png.Decode(f)
+	if err != nil {
+		t.Fatalf("screenshot %s: %v", shot, err)
+	}
+	colours, ink := map[[3]uint32]bool{}, 0
+	b := img.Bounds()
+	for y := b.Min.Y; y < b.Max.Y; y += 2 {
+		for x := b.Min.X; x < b.Max.X; x += 2 {
+			r, g, bl, _ := img.At(x, y).RGBA()
+			colours[[3]uint32{r >> 8, g >> 8, bl >> 8}] = true
+			if r>>8 < 128 && g>>8 < 128 && bl>>8 < 128 {
+				ink++
+			}
+		}
+	}
+	if len(colours) < 16 || ink < 1000 {
+		t.Errorf("the screenshot %s looks blank: %d colours, %d dark pixels", shot, len(colours), ink)
+	}
+	t.Logf("screenshot: %s", shot)
+}
+
+// browse runs headless Chromium on args with the network unreachable (a
+// network namespace of its own when vsh runs as root, and no proxy that
+// answers otherwise) and returns what it prints.
+func browse(t *testing.T, chromium string, args ...string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	argv := append([]string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
+		"--proxy-server=127.0.0.1:9", "--user-data-dir=" + t.TempDir()}, args...)
+	name := chromium
+	if unshare, err := exec.LookPath("unshare"); err == nil && os.Geteuid() == 0 {
+		name, argv = unshare, append([]string{"-n", chromium}, argv...)
+	}
+	cmd := exec.CommandContext(ctx, name, argv...)
+	var out, errs bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errs
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%s: %v\n%s", chromium, err, lastLinesOf(errs.String(), 20))
+	}
+	return out.String()
+}
+
+func lastLinesOf(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}

@@ -1,0 +1,63 @@
+package shell
+
+import (
+	"bytes"
+	"fmt"
+	"html"
+	"strings"
+
+	"github.com/yuin/goldmark"
+	"github.com/yuin/goldmark/extension"
+	ghtml "github.com/yuin/goldmark/renderer/html"
+)
+
+// NotebookHTML renders the notebook (Notebook) as one self-contained HTML
+// page: its Markdown as HTML, with the pictures cells drew (trace ladder,
+// show QP --diagram) inline as SVG after their output, and a style sheet
+// of its own. It loads nothing: no script, font, image or style from
+// elsewhere.
+func (s *Shell) NotebookHTML() (string, error) {
+	md := s.notebook(true)
+	var body bytes.Buffer
+	gm := goldmark.New(goldmark.WithExtensions(extension.Table), goldmark.WithRendererOptions(ghtml.WithUnsafe()))
+	if err := gm.Convert([]byte(md), &body); err != nil {
+		return "", fmt.Errorf("save: rendering the notebook as HTML: %v", err)
+	}
+	title, _, _ := strings.Cut(md, "\n")
+	title = strings.TrimPrefix(title, "# ")
+	return fmt.Sprintf(notebookPage, html.EscapeString(title), notebookCSS, body.String()), nil
+}
+
+const notebookPage = `<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="generator" content="vsh">
+<title>%s</title>
+<style>
+%s</style>
+</head>
+<body>
+<main>
+%s</main>
+</body>
+</html>
+`
+
+// notebookCSS is the page's style: readable on paper and on a projector,
+// light or dark as the reader's system prefers.
+const notebookCSS = `:root { color-scheme: light dark; --fg: #1d1f21; --bg: #ffffff; --code: #f3f4f6; --rule: #d0d4da; --accent: #1f5fa8; }
+@media (prefers-color-scheme: dark) { :root { --fg: #e6e6e6; --bg: #16181b; --code: #23262b; --rule: #3a3f46; --accent: #7fb4ff; } }
+body { margin: 0; background: var(--bg); color: var(--fg); font: 16px/1.5 system-ui, sans-serif; }
+main { max-width: 64rem; margin: 0 auto; padding: 1.5rem; }
+h1 { font-size: 1.6rem; } h2 { font-size: 1.25rem; border-bottom: 1px solid var(--rule); padding-bottom: .2rem; margin-top: 2rem; }
+pre { background: var(--code); padding: .6rem .8rem; overflow-x: auto; border-radius: 4px; font: 13px/1.4 ui-monospace, monospace; }
+pre code.language-vsh { color: var(--accent); font-weight: 600; }
+code { font-family: ui-monospace, monospace; }
+details { border-left: 3px solid #c0392b; padding-left: .8rem; margin: 1rem 0; }
+summary { cursor: pointer; color: #c0392b; }
+figure.picture { margin: 1rem 0; overflow-x: auto; }
+figure.picture svg { max-width: 100%; height: auto; background: #ffffff; }
+table { border-collapse: collapse; } td, th { border: 1px solid var(--rule); padding: .2rem .5rem; }
+`
