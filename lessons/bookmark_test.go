@@ -118,3 +118,11 @@ func TestStateDir(t *testing.T) {
 		t.Errorf("without XDG_STATE_HOME: %q", d)
 	}
 }
+
+// TestParseBOM: a lesson saved with a byte order mark parses.
+func TestParseBOM(t *testing.T) {
+	src := "\ufeff---\nid: bom\ntitle: A BOM\nlevel: beginner\nminutes: 1\n---\n\nText.\n\n```vsh\ndevices\n```\ngoal: List them.\n"
+	if _, err := Parse("bom.md", []byte(src)); err != nil {
+		t.Errorf("a lesson with a BOM: %v", err)
+	}
+}

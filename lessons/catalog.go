@@ -4,9 +4,9 @@ import (
 	"bufio"
 	"embed"
 	"fmt"
+	"github.com/vsh-rdma/vsh/internal/safefile"
 	"io"
 	"io/fs"
-	"os"
 	"sort"
 	"strings"
 	"sync"
@@ -100,7 +100,7 @@ const MaxFileSize = 1 << 20
 // ReadFile reads a lesson file, refusing one larger than MaxFileSize
 // without reading it all (a device, a huge file).
 func ReadFile(name string) ([]byte, error) {
-	f, err := os.Open(name)
+	f, err := safefile.Open(name)
 	if err != nil {
 		return nil, err
 	}

@@ -44,6 +44,7 @@ func Parse(name string, src []byte) (*Lesson, error) {
 // problems (for the validator's other checks), and the problems, in line
 // order. err is a file that is no lesson at all (too big, binary).
 func parsePartial(name string, src []byte) (*Lesson, Errors, error) {
+	src = bytes.TrimPrefix(src, []byte("\ufeff")) // a byte order mark, as Notepad writes
 	if len(src) > MaxFileSize {
 		return nil, nil, fmt.Errorf("%s: %d bytes; a lesson file holds at most %d (lessons.MaxFileSize): split it into lessons", name, len(src), MaxFileSize)
 	}

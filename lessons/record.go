@@ -12,7 +12,7 @@ import (
 type stepRecord struct {
 	attempts int           // commands typed at the step
 	hints    int           // lesson hint asked
-	solution bool          // lesson hint showed the lesson's own commands
+	solution bool          // the lesson's own commands were shown: lesson hint twice, or lesson skip (then back)
 	resets   int           // lesson reset at the step, lesson back to it
 	time     time.Duration // spent at the step
 	pred     predictionRecord
@@ -265,4 +265,20 @@ func (t *Tutor) Prediction() *Prediction {
 		return nil
 	}
 	return t.l.Steps[t.step].Cell.Predict
+}
+
+// lockPrediction keeps the current step's prediction as it is before
+// lesson goal --detail shows what the step checks, which may give the
+// answer away, and says so.
+func (t *Tutor) lockPrediction(b *strings.Builder) {
+	s := t.l.Steps[t.step]
+	if s.Cell == nil || s.Cell.Predict == nil || t.absent[t.step] != nil {
+		return
+	}
+	r := &t.rec[t.step].pred
+	if r.closed || r.judged || t.solved[t.step] {
+		return
+	}
+	r.closed = true
+	fmt.Fprintf(b, "» the detail may give away this step's prediction, so it is kept as it is (%s)\n", answerText(r))
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/vsh-rdma/vsh/internal/safefile"
 	"io"
 	"io/fs"
 	"os"
@@ -29,7 +30,7 @@ func StateDir() (string, error) {
 // v; what names it in errors ("lesson progress"). A file that is not there
 // leaves v as it is.
 func readStateFile(path string, max int64, what string, v any) error {
-	f, err := os.Open(path)
+	f, err := safefile.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}

@@ -566,6 +566,9 @@ func (t *Tutor) Do(cmd string) (string, error) {
 		if t.done {
 			return "", ErrNoStep
 		}
+		if arg != "" {
+			t.lockPrediction(&b)
+		}
 		t.goal(&b, arg != "")
 	case "skip":
 		if t.done {
@@ -689,6 +692,10 @@ func (t *Tutor) rebuild(to int, b *strings.Builder) error {
 	}
 	t.done = false
 	for i := to; i < len(t.l.Steps); i++ {
+		if t.skip[i] && i < len(t.rec) {
+			// The tutor did it once: redone, it is at best the tutor's.
+			t.rec[i].solution = true
+		}
 		t.solved[i], t.skip[i] = false, false
 	}
 	fmt.Fprintf(b, "» the session is rebuilt: a fresh backend, then the lesson's %d command%s before step %d\n", n, plural(n), to+1)

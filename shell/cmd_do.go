@@ -31,7 +31,8 @@ func cmdDo(c *call) error {
 	type sub struct {
 		cmd  *command
 		a    *args
-		text string
+		text string // as shown
+		raw  string // as tokenized
 	}
 	// Check every command before running any, so that a typo in the last
 	// does not leave the first half done.
@@ -55,7 +56,7 @@ func cmdDo(c *call) error {
 		if err != nil {
 			return fmt.Errorf("%s: %w", cmd.Name, err)
 		}
-		subs = append(subs, sub{cmd, a, strings.TrimSpace(p)})
+		subs = append(subs, sub{cmd, a, strings.TrimSpace(p), p})
 	}
 	if len(subs) == 0 {
 		return usagef("do post_send qp0 mr=mr0; poll_cq cq0", "do needs commands, separated by ;")
@@ -67,7 +68,7 @@ func cmdDo(c *call) error {
 		if len(subs) > 1 {
 			c.line("; %s", sb.text)
 		}
-		sc := &call{s: c.s, cmd: sb.cmd, a: sb.a, out: c.out, cell: c.cell, src: sb.text}
+		sc := &call{s: c.s, cmd: sb.cmd, a: sb.a, out: c.out, cell: c.cell, src: sb.raw} // the tokens' offsets are raw's
 		c.s.recordCall(c.cell, sb.cmd, sb.a)
 		if err := sb.cmd.run(sc); err != nil {
 			return err

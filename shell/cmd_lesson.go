@@ -368,6 +368,12 @@ func cmdPredict(c *call) error {
 	if tu == nil || tu.Quit() {
 		return usagef("lesson ID starts a lesson; its steps that ask a question say so", "no lesson is running, so there is nothing to predict")
 	}
+	if c.s.depth > 0 {
+		// A sourced script's commands are seen by the tutor only when the
+		// source ends: a prediction there could follow what it predicts.
+		return usagef("type predict ANSWER at the prompt, or as a line of the script vsh lesson reads",
+			"predict cannot run inside source: the tutor would see the script's commands only after the prediction")
+	}
 	answer := ""
 	if len(c.a.pos) > 0 {
 		answer = strings.TrimSpace(c.src[c.a.pos[0].start:])

@@ -75,6 +75,9 @@ func (s *Shell) CheckLearnerPath(lesson string, r io.Reader, name string) (*Lear
 	for sc.Scan() {
 		n++
 		line := strings.TrimSpace(sc.Text())
+		if n == 1 {
+			line = strings.TrimPrefix(line, "\ufeff") // a byte order mark
+		}
 		switch {
 		case strings.HasPrefix(line, "#!"):
 			p.marker(n, line)

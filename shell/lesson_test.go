@@ -3,6 +3,8 @@ package shell
 import (
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -324,5 +326,44 @@ func TestSaveScript(t *testing.T) {
 				t.Errorf("saved\n%s\nwant\n%s", got, tt.want)
 			}
 		})
+	}
+}
+
+// TestPredictionLocks: a prediction cannot be made inside source (the
+// tutor sees a sourced script's commands only when it ends), nor after
+// lesson goal --detail showed what the step checks.
+func TestPredictionLocks(t *testing.T) {
+	lesson := filepath.Join("..", "docs", "testdata", "class", "verbs-course", "first-qp.md")
+	src, err := os.ReadFile(lesson)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := &memFiles{m: map[string][]byte{"first-qp.md": src, "p.vsh": []byte("predict IBV_QPS_RESET\n")}}
+	sh := newTestShell(t, 2, 1, true, files)
+	defer sh.Close()
+	for _, l := range []string{"lesson first-qp.md", "open_device A", "alloc_pd ctx0", "create_cq ctx0 cqe=16"} {
+		if _, err := sh.Exec(l); err != nil {
+			t.Fatalf("%s: %v", l, err)
+		}
+	}
+	for _, tt := range []struct{ line, want string }{
+		{"source p.vsh", "predict cannot run inside source"},
+		{"lesson goal --detail", "the detail may give away this step's prediction, so it is kept as it is (unanswered)"},
+		{"predict IBV_QPS_RESET", "too late"},
+	} {
+		out, err := sh.Exec(tt.line)
+		if got := fmt.Sprint(out, err); !strings.Contains(got, tt.want) {
+			t.Errorf("%s: %s\nwant %q", tt.line, got, tt.want)
+		}
+	}
+}
+
+// TestScriptBOM: a script saved with a byte order mark (Notepad) runs.
+func TestScriptBOM(t *testing.T) {
+	sh := newTestShell(t, 2, 1, true, nil)
+	defer sh.Close()
+	var out strings.Builder
+	if err := sh.RunScript(strings.NewReader("\ufeffdevices\n"), &out, "bom.vsh", false); err != nil {
+		t.Errorf("a script with a BOM: %v\n%s", err, out.String())
 	}
 }

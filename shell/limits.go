@@ -3,8 +3,8 @@ package shell
 import (
 	"bufio"
 	"fmt"
+	"github.com/vsh-rdma/vsh/internal/safefile"
 	"io"
-	"os"
 	"strconv"
 	"strings"
 	"unicode"
@@ -82,7 +82,7 @@ func skipLine(br *bufio.Reader) error {
 // reading more than that (a device such as /dev/zero, a huge file). what
 // names the limit, kind the file.
 func readFileLimit(name string, limit int64, what, kind string) ([]byte, error) {
-	f, err := os.Open(name)
+	f, err := safefile.Open(name)
 	if err != nil {
 		return nil, err
 	}

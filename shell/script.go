@@ -92,6 +92,9 @@ func (s *Shell) runScript(ctx context.Context, r io.Reader, w io.Writer, name st
 			break
 		}
 		lineno++
+		if lineno == 1 {
+			line = strings.TrimPrefix(line, "\ufeff") // a byte order mark, as Notepad writes
+		}
 		if long {
 			if se := fail(lineno, s.scriptLimit(w, name, lineno)); se != nil {
 				return se

@@ -81,18 +81,19 @@ func (r *lessonRun) course(dir string) (*lessons.Course, error) {
 
 // courseAndProgress loads course folder dir and the learner's progress;
 // without progress it says why and, when need, fails. status is vsh's exit
-// status on a failure, else 0.
+// status on a failure (2: the course or the state folder is wrong, not a
+// learner's work), else 0.
 func (r *lessonRun) courseAndProgress(dir string, need bool) (*lessons.Course, *lessons.Progress, int) {
 	c, err := r.course(dir)
 	if err != nil {
 		fmt.Fprintf(r.stderr, "vsh: %v\n", err)
-		return nil, nil, 1
+		return nil, nil, 2
 	}
 	prog, err := r.progress()
 	switch {
 	case err != nil && need:
 		fmt.Fprintf(r.stderr, "vsh: %v\n", err)
-		return nil, nil, 1
+		return nil, nil, 2
 	case err != nil:
 		fmt.Fprintf(r.stderr, "vsh: %v (the list shows no progress)\n", err)
 	}
@@ -192,6 +193,13 @@ func (r *lessonRun) expand(words []string) ([]*lessons.Lesson, error) {
 // nextInCourse is vsh lesson DIR: the course's first lesson the learner
 // has not solved, taken as vsh lesson ID takes one.
 func (r *lessonRun) nextInCourse(dir string) int {
+	if r.report != "" && !r.terminal {
+		// Which lesson is next depends on the progress of whoever runs
+		// this: grading takes a lesson by its file.
+		fmt.Fprintf(r.stderr, "vsh: to grade, name the lesson: vsh lesson %s/ID.md --report r.json < student.vsh "+
+			"(vsh lesson DIR takes the next lesson of the progress kept on this machine, which is not the student's)\n", strings.TrimRight(dir, "/"))
+		return 2
+	}
 	c, prog, status := r.courseAndProgress(dir, true)
 	if status != 0 {
 		return status

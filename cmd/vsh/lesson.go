@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/vsh-rdma/vsh/internal/safefile"
 	"golang.org/x/term"
 	"io"
 	"os"
@@ -24,7 +25,7 @@ const lessonUsage = `usage: vsh [flags] lesson list [DIR]         the lessons, a
                                              take a lesson: you type (or a script on stdin does), the tutor
                                              checks each goal; --report writes how it went, as JSON, as it goes
        vsh [flags] lesson DIR [--report FOLDER]
-                                             take a course's next lesson you have not solved; --report: FOLDER/ID.json
+                                             take a course's next lesson you have not solved; at a terminal, --report: FOLDER/ID.json
        vsh [flags] lesson play ID|FILE|DIR|all... [--pace 1s]
                                              play them in order, narrated, every cell run and checked; no terminal needed
        vsh [flags] lesson play ID|FILE [--step N] [--pause]
@@ -57,7 +58,15 @@ type lessonFlags struct {
 func addLessonFlags(fs *flag.FlagSet) lessonFlags {
 	var learner []string
 	fs.Func("learner", "", func(v string) error { learner = append(learner, v); return nil })
-	return lessonFlags{pace: fs.Duration("pace", 0, ""), learner: &learner, report: fs.String("report", "", ""),
+	var report string
+	fs.Func("report", "", func(v string) error {
+		if report != "" {
+			return fmt.Errorf("--report is given twice (%s and %s): one report a lesson", report, v)
+		}
+		report = v
+		return nil
+	})
+	return lessonFlags{pace: fs.Duration("pace", 0, ""), learner: &learner, report: &report,
 		step: fs.Int("step", 0, ""), pause: fs.Bool("pause", false, "")}
 }
 
@@ -349,7 +358,7 @@ func (r *lessonRun) check(files []string) int {
 // checkLearner plays a learner's path through the tutor of lesson file f on
 // the simulator and reports the markers that did not hold.
 func (r *lessonRun) checkLearner(f, path string) int {
-	in, err := os.Open(path)
+	in, err := safefile.Open(path)
 	if err != nil {
 		fmt.Fprintf(r.stderr, "vsh: %v\n", err)
 		return 1
@@ -413,6 +422,10 @@ func (r *lessonRun) interactive(which string) int {
 	}
 	if r.clock != nil {
 		tu.SetClock(r.clock)
+	}
+	if err := r.reportTarget(tu.Lesson()); err != nil {
+		fmt.Fprintf(r.stderr, "vsh: --report %s: %v\n", r.report, err)
+		return 2
 	}
 	rep := &reportFile{path: r.report, tutor: tu, run: r}
 	if err := rep.write(false); err != nil {
@@ -579,4 +592,25 @@ func (r *lessonRun) presenterKey(step int) lessons.PlayKey {
 			return lessons.PlayQuit
 		}
 	}
+}
+
+// reportTarget refuses a --report file that is the lesson's own file or
+// the script being read: writing the report would destroy it.
+func (r *lessonRun) reportTarget(l *lessons.Lesson) error {
+	st, err := os.Stat(r.report)
+	if err != nil {
+		return nil // not there yet: nothing to destroy
+	}
+	if st.IsDir() {
+		return fmt.Errorf("it is a folder; give the report file's name, e.g. %s", filepath.Join(r.report, l.ID+".json"))
+	}
+	if ls, err := os.Stat(l.Name); err == nil && os.SameFile(st, ls) {
+		return fmt.Errorf("it is the lesson's own file; give another name, e.g. %s.json", l.ID)
+	}
+	if r.stdin != nil {
+		if in, err := r.stdin.Stat(); err == nil && os.SameFile(st, in) {
+			return fmt.Errorf("it is the script vsh reads on standard input; give another name, e.g. %s.json", l.ID)
+		}
+	}
+	return nil
 }

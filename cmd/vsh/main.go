@@ -16,6 +16,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/vsh-rdma/vsh/internal/safefile"
 	"io"
 	"net/netip"
 	"os"
@@ -103,7 +104,7 @@ func run(argv []string, stdin *os.File, stdout, stderr io.Writer) int {
 	catalog, err := loadCatalog(courseDirs) // course.go
 	if err != nil {
 		fmt.Fprintf(stderr, "vsh: --lessons: %v\n", err)
-		return 1
+		return 2
 	}
 	_, noColor := os.LookupEnv("NO_COLOR")
 	if v := os.Getenv("NO_COLOR"); noColor && v == "" {
@@ -230,7 +231,7 @@ func openBackend(backend string, devices int, seed int64, simAddr string, stderr
 func runScript(sh *shell.Shell, file string, keep bool, stdin *os.File, stdout, stderr io.Writer) int {
 	in, name := io.Reader(stdin), "stdin"
 	if file != "" {
-		f, err := os.Open(file)
+		f, err := safefile.Open(file)
 		if err != nil {
 			fmt.Fprintf(stderr, "vsh: %v\n", err)
 			return 1

@@ -231,3 +231,67 @@ func TestReportExample(t *testing.T) {
 		t.Errorf("%s's example report is stale (go test ./cmd/vsh -run TestReportExample -rewrite); the report is now:\n%s", page, got)
 	}
 }
+
+// TestReportSkipThenBack: a step the tutor did (lesson skip), then redone
+// after lesson back, is the tutor's, not the learner's: exit 1.
+func TestReportSkipThenBack(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "r.json")
+	status, stdout, errs := runVsh(t, "lesson skip\nlesson back\ndevices\n", "lesson", "tour", "--report", out)
+	data, _ := os.ReadFile(out)
+	if status != 1 || !strings.Contains(string(data), `"outcome": "tutor"`) {
+		t.Errorf("skip, back, redo = %d (want 1), stderr %q, report:\n%s\n%s", status, errs, data, lastLines(stdout, 10))
+	}
+}
+
+// TestReportRefusesItsInputs: --report never overwrites the lesson's file
+// or the script read on standard input, nor takes a folder or a second
+// --report; each exits 2 and says why.
+func TestReportRefusesItsInputs(t *testing.T) {
+	dir := t.TempDir()
+	lesson := filepath.Join(dir, "first-qp.md")
+	src, err := os.ReadFile(filepath.Join("..", "..", "docs", "testdata", "class", "verbs-course", "first-qp.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(lesson, src, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	script := filepath.Join(dir, "ann.vsh")
+	if err := os.WriteFile(script, []byte("open_device A\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name  string
+		argv  []string
+		stdin string
+		errs  string
+	}{
+		{"the lesson's file", []string{"lesson", lesson, "--report", lesson}, "", "it is the lesson's own file"},
+		{"a folder", []string{"lesson", lesson, "--report", dir}, "", "it is a folder"},
+		{"twice", []string{"lesson", lesson, "--report", "a.json", "--report", "b.json"}, "", "--report is given twice"},
+		{"the script read", []string{"lesson", lesson, "--report", script}, script, "it is the script vsh reads on standard input"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			in := os.Stdin
+			if tt.stdin != "" {
+				f, err := os.Open(tt.stdin)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer f.Close()
+				in = f
+			}
+			var out, errs bytes.Buffer
+			status := run(tt.argv, in, &out, &errs)
+			if status != 2 || !strings.Contains(errs.String(), tt.errs) {
+				t.Errorf("= %d, stderr %q; want 2 and %q", status, errs.String(), tt.errs)
+			}
+		})
+	}
+	if got, _ := os.ReadFile(lesson); !bytes.Equal(got, src) {
+		t.Error("the lesson file was changed")
+	}
+	if got, _ := os.ReadFile(script); string(got) != "open_device A\n" {
+		t.Error("the script was changed")
+	}
+}
