@@ -337,7 +337,7 @@ func cmdPollCQ(c *call) error {
 		failed := false
 		for _, wc := range wcs {
 			if wc.Status != verbs.WCSuccess {
-				c.line("wr_id %d: %s (%s); explain %s", wc.WRID, wc.Status, wc.Status.Str(), wc.Status)
+				c.out.addKind(render.Clauses, fmt.Sprintf("wr_id %d: %s (%s); explain %s", wc.WRID, wc.Status, wc.Status.Str(), wc.Status))
 				failed = true
 			}
 		}
