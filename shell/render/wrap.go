@@ -25,9 +25,10 @@ const (
 	// breaks after ", " and "|" and at spaces, and hangs under its "(" or
 	// its "label: ".
 	Call
-	// Clauses breaks only between clauses ("; "), never inside one, since
-	// each may hold a command to type: a hint, "add rq_psn=0; then run
-	// modify_qp qp0 state=rts". A clause wider than the line stays whole.
+	// Clauses breaks only between clauses ("; ") and before a remark in
+	// parentheses, never inside a command, since each clause may hold one:
+	// a hint, "add rq_psn=0 (the peer's first PSN); then run modify_qp qp0
+	// state=rts". A clause wider than the line stays whole.
 	Clauses
 	// Verbatim is never broken: a line meant to be typed back ("same as:
 	// modify_qp ...", an example in help).
@@ -181,15 +182,19 @@ func lineEnd(us []unit, pos, room int, k Kind) int {
 }
 
 // breaksAt reports whether a line of kind k may break at the space us[i]:
-// clauses only after their ";", a call not inside its result ("= 0", "→ qp0").
+// clauses only after their ";" and before a remark in parentheses, a call
+// not inside its result ("= 0", "→ qp0").
 func breaksAt(us []unit, i int, k Kind) bool {
-	prev := ""
+	prev, next := "", ""
 	if i > 0 {
 		prev = us[i-1].s
 	}
+	if i+1 < len(us) {
+		next = us[i+1].s
+	}
 	switch k {
 	case Clauses:
-		return prev == ";"
+		return prev == ";" || next == "("
 	case Call:
 		return prev != "=" && prev != "→"
 	}

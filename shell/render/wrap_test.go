@@ -53,6 +53,8 @@ func TestWrap(t *testing.T) {
 		{"clauses break only between clauses",
 			Line{Text: "hint: open_device A first; then alloc_pd ctx0", Kind: Clauses, Hang: 6}, 30,
 			[]string{"hint: open_device A first;", "      then alloc_pd ctx0"}},
+		{"clauses break before a remark", Line{Text: "hint: add dgid=qp1 sgid_index=1 (RoCE needs a GRH); x", Kind: Clauses, Hang: 6}, 40,
+			[]string{"hint: add dgid=qp1 sgid_index=1", "      (RoCE needs a GRH); x"}},
 		{"a clause wider than the line stays whole",
 			Line{Text: "hint: modify_qp qp0 state=init port=1; x", Kind: Clauses, Hang: 6}, 10,
 			[]string{"hint: modify_qp qp0 state=init port=1;", "     x"}}, // a hang is at most half the width
