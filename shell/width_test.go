@@ -86,3 +86,32 @@ func TestWidthPerCell(t *testing.T) {
 		t.Errorf("help modify_qp: TypedBack = %q, want its three example commands", typed)
 	}
 }
+
+// TestAnyWidth runs a session at widths from 1 up: nothing panics (the test
+// shell lets panics through), and a width wider than every line changes
+// nothing.
+func TestAnyWidth(t *testing.T) {
+	lines := []string{"open_device A", "open_device B", "alloc_pd ctx0", "alloc_pd ctx1", "create_cq ctx0", "create_cq ctx1",
+		"create_qp pd0 type=rc send_cq=cq0 recv_cq=cq0", "create_qp pd1 type=rc send_cq=cq1 recv_cq=cq1",
+		"reg_mr pd0 length=4096", "reg_mr pd1 length=4096 access=local_write", "connect qp0 qp1", "trace on",
+		"post_recv qp1 mr=mr1 length=4", "post_send qp0 mr=mr0 length=64", "poll_cq cq0", "poll_cq cq1",
+		"! modify_qp qp0 state=rtr", "help connect", "fill mr0 \"日本語\"", "mem mr0 0 16"}
+	ref := newTestShell(t, 2, 1, true, nil) // no width
+	defer ref.Close()
+	var want []string
+	for _, l := range lines {
+		out, err := ref.Exec(l)
+		want = append(want, out+ref.FormatError(err))
+	}
+	for _, width := range []int{1, 2, 5, 20, 10000} {
+		sh := newTestShell(t, 2, 1, width != 5, nil) // and one in colour
+		sh.opts.Width = func() int { return width }
+		for i, l := range lines {
+			out, err := sh.Exec(l)
+			if out += sh.FormatError(err); width == 10000 && out != want[i] {
+				t.Errorf("width %d: %s is not as without a width:\n%s\nwant:\n%s", width, l, out, want[i])
+			}
+		}
+		sh.Close()
+	}
+}
