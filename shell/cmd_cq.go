@@ -333,11 +333,11 @@ func cmdPollCQ(c *call) error {
 	if got == 0 {
 		c.line("%s", c.s.whyNoCompletion(o))
 	} else {
-		c.out.add(c.s.wcTable(wcs, o.dev))
+		c.out.addTable(c.s.wcTable(wcs, o.dev))
 		failed := false
 		for _, wc := range wcs {
 			if wc.Status != verbs.WCSuccess {
-				c.line("wr_id %d: %s (%s); explain %s", wc.WRID, wc.Status, wc.Status.Str(), wc.Status)
+				c.out.addKind(render.Clauses, fmt.Sprintf("wr_id %d: %s (%s); explain %s", wc.WRID, wc.Status, wc.Status.Str(), wc.Status))
 				failed = true
 			}
 		}
@@ -473,8 +473,13 @@ func (s *Shell) whyNoCompletion(cq *object) string {
 	return msg
 }
 
-// wcTable renders completions with libibverbs' field names as headers.
-func (s *Shell) wcTable(wcs []verbs.WC, dev string) string {
+// wcColumns are the columns of a completion table, with libibverbs' field
+// names as headers: at 80 columns wr_id, status, opcode and byte_len stay.
+var wcColumns = []render.Column{{Header: "wr_id"}, {Header: "status"}, {Header: "opcode"}, {Header: "byte_len"},
+	{Header: "qp_num", Drop: 4}, {Header: "src_qp", Drop: 1}, {Header: "imm_data", Drop: 3}, {Header: "wc_flags", Drop: 2}}
+
+// wcTable is a table of completions.
+func (s *Shell) wcTable(wcs []verbs.WC, dev string) render.TableView {
 	var rows [][]string
 	for _, wc := range wcs {
 		imm := "-"
@@ -494,7 +499,7 @@ func (s *Shell) wcTable(wcs []verbs.WC, dev string) string {
 		rows = append(rows, []string{fmt.Sprint(wc.WRID), status, opcode, fmt.Sprint(wc.ByteLen),
 			s.qpName(wc.QPNum, dev), src, imm, flags})
 	}
-	return render.Table([]string{"wr_id", "status", "opcode", "byte_len", "qp_num", "src_qp", "imm_data", "wc_flags"}, rows)
+	return render.TableView{Columns: wcColumns, Rows: rows}
 }
 
 // qpName prints a QPN with its handle when the session has it: 0x000011

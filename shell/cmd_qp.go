@@ -403,9 +403,9 @@ func modifyQP(c *call, o *object, sameAs bool) error {
 		}
 	}
 	c.verbs(VerbCall{Name: "ibv_modify_qp", Args: fmt.Sprintf("%s, &attr, %s", c.s.hn(o), mask), Result: "= " + result})
-	c.line("attr: %s", strings.Join(desc, " "))
+	c.out.addKind(render.Call, "attr: "+strings.Join(desc, " "))
 	if sameAs {
-		c.line("same as: %s", modifyLine(o, c.a))
+		c.out.addKind(render.Verbatim, "same as: "+modifyLine(o, c.a))
 	}
 	if err == nil && !sameAs && mask&verbs.AttrAV != 0 && c.has("hop_limit") && routedHopLimit(attr.AH) {
 		// The kernel may have changed the hop limit given: say so where it

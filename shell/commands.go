@@ -213,31 +213,37 @@ func (s *Shell) writeHelp(o *output) {
 			if c.Group != g {
 				continue
 			}
-			o.addf("  %-*s  %s", w, c.Name, c.Summary)
+			o.addHanging(2+w+2, fmt.Sprintf("  %-*s  %s", w, c.Name, c.Summary))
 		}
 		o.add("")
 	}
-	o.add("help CMD explains one command; explain X explains an error, state or opcode.")
-	o.add("In arguments, " + strings.ReplaceAll(numberSyntax, "`", "") + ".")
-	o.add("Verbs marked [control path] set up and tear down, each a command into the kernel; [data path] verbs move data and")
-	o.add("completions from user space where the device allows (on soft-RoCE post_send's doorbell is a system call): paths shows each one's way.")
+	o.addKind(render.Para, "help CMD explains one command; explain X explains an error, state or opcode.")
+	o.addKind(render.Para, "In arguments, "+strings.ReplaceAll(numberSyntax, "`", "")+".")
+	o.addParagraph("Verbs marked [control path] set up and tear down, each a command into the kernel; [data path] verbs move data and",
+		"completions from user space where the device allows (on soft-RoCE post_send's doorbell is a system call): paths shows each one's way.")
 }
 
 // writeCommandHelp prints help CMD.
 func writeCommandHelp(o *output, c *command) {
-	o.add("usage: " + c.Usage)
+	o.addKind(render.Call, "usage: "+c.Usage)
 	if len(c.Aliases) > 0 {
 		o.add("aliases: " + strings.Join(c.Aliases, ", "))
 	}
 	o.add("")
-	o.add(c.Summary + ".")
+	o.addKind(render.Para, c.Summary+".")
 	if c.Help != "" {
 		o.add("")
-		o.add(strings.ReplaceAll(c.Help, "\t", "  "))
+		for _, l := range strings.Split(c.Help, "\n") {
+			if strings.HasPrefix(l, "\t") { // an example: a command to type
+				o.addKind(render.Verbatim, strings.ReplaceAll(l, "\t", "  "))
+				continue
+			}
+			o.addKind(render.Para, strings.ReplaceAll(l, "\t", "  "))
+		}
 	}
 	if rows := argRows(c); len(rows) > 0 {
 		o.add("")
-		o.add(render.Table([]string{"argument", "default", "meaning"}, rows))
+		o.addTable(render.TableView{Columns: []render.Column{{Header: "argument"}, {Header: "default", Wrap: true}, {Header: "meaning", Wrap: true}}, Rows: rows})
 	}
 }
 

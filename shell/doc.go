@@ -32,6 +32,13 @@
 // the state ladder; package picture the ladder diagram and the QP state
 // diagram, as text and SVG), for every front end alike.
 //
+// A cell's output is built as lines that know their kind (render.Kind: a
+// verb call, prose, a hint, a line meant to be typed back) and tables that
+// know which columns may go (render.TableView), so that it can be fitted to
+// Options.Width, asked before each cell is shown: on a terminal, its width.
+// Without a width nothing is wrapped, and the cell's record (Cell.Out) is
+// never wrapped; Cell.TypedBack lists the lines no width may break.
+//
 // The shell never imports a backend, nor a network package: the ping-pong
 // exchange's TCP is in pingpong/exchange. Simulator-only features (stepping
 // the fabric, fault injection, packet traces, queue internals) are reached

@@ -24,7 +24,9 @@ import (
 //
 //	vsh [keep-going]   run the input as a script; the output is its transcript
 //	complete           one line per input line: the line, then its completions
-//	new [devices=N] [seed=N] [plain=false]   start a fresh session
+//	new [devices=N] [seed=N] [plain=false] [light=true] [width=N]
+//	                   start a fresh session; width= fits its output to N
+//	                   columns, as a terminal N wide (0, the default: no wrapping)
 //	write FILE         put the input in the session's in-memory files (for source)
 //	cat FILE           print a file the session wrote (save, trace pcap)
 //
@@ -38,7 +40,7 @@ import (
 func TestGolden(t *testing.T) {
 	datadriven.Walk(t, "testdata", func(t *testing.T, path string) {
 		g := &goldenSession{t: t}
-		g.start(2, 1, true)
+		g.start(2, 1, true, 0)
 		defer g.sh.Close()
 		datadriven.RunTest(t, path, g.handle)
 	})
@@ -50,12 +52,13 @@ type goldenSession struct {
 	files *memFiles
 }
 
-func (g *goldenSession) start(devices int, seed int64, plain bool) {
+func (g *goldenSession) start(devices int, seed int64, plain bool, width int) {
 	if g.sh != nil {
 		g.sh.Close()
 	}
 	g.files = newMemFiles()
 	g.sh = newTestShell(g.t, devices, seed, plain, g.files)
+	g.sh.opts.Width = func() int { return width }
 }
 
 // newTestShell is a session on a fresh simulator, with in-memory files and
@@ -83,9 +86,11 @@ func newTestShell(t testing.TB, devices int, seed int64, plain bool, files fileS
 func (g *goldenSession) handle(t *testing.T, d *datadriven.TestData) string {
 	switch d.Cmd {
 	case "new":
-		devices, seed, plain, light := 2, int64(1), true, false
+		devices, seed, plain, light, width := 2, int64(1), true, false, 0
 		for _, a := range d.CmdArgs {
 			switch a.Key {
+			case "width":
+				d.ScanArgs(t, "width", &width)
 			case "light":
 				d.ScanArgs(t, "light", &light)
 			case "devices":
@@ -98,9 +103,12 @@ func (g *goldenSession) handle(t *testing.T, d *datadriven.TestData) string {
 				d.Fatalf(t, "unknown argument %s", a.Key)
 			}
 		}
-		g.start(devices, seed, plain)
+		g.start(devices, seed, plain, width)
 		if light {
 			g.sh.st = render.NewTheme(render.Light)
+		}
+		if width > 0 {
+			return fmt.Sprintf("session on %s, %d columns wide", g.sh.backendDesc(), width)
 		}
 		return fmt.Sprintf("session on %s", g.sh.backendDesc())
 	case "vsh":

@@ -87,7 +87,7 @@ func TestLimits(t *testing.T) {
 		for range 2 * MaxCellOutput >> 10 {
 			o.add(line)
 		}
-		text := o.render(render.New(true), 1)
+		text := o.render(render.New(true), 1, 0)
 		require.Less(t, len(text), MaxCellOutput+MaxCellOutput/50)
 		require.Contains(t, text, "(the rest of this cell's output is cut: a cell shows at most 16 MiB, MaxCellOutput)")
 	})

@@ -16,17 +16,50 @@ type output struct {
 	cut   bool // lines past MaxCellOutput were dropped
 }
 
+// outLine is a line of a cell's output, or a table, with how it fits a
+// width (render.Kind): a front end with a width wraps it there, and never
+// wraps a render.Verbatim line, which is meant to be typed back.
 type outLine struct {
-	text string
-	raw  bool // already a transcript (source's sub-cells): no tag, no indent
+	text  string
+	raw   bool // already a transcript (source's sub-cells): no tag, no indent, not wrapped
+	kind  render.Kind
+	hang  int               // render.Line.Hang
+	join  bool              // fitted to a width, the next line continues this one
+	table *render.TableView // a table, whose text is as wide as it is
 }
 
-// add appends text, which may hold several lines.
-func (o *output) add(text string) {
+// add appends text, which may hold several lines, as render.Prose.
+func (o *output) add(text string) { o.addKind(render.Prose, text) }
+
+// addKind appends text, which may hold several lines, of kind k.
+func (o *output) addKind(k render.Kind, text string) {
 	text = strings.TrimRight(text, "\n")
 	for _, l := range strings.Split(text, "\n") {
-		o.push(outLine{text: l})
+		o.push(outLine{text: l, kind: k})
 	}
+}
+
+// addParagraph appends lines that print as they are without a width and
+// as one render.Para fitted to one.
+func (o *output) addParagraph(lines ...string) {
+	for i, l := range lines {
+		o.push(outLine{text: l, kind: render.Para, join: i < len(lines)-1})
+	}
+}
+
+// addHanging appends one line whose continuation lines hang at column
+// hang (help's command list, under the summaries).
+func (o *output) addHanging(hang int, text string) {
+	o.push(outLine{text: text, hang: hang})
+}
+
+// addTable appends a table that leaves out or wraps columns to fit.
+func (o *output) addTable(t render.TableView) {
+	hs := make([]string, len(t.Columns))
+	for i, c := range t.Columns {
+		hs[i] = c.Header
+	}
+	o.push(outLine{text: render.Table(hs, t.Rows), table: &t})
 }
 
 // push appends a line while the cell's output is under MaxCellOutput.
@@ -54,8 +87,21 @@ func (o *output) addRaw(text string) {
 
 func (o *output) empty() bool { return len(o.lines) == 0 }
 
-// render returns the lines with the cell's number on the first one.
-func (o *output) render(st *render.Styles, n int) string {
+// typedBack returns the lines meant to be typed back (render.Verbatim),
+// as added.
+func (o *output) typedBack() []string {
+	var out []string
+	for _, l := range o.lines {
+		if l.kind == render.Verbatim && !l.raw && l.table == nil {
+			out = append(out, strings.TrimSpace(l.text))
+		}
+	}
+	return out
+}
+
+// render returns the lines with the cell's number on the first one, fitted
+// to width columns (0: not wrapped at all).
+func (o *output) render(st *render.Styles, n, width int) string {
 	if len(o.lines) == 0 {
 		return ""
 	}
@@ -63,7 +109,7 @@ func (o *output) render(st *render.Styles, n int) string {
 	pad := strings.Repeat(" ", len(tag)+1)
 	var b strings.Builder
 	tagged := false
-	for _, l := range o.lines {
+	for _, l := range o.fit(width, len(pad)) {
 		text := strings.TrimRight(l.text, " ")
 		switch {
 		case l.raw:
@@ -85,6 +131,51 @@ func (o *output) render(st *render.Styles, n int) string {
 		fmt.Fprintf(&b, "%s(the rest of this cell's output is cut: a cell shows at most %d MiB, MaxCellOutput)\n", pad, MaxCellOutput>>20)
 	}
 	return b.String()
+}
+
+// fit returns the lines fitted to width columns, of which the first indent
+// are the cell's tag: each line broken as its kind allows, each table
+// fitted. A width of 0 or less returns the lines as they are.
+func (o *output) fit(width, indent int) []outLine {
+	if width <= 0 {
+		var out []outLine
+		for _, l := range o.lines {
+			if l.table == nil {
+				out = append(out, l)
+				continue
+			}
+			for _, t := range strings.Split(l.text, "\n") {
+				out = append(out, outLine{text: t})
+			}
+		}
+		return out
+	}
+	room := max(width-indent, 1)
+	var out []outLine
+	wrap := func(rl render.Line) {
+		for _, t := range render.Wrap(rl, room) {
+			out = append(out, outLine{text: t})
+		}
+	}
+	var joined string // the lines of a paragraph so far
+	for _, l := range o.lines {
+		if l.join && !l.raw && l.table == nil {
+			joined += l.text + " "
+			continue
+		}
+		l.text, joined = joined+l.text, ""
+		switch {
+		case l.raw:
+			out = append(out, l)
+		case l.table != nil:
+			for _, rl := range l.table.Lines(width, indent) {
+				wrap(rl)
+			}
+		default:
+			wrap(render.Line{Text: l.text, Kind: l.kind, Hang: l.hang})
+		}
+	}
+	return out
 }
 
 // plural is "s" unless n is 1.

@@ -50,6 +50,13 @@ type Options struct {
 	// status that marks a step done (bench: one message size), which a
 	// front end that cannot rewrite a line in place logs as a line.
 	Progress func(status string, step bool)
+	// Width, when set, is the width in columns the output must fit, asked
+	// before each cell is shown (a terminal may be resized): tables leave
+	// out or wrap columns, verb calls break between arguments, prose
+	// between words, and lines meant to be typed back not at all. nil, or
+	// a width of 0 or less, wraps nothing: what scripts, pipes and golden
+	// files get.
+	Width func() int
 	// StateDir, when set, is where the shell keeps the learner's place in
 	// each lesson left unfinished, for lesson resume (lessons.StateDir:
 	// $XDG_STATE_HOME/vsh). Front ends set it for a person at a terminal;
@@ -84,6 +91,11 @@ type Cell struct {
 	Created []string
 	// Verbs are the libibverbs calls the cell's verb lines show.
 	Verbs []VerbCall
+	// TypedBack are the lines of Out meant to be typed back ("same as:
+	// modify_qp ...", the help's example commands), without their indent,
+	// and the clauses of the error's hint: a front end that fits the
+	// output to a width never breaks them.
+	TypedBack []string
 
 	cmd        string // canonical command name, "" when unknown
 	typed      bool   // typed by the person: not run by a script, the tutor or a player
@@ -360,8 +372,12 @@ func (s *Shell) ExecContext(ctx context.Context, line string) (cellOut string, c
 			c.step, _ = st.tutor.Step()
 		}
 	}
-	out, err := s.runCell(c, body, toks, terr)
-	c.Out, c.Err = s.keepOutput(out), err
+	o, err := s.runCell(c, body, toks, terr)
+	out := o.render(s.st, c.N, s.width())
+	c.Out, c.Err, c.TypedBack = s.keepOutput(o.render(s.st, c.N, 0)), err, o.typedBack()
+	if _, hint := errorParts(err); hint != "" {
+		c.TypedBack = append(c.TypedBack, strings.Split(hint, "; ")...)
+	}
 	if errors.Is(err, ErrExit) {
 		c.Err = nil
 	}
@@ -382,23 +398,23 @@ func (s *Shell) ExecContext(ctx context.Context, line string) (cellOut string, c
 
 // runCell finds the command, parses its arguments, runs it and adds the live
 // view of what changed.
-func (s *Shell) runCell(c *Cell, src string, toks []token, terr error) (string, error) {
+func (s *Shell) runCell(c *Cell, src string, toks []token, terr error) (*output, error) {
 	if terr != nil {
 		name := ""
 		if len(toks) > 0 {
 			name = strings.ToLower(toks[0].text)
 		}
-		return "", &CmdError{Cell: c.N, Cmd: name, Err: terr}
+		return &output{}, &CmdError{Cell: c.N, Cmd: name, Err: terr}
 	}
 	name := strings.ToLower(toks[0].text)
 	cmd, ok := s.byKey[name]
 	if !ok {
-		return "", &CmdError{Cell: c.N, Err: s.unknownCommand(toks[0].text)}
+		return &output{}, &CmdError{Cell: c.N, Err: s.unknownCommand(toks[0].text)}
 	}
 	c.cmd = cmd.Name
 	a, err := parseArgs(cmd, toks[1:])
 	if err != nil {
-		return "", &CmdError{Cell: c.N, Cmd: cmd.Name, Err: err}
+		return &output{}, &CmdError{Cell: c.N, Cmd: cmd.Name, Err: err}
 	}
 	cl := &call{s: s, cmd: cmd, a: a, out: &output{}, cell: c, src: src}
 	s.recordCall(c, cmd, a)
@@ -417,7 +433,7 @@ func (s *Shell) runCell(c *Cell, src string, toks []token, terr error) (string, 
 	if s.pkts != nil {
 		c.packets = s.pkts.drain()
 	}
-	return cl.out.render(s.st, c.N), err
+	return cl.out, err
 }
 
 // protect runs fn, turning a panic into an error: bad input must never crash
@@ -533,6 +549,26 @@ func (e *CmdError) parts() (string, string) {
 	return b.String(), hint
 }
 
+// width is the width the output must fit, 0 for none (Options.Width).
+func (s *Shell) width() int {
+	if s.opts.Width == nil {
+		return 0
+	}
+	return max(s.opts.Width(), 0)
+}
+
+// errorParts returns err's line and hint, as FormatError shows them.
+func errorParts(err error) (first, hint string) {
+	var ce *CmdError
+	if errors.As(err, &ce) {
+		return ce.parts()
+	}
+	if err == nil {
+		return "", ""
+	}
+	return err.Error(), ""
+}
+
 // FormatError renders an error from Exec as the session shows it:
 // "[7] error: modify_qp: EINVAL: ...", the hint on its own line.
 func (s *Shell) FormatError(err error) string {
@@ -544,30 +580,37 @@ func (s *Shell) FormatError(err error) string {
 
 func (s *Shell) formatError(err error, expected bool) string {
 	n := s.cell
-	var first, hint string
 	var ce *CmdError
 	if errors.As(err, &ce) {
 		n = ce.Cell
-		first, hint = ce.parts()
-	} else {
-		first = err.Error()
 	}
+	first, hint := errorParts(err)
 	tag := fmt.Sprintf("[%d] ", n)
 	label := "error: "
 	if expected {
 		label = "error (expected): "
 	}
+	pad := strings.Repeat(" ", len(tag))
 	var b strings.Builder
-	b.WriteString(s.st.Render(s.st.Cell, strings.TrimSpace(tag)))
-	b.WriteString(" ")
-	b.WriteString(s.st.Render(s.st.Err, label))
-	b.WriteString(indentRest(first, len(tag)))
-	b.WriteString("\n")
+	// The error wraps at words under its text; the hint, whose clauses
+	// mostly hold a command to type, only between clauses.
+	for i, l := range strings.Split(first, "\n") {
+		if i == 0 {
+			l = s.st.Render(s.st.Cell, strings.TrimSpace(tag)) + " " + s.st.Render(s.st.Err, label) + l
+		} else {
+			l = pad + l
+		}
+		for _, w := range render.Wrap(render.Line{Text: l, Hang: len(tag) + len(label)}, s.width()) {
+			b.WriteString(w)
+			b.WriteString("\n")
+		}
+	}
 	if hint != "" {
-		b.WriteString(strings.Repeat(" ", len(tag)))
-		b.WriteString(s.st.Render(s.st.Hint, "hint: "))
-		b.WriteString(indentRest(hint, len(tag)))
-		b.WriteString("\n")
+		l := pad + s.st.Render(s.st.Hint, "hint: ") + indentRest(hint, len(tag))
+		for _, w := range render.Wrap(render.Line{Text: l, Kind: render.Clauses, Hang: len(tag) + len("hint: ")}, s.width()) {
+			b.WriteString(w)
+			b.WriteString("\n")
+		}
 	}
 	return b.String()
 }

@@ -42,6 +42,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"os/signal"
 	"regexp"
 	"strconv"
@@ -344,14 +345,51 @@ func (t *ttySession) execute(line string) {
 		}
 	}()
 	t.s.testPanic("executor")
+	before := len(t.s.log)
 	o, err := t.s.Exec(line)
-	io.WriteString(t.out, o)
+	if len(t.s.log) == before || t.s.log[len(t.s.log)-1].cmd != "help" || !t.page(o) {
+		io.WriteString(t.out, o)
+	}
 	switch {
 	case errors.Is(err, ErrExit):
 		t.quit.Store(true)
 	case err != nil:
 		io.WriteString(t.out, t.s.FormatError(err))
 	}
+}
+
+// page shows text through a pager when it is longer than the terminal is
+// high: $PAGER, else less -FRX where it is installed. It reports whether a
+// pager showed it; if not, the caller prints it.
+func (t *ttySession) page(text string) bool {
+	_, rows, err := term.GetSize(int(t.out.Fd()))
+	if err != nil || strings.Count(text, "\n") < rows-1 {
+		return false
+	}
+	name, args := pagerCommand(os.Getenv("PAGER"), exec.LookPath)
+	if name == "" {
+		return false
+	}
+	cmd := exec.Command(name, args...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = strings.NewReader(text), t.out, os.Stderr
+	if err := cmd.Run(); err != nil {
+		var exit *exec.ExitError
+		return errors.As(err, &exit) // it ran, and showed what it could
+	}
+	return true
+}
+
+// pagerCommand is the pager to run: $PAGER (a command and its arguments)
+// when set, else less -FRX when look finds less (quit when the text fits a
+// screen, keep colours, leave the text on the screen); "" for none.
+func pagerCommand(env string, look func(string) (string, error)) (string, []string) {
+	if f := strings.Fields(env); len(f) > 0 {
+		return f[0], f[1:]
+	}
+	if path, err := look("less"); err == nil {
+		return path, []string{"-FRX"}
+	}
+	return "", nil
 }
 
 // complete is go-prompt's completer.

@@ -78,7 +78,7 @@ func (c *call) verbsJoined(sep string, calls ...VerbCall) {
 	if len(calls) > 0 && calls[0].Data() {
 		tag, style = "[data path]", st.Data
 	}
-	c.out.add(st.Render(st.Verb, b.String()) + "  " + st.Render(style, tag))
+	c.out.addKind(render.Call, st.Render(st.Verb, b.String())+"  "+st.Render(style, tag))
 }
 
 // verbCount is how often one verb ran, and the work requests it carried.

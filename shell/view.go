@@ -551,6 +551,6 @@ func (s *Shell) flushWire(c *call, shown map[uint64]bool) {
 		return
 	}
 	for _, l := range s.tr.drain(shown) {
-		c.out.add(s.st.Render(s.st.Wire, l))
+		c.out.addKind(render.Call, s.st.Render(s.st.Wire, l))
 	}
 }

@@ -114,11 +114,13 @@ type lessonRun struct {
 	catalog *lessons.Catalog
 	// solved: the course lessons the learner solved (course.go).
 	solved *lessons.Progress
+	// width: the width output fits (--width, or the terminal's); nil none.
+	width func() int
 }
 
 func (r *lessonRun) newShell(open func() (verbs.Provider, error), desc string) (*shell.Shell, error) {
 	return shell.New(shell.Options{Open: open, Shadow: shadowSim(r.seed), Plain: r.plain, Light: r.light, Backend: desc, Version: versionString(),
-		Progress: shell.Progress(os.Stderr), Lessons: r.catalog, Solved: r.solved, StateDir: stateDir(r.terminal)})
+		Progress: shell.Progress(os.Stderr), Lessons: r.catalog, Solved: r.solved, StateDir: stateDir(r.terminal), Width: r.width})
 }
 
 // simShell is a session on the simulator with --devices and --seed, where

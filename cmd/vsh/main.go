@@ -56,6 +56,8 @@ Flags:
   --plain                no colour (also when not on a terminal, or NO_COLOR is set)
   --theme auto|dark|light  colours for a dark or a light terminal background; auto (the default) asks
                          the terminal (COLORFGBG, or its answer to OSC 11 within 100 ms), else dark
+  --width N              fit the output to N columns (20 to 1000); on a terminal it fits the
+                         terminal's width, elsewhere nothing is wrapped
   -k, --keep-going       do not stop a script at its first failing command
   -f FILE                run FILE instead of reading commands interactively
   --version              print the version
@@ -75,6 +77,7 @@ func run(argv []string, stdin *os.File, stdout, stderr io.Writer) int {
 	simAddr := fs.String("sim-addr", "", "")
 	plain := fs.Bool("plain", false, "")
 	theme := fs.String("theme", "auto", "")
+	widthFlag := fs.Int("width", 0, "")
 	var keep bool
 	fs.BoolVar(&keep, "k", false, "")
 	fs.BoolVar(&keep, "keep-going", false, "")
@@ -110,6 +113,11 @@ func run(argv []string, stdin *os.File, stdout, stderr io.Writer) int {
 	if v := os.Getenv("NO_COLOR"); noColor && v == "" {
 		noColor = false // NO_COLOR= (empty) does not count, as no-color.org says
 	}
+	width, err := outputWidth(fs, *widthFlag, stdout)
+	if err != nil {
+		fmt.Fprintf(stderr, "vsh: %v\n", err)
+		return 2
+	}
 	light, ok := lightTheme(*theme, *plain || noColor || !isTerminal(stdout), stdin, stdout)
 	if !ok {
 		fmt.Fprintf(stderr, "vsh: --theme %q: auto, dark or light\n", *theme)
@@ -125,7 +133,7 @@ func run(argv []string, stdin *os.File, stdout, stderr io.Writer) int {
 		}
 		return runLesson(lessonArgs, &lessonRun{desc: "sim", plain: *plain || noColor || !isTerminal(stdout),
 			devices: *devices, seed: *seed, pace: *lf.pace, learner: *lf.learner, report: *lf.report, step: *lf.step, pause: *lf.pause, light: light, stdin: stdin, stdout: stdout, stderr: stderr,
-			catalog: catalog})
+			catalog: catalog, width: width})
 	}
 
 	open, desc, status := openBackend(*backend, *devices, *seed, *simAddr, stderr)
@@ -137,7 +145,7 @@ func run(argv []string, stdin *os.File, stdout, stderr io.Writer) int {
 	if lessonArgs != nil {
 		return runLesson(lessonArgs, &lessonRun{open: open, desc: desc, plain: *plain || noColor || !isTerminal(stdout),
 			devices: *devices, seed: *seed, pace: *lf.pace, learner: *lf.learner, report: *lf.report, step: *lf.step, pause: *lf.pause, light: light, stdin: stdin, stdout: stdout, stderr: stderr, judge: *backend != "sim",
-			terminal: isTerminal(stdin) && isTerminal(stdout), catalog: catalog, solved: courseProgress(catalog, stderr)})
+			terminal: isTerminal(stdin) && isTerminal(stdout), catalog: catalog, solved: courseProgress(catalog, stderr), width: width})
 	}
 	sh, err := shell.New(shell.Options{
 		Open:      open,
@@ -151,6 +159,7 @@ func run(argv []string, stdin *os.File, stdout, stderr io.Writer) int {
 		StateDir:  stateDir(interactive),
 		Lessons:   catalog,
 		Solved:    courseProgress(catalog, stderr),
+		Width:     width,
 	})
 	if err != nil {
 		fmt.Fprintf(stderr, "vsh: %v\n", err)
@@ -299,6 +308,38 @@ func stateDir(terminal bool) string {
 		return ""
 	}
 	return d
+}
+
+// Widths --width takes.
+const (
+	minWidth = 20
+	maxWidth = 1000
+)
+
+// outputWidth is Options.Width: --width N where given, else the width of
+// stdout when it is a terminal, read each time (the terminal may be
+// resized), else nil: nothing is wrapped.
+func outputWidth(fs *flag.FlagSet, width int, stdout io.Writer) (func() int, error) {
+	given := false
+	fs.Visit(func(f *flag.Flag) { given = given || f.Name == "width" })
+	if given {
+		if width < minWidth || width > maxWidth {
+			return nil, fmt.Errorf("--width %d: give %d to %d columns", width, minWidth, maxWidth)
+		}
+		return func() int { return width }, nil
+	}
+	f, ok := stdout.(*os.File)
+	if !ok || !term.IsTerminal(int(f.Fd())) {
+		return nil, nil
+	}
+	fd := int(f.Fd())
+	return func() int {
+		w, _, err := term.GetSize(fd)
+		if err != nil || w <= 0 {
+			return 0
+		}
+		return w
+	}, nil
 }
 
 // lightTheme is --theme: whether colours are for a light background. auto

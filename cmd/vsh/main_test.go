@@ -49,6 +49,10 @@ func TestFlags(t *testing.T) {
 		{[]string{"--backend", "carrier-pigeon"}, 2, "", `unknown backend "carrier-pigeon"`},
 		{[]string{"--devices", "0"}, 2, "", "--devices 0"},
 		{[]string{"-f", "/nonexistent/x.vsh"}, 1, "", "no such file"},
+		{[]string{"--width", "19"}, 2, "", "--width 19: give 20 to 1000 columns"},
+		{[]string{"--width", "1001"}, 2, "", "--width 1001: give 20 to 1000 columns"},
+		{[]string{"--width", "-1"}, 2, "", "--width -1"},
+		{[]string{"--width", "0"}, 2, "", "--width 0"},
 	}
 	for _, tc := range tests {
 		status, out, errs := runVsh(t, "", tc.argv...)
@@ -181,6 +185,35 @@ func TestThemeFlag(t *testing.T) {
 	for _, th := range []string{"auto", "dark", "light"} {
 		if status, out, _ := runVsh(t, "devices\n", "--theme", th); status != 0 || strings.Contains(out, "\x1b[") {
 			t.Errorf("--theme %s off a terminal = %d:\n%q", th, status, out)
+		}
+	}
+}
+
+// TestWidthFlag: --width fits a script's output, which is otherwise not
+// wrapped off a terminal.
+func TestWidthFlag(t *testing.T) {
+	script := "open_device A\nalloc_pd ctx0\ncreate_cq ctx0 cqe=16\n"
+	widest := func(out string) int {
+		w := 0
+		for _, l := range strings.Split(out, "\n") {
+			if !strings.Contains(l, "vsh> ") { // the commands, echoed
+				w = max(w, len([]rune(l)))
+			}
+		}
+		return w
+	}
+	for _, tt := range []struct {
+		argv []string
+		want int // the widest line of output
+	}{
+		{nil, 82},
+		{[]string{"--width", "1000"}, 82},
+		{[]string{"--width", "80"}, 66},
+		{[]string{"--width", "20"}, 20},
+	} {
+		status, out, errs := runVsh(t, script, tt.argv...)
+		if status != 0 || widest(out) != tt.want {
+			t.Errorf("vsh %v = %d, widest line %d, want %d:\n%s%s", tt.argv, status, widest(out), tt.want, out, errs)
 		}
 	}
 }
