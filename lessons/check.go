@@ -108,15 +108,18 @@ func checkPlays(l *Lesson, o CheckOptions) Errors {
 	}
 	var errs Errors
 	var held []int
-	if err := checkPlay(l, o.Open, w, PlayOptions{goalHeld: func(i int) { held = append(held, i) }}); err != nil {
-		return Errors{playProblem(l, err, "")}
-	}
+	playErr := checkPlay(l, o.Open, w, PlayOptions{goalHeld: func(i int) { held = append(held, i) }})
+	// The steps played before a failure are checked too: every problem
+	// found, not only the first.
 	for _, i := range held {
 		if c := l.Steps[i].Cell; !c.GoalHolds {
 			errs = append(errs, l.errAt(c.Line, "the step's goal already holds when it starts: the session matches what its cell builds "+
 				"before the learner types anything, so the tutor passes the step by (\"goal reached: you did this already\"); give it "+
 				"something to do, or, if that is the point, put goal-holds: ok among the lines after its closing fence"))
 		}
+	}
+	if playErr != nil {
+		return append(errs, playProblem(l, playErr, ""))
 	}
 	for _, c := range sectionCapabilities(l) {
 		if err := checkPlay(l, o.Open, io.Discard, PlayOptions{Lacking: []string{c}}); err != nil {

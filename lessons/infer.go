@@ -174,7 +174,11 @@ func misspelledFence(f, info string, verbsIn int) string {
 	if otherLangs[lw] {
 		why = fmt.Sprintf("it holds %d line%s of vsh commands", verbsIn, plural(verbsIn))
 	}
+	meant := "vsh"
+	if strings.Contains(lw, "auto") {
+		meant = "vsh auto"
+	}
 	return fmt.Sprintf("%s%s opens a code block the lesson shows as prose, never runs, and never checks, yet %s: "+
-		"did you mean %svsh? A cell's fence is exactly %svsh (the learner types it) or %svsh auto (the tutor runs it)",
-		f, info, why, f, f, f)
+		"did you mean %s%s? A cell's fence is exactly %svsh (the learner types it) or %svsh auto (the tutor runs it)",
+		f, info, why, f, meant, f, f)
 }

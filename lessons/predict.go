@@ -224,7 +224,7 @@ func (p *Prediction) read(answer string) (value, string, error) {
 				}
 			}
 		}
-		return value{}, "", fmt.Errorf("%q is not one of the answers; %s", answer, p.usage())
+		return value{}, "", fmt.Errorf("%q is not one of the answers; %s", clip(answer, 60), p.usage())
 	case PredictBytes:
 		if !strings.HasPrefix(answer, `"`) && !strings.HasPrefix(strings.ToLower(answer), "0x") {
 			answer = fmt.Sprintf("%q", answer)
@@ -246,4 +246,12 @@ func (p *Prediction) usage() string {
 		return `answer with bytes: predict "hello" or predict 0x68656c6c6f`
 	}
 	return "answer with one of: predict " + strings.Join(p.Choices, " | predict ")
+}
+
+// clip shortens s to n runes for a message, marking what it left out.
+func clip(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n]) + "…"
+	}
+	return s
 }

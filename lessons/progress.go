@@ -76,8 +76,12 @@ func (p *Progress) Path() string { return p.path }
 
 // Solved reports whether the learner solved lesson l of a course.
 func (p *Progress) Solved(l *Lesson) bool {
-	_, ok := p.data.Solved[l.Course][l.ID]
-	return ok && l.Course != ""
+	at, ok := p.data.Solved[l.Course][l.ID]
+	if !ok || l.Course == "" {
+		return false
+	}
+	_, err := time.Parse(time.RFC3339, at) // vsh writes when; anything else is not its record
+	return err == nil
 }
 
 // MarkSolved records that the learner solved lesson l at time at, and

@@ -49,7 +49,12 @@ func readStateFile(path string, max int64, what string, v any) error {
 		return fmt.Errorf("%s %s is larger than %d bytes; it is not vsh's: remove it", what, path, max)
 	}
 	if err := json.Unmarshal(data, v); err != nil {
-		return fmt.Errorf("%s %s is not vsh's: %v; remove it to start afresh", what, path, err)
+		why := "it is not JSON"
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			why = fmt.Sprintf("its %s is not what vsh writes there", te.Field)
+		}
+		return fmt.Errorf("%s %s is not vsh's: %s; remove it to start afresh", what, path, why)
 	}
 	return nil
 }

@@ -136,6 +136,15 @@ func TestLintFences(t *testing.T) {
 	}
 }
 
+// TestFenceAutoSuggestion: a misspelled auto cell is pointed to vsh auto.
+func TestFenceAutoSuggestion(t *testing.T) {
+	src := goodHead + "Prose.\n\n```vsh-auto\nalloc_pd ctx0\n```\n\n```vsh auto\nopen_device A\n```\n"
+	_, err := lessons.Check("x.md", []byte(src), simEnv(t), nil)
+	if !strings.Contains(fmt.Sprint(err), "did you mean ```vsh auto?") {
+		t.Errorf("Check = %v; want ```vsh auto suggested", err)
+	}
+}
+
 func TestGoalHolds(t *testing.T) {
 	cell := "```vsh auto\nopen_device A\nalloc_pd ctx0\n```\n\nAgain.\n\n```vsh\nquery_device ctx0\n```\ngoal: Keep pd0.\njudge: expect\nexpect: handles contains pd0\n"
 	_, err := lessons.Check("x.md", []byte(goodHead+cell), simEnv(t), nil)
@@ -145,6 +154,12 @@ func TestGoalHolds(t *testing.T) {
 	marked := strings.Replace(cell, "judge: expect\n", "judge: expect\ngoal-holds: ok\n", 1)
 	if _, err := lessons.Check("x.md", []byte(goodHead+marked), simEnv(t), nil); err != nil {
 		t.Errorf("Check with goal-holds: ok = %v; want it accepted", err)
+	}
+	// A later play failure does not hide it: both are reported.
+	failing := cell + "\nThen.\n\n```vsh\nalloc_pd ctx9\n```\ngoal: Fail.\n"
+	_, err = lessons.Check("x.md", []byte(goodHead+failing), simEnv(t), nil)
+	if got := fmt.Sprint(err); !strings.Contains(got, "x.md:14: the step's goal already holds") || !strings.Contains(got, "x.md:24: alloc_pd ctx9 failed") {
+		t.Errorf("Check = %v; want the step at line 14 and the failure at line 24 reported", err)
 	}
 	bad := strings.Replace(cell, "judge: expect\n", "judge: expect\ngoal-holds: yes\n", 1)
 	if _, err := lessons.Check("x.md", []byte(goodHead+bad), simEnv(t), nil); !strings.Contains(fmt.Sprint(err), `x.md:19: goal-holds: "yes"`) {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/vsh-rdma/vsh/shell/render"
+	"github.com/vsh-rdma/vsh/shell/render/picture"
 	"slices"
 	"sort"
 	"strconv"
@@ -152,6 +153,9 @@ func cmdBench(c *call) error {
 			c.out.add(render.Table(sr.Table()))
 			if chart {
 				c.out.add(sr.Chart(50, full))
+			}
+			if err := c.picture(benchChart(res, sr, full).SVG); err != nil {
+				return err
 			}
 		}
 	}
@@ -524,4 +528,24 @@ func (p *benchProgress) end() {
 	if p.shown {
 		p.show("", false)
 	}
+}
+
+// benchChart is a series as an SVG bar chart, for HTML notebooks: Gb/s on
+// a linear scale to the link's rate (full; 0: the largest), or t_typical
+// in microseconds on a logarithmic one.
+func benchChart(res *sweep.Result, sr sweep.Series, full float64) picture.BarChart {
+	ch := picture.BarChart{Title: benchTitle(res, sr), Unit: "Gb/s", Full: full}
+	if sr.Test != sweep.BW {
+		ch.Unit, ch.Log = "t_typical [usec]", true
+	}
+	for _, p := range sr.Points {
+		b := picture.Bar{Label: sweep.SizeLabel(p.Size)}
+		if sr.Test == sweep.BW {
+			b.Value, b.Text = p.Gbps(), fmt.Sprintf("%.2f", p.Gbps())
+		} else {
+			b.Value, b.Text = p.TTypical, fmt.Sprintf("%.2f", p.TTypical)
+		}
+		ch.Bars = append(ch.Bars, b)
+	}
+	return ch
 }

@@ -55,7 +55,7 @@ func cmdLesson(c *call) error {
 	} else if len(words) == 2 && strings.EqualFold(w, "resume") {
 		return resumeLesson(c, words[1].text, force)
 	} else if len(words) > 1 {
-		return usagef(c.cmd.usageHint(), "lesson takes one word, not %d (lesson goal --detail and lesson resume ID take two)", len(words))
+		return usagef(c.cmd.usageHint(), "lesson takes one word, not %d (lesson goal --detail and lesson resume ID take two; lesson ID --force adds a flag)", len(words))
 	}
 	if force && len(words) == 1 && (!isLessonCommand(w) || strings.EqualFold(w, "resume")) {
 		// lesson ID --force and lesson resume --force.
@@ -75,6 +75,10 @@ func cmdLesson(c *call) error {
 			}
 			return err
 		}
+	}
+	if strings.EqualFold(w, "help") {
+		writeCommandHelp(c.out, c.cmd) // lesson help is help lesson
+		return nil
 	}
 	if strings.EqualFold(w, "list") {
 		return listLessons(c)

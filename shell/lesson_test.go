@@ -101,6 +101,10 @@ func TestLessonTypos(t *testing.T) {
 			t.Errorf("%s: %v; want %q", tt.line, err, tt.want)
 		}
 	}
+	// lesson help is help lesson, not a lesson named help.
+	if out, err := sh.Exec("lesson help"); err != nil || !strings.Contains(out, "usage: lesson [list | ID [--force]") {
+		t.Errorf("lesson help: %v\n%s", err, out)
+	}
 }
 
 // TestCheckLearnerPathHostile: paths that leave the lesson, start another,

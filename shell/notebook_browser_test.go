@@ -22,7 +22,7 @@ var notebookSession = []string{
 	"create_cq ctx0", "create_cq ctx1",
 	"create_qp pd0 type=rc send_cq=cq0 recv_cq=cq0", "create_qp pd1 type=rc send_cq=cq1 recv_cq=cq1",
 	"connect qp0 qp1", "trace on", "post_recv qp1 mr=mr1", "post_send qp0 mr=mr0 length=100",
-	"trace ladder", "show qp0 --diagram", "modify_qp qp0 state=init",
+	"trace ladder", "show qp0 --diagram", "trace off", "bench op=write iters=100 min=64 max=256", "modify_qp qp0 state=init",
 }
 
 // TestNotebookHTML checks save FILE.html without a browser: one page, the
@@ -35,8 +35,8 @@ func TestNotebookHTML(t *testing.T) {
 			t.Errorf("the page has no %q", want)
 		}
 	}
-	if n := strings.Count(page, "<svg"); n != 2 {
-		t.Errorf("%d SVG pictures, want 2 (the ladder and the diagram)", n)
+	if n := strings.Count(page, "<svg"); n != 4 {
+		t.Errorf("%d SVG pictures, want 4 (the ladder, the diagram, bench's two charts)", n)
 	}
 	own := strings.ReplaceAll(page, `xmlns="http://www.w3.org/2000/svg"`, "") // a name, not a load
 	for _, bad := range []string{"<script", "<link", " src=", "http://", "https://", "@import", "url("} {
@@ -81,7 +81,7 @@ func TestNotebookInBrowser(t *testing.T) {
 			t.Errorf("the page shows no command %q", l)
 		}
 	}
-	for _, want := range []string{"ibv_open_device(A = sim0)", "qp0 and qp1 are connected", "SEND_ONLY", "<svg", "RESET"} {
+	for _, want := range []string{"ibv_open_device(A = sim0)", "qp0 and qp1 are connected", "SEND_ONLY", "<svg", "RESET", "ib_write_bw"} {
 		if !strings.Contains(dom, want) {
 			t.Errorf("the page shows no %q", want)
 		}
