@@ -98,7 +98,7 @@ func (nb *notebook) head() (fromNote bool) {
 		}
 	}
 	if title == "a session" && len(nb.s.notes) > 0 {
-		title, fromNote = nb.s.notes[0].text, true
+		title, fromNote = noteText(nb.s.notes[0].text), true
 	}
 	fmt.Fprintf(nb.b, "# vsh notebook: %s\n\n", title)
 	fmt.Fprintf(nb.b, "A session on %s, saved by vsh. Replay it with `vsh -f` and this file: each `vsh` block runs as cells "+
@@ -106,9 +106,21 @@ func (nb *notebook) head() (fromNote bool) {
 	return fromNote
 }
 
-// text writes a paragraph of the person's own words.
+// text writes a paragraph of the person's own words, as text whatever it
+// holds (noteText).
 func (nb *notebook) text(t string) {
-	fmt.Fprintf(nb.b, "\n%s\n", t)
+	fmt.Fprintf(nb.b, "\n%s\n", noteText(t))
+}
+
+// noteText makes words typed at the prompt plain Markdown text: no HTML
+// (a page that runs a student's <script> in a teacher's browser), no code
+// fence (which a replay would run), no heading.
+func noteText(t string) string {
+	t = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", "`", "&#96;").Replace(t)
+	if strings.HasPrefix(t, "~") || strings.HasPrefix(t, "#") {
+		t = `\` + t
+	}
+	return t
 }
 
 // cell adds cell c, grouping it with the cells before it when it follows

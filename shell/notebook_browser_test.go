@@ -143,3 +143,36 @@ func lastLinesOf(s string, n int) string {
 	}
 	return strings.Join(lines, "\n")
 }
+
+// TestNotebookComments: what a learner types as a comment stays text in
+// the notebook — no HTML in the page, no code fence the replay would run.
+func TestNotebookComments(t *testing.T) {
+	files := newMemFiles()
+	sh := newTestShell(t, 2, 1, true, files)
+	defer sh.Close()
+	for _, l := range []string{"# <script>alert(1)</script> & more", "devices", "# ```vsh", "open_device A", "# ~~~", "# # heading?", "save nb.md"} {
+		sh.Exec(l)
+	}
+	nb := string(files.m["nb.md"])
+	for _, bad := range []string{"<script>", "\n```vsh\n", "\n~~~", "\n# heading"} {
+		if strings.Contains(nb, bad) {
+			t.Errorf("the notebook holds %q:\n%s", bad, nb)
+		}
+	}
+	page, err := sh.NotebookHTML()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(page, "<script") {
+		t.Errorf("a comment put a script in the page:\n%s", page)
+	}
+	replay := newTestShell(t, 2, 1, true, files)
+	defer replay.Close()
+	var out bytes.Buffer
+	if err := replay.RunScript(strings.NewReader(nb), &out, "nb.md", false); err != nil {
+		t.Errorf("the replay failed: %v\n%s", err, out.String())
+	}
+	if got := strings.Count(out.String(), "vsh> "); got != 2 {
+		t.Errorf("the replay ran %d commands, want 2:\n%s", got, out.String())
+	}
+}

@@ -24,7 +24,7 @@ func (s *Shell) NotebookHTML() (string, error) {
 		return "", fmt.Errorf("save: rendering the notebook as HTML: %v", err)
 	}
 	title, _, _ := strings.Cut(md, "\n")
-	title = strings.TrimPrefix(title, "# ")
+	title = html.UnescapeString(strings.TrimPrefix(title, "# ")) // the title is Markdown text
 	return fmt.Sprintf(notebookPage, html.EscapeString(title), notebookCSS, body.String()), nil
 }
 
