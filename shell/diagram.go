@@ -2,6 +2,7 @@ package shell
 
 import (
 	"fmt"
+	"github.com/vsh-rdma/vsh/shell/render"
 	"strings"
 
 	"github.com/vsh-rdma/vsh/shell/render/picture"
@@ -156,7 +157,7 @@ func showDiagram(c *call, objs []*object) error {
 		if err != nil {
 			return err
 		}
-		c.out.add(text)
+		c.out.addKind(render.Figure, text) // drawn to fit: never wrapped
 		if err := c.picture(d.SVG); err != nil {
 			return err
 		}

@@ -2,6 +2,7 @@ package shell
 
 import (
 	"fmt"
+	"github.com/vsh-rdma/vsh/shell/render"
 	"sort"
 	"strings"
 
@@ -320,7 +321,7 @@ func traceLadder(c *call) error {
 	if err != nil {
 		return err
 	}
-	c.out.add(text)
+	c.out.addKind(render.Figure, text) // drawn to fit: never wrapped
 	return c.picture(l.SVG)
 }
 
@@ -332,8 +333,12 @@ func (c *call) indent() int {
 	return len(fmt.Sprintf("[%d] ", c.cell.N))
 }
 
-// pictureWidth reads width=, the widest line of a picture.
+// pictureWidth reads width=, the widest line of a picture; without it, the
+// session's width when it has one (--width, the terminal's), else 80.
 func (c *call) pictureWidth() (int, error) {
+	if sw := c.s.width(); !c.has("width") && sw > 0 {
+		return min(max(sw, 20), maxPictureWidth), nil
+	}
 	w, err := c.num("width", 31)
 	if err != nil {
 		return 0, err

@@ -309,8 +309,9 @@ func TestSaveScript(t *testing.T) {
 		lines []string
 		want  string
 	}{
-		{"a session", []string{"open_device A", "! alloc_pd ctx9", "help save", "source s.vsh", "save x.md"},
-			"# the commands typed in this vsh session; vsh -f out.vsh runs them again\nopen_device A\n! alloc_pd ctx9\nhelp save\nsource s.vsh\n"},
+		{"a session", []string{"open_device A", "# then a mistake", "! alloc_pd ctx9", "help save", "source s.vsh", "save x.md"},
+			"# the commands typed in this vsh session; vsh -k -f out.vsh runs them again (-k: past the ones that failed)\n" +
+				"open_device A\n# then a mistake\n! alloc_pd ctx9\nhelp save\nsource s.vsh\n"},
 		{"a lesson", []string{"devices", "lesson tour", "devices", "lesson skip", "lesson hint", "predict 3"},
 			"# the commands typed in lesson tour; vsh lesson tour < out.vsh takes the lesson again with them\ndevices\nlesson skip\nlesson hint\npredict 3\n"},
 	}

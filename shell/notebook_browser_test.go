@@ -176,3 +176,34 @@ func TestNotebookComments(t *testing.T) {
 		t.Errorf("the replay ran %d commands, want 2:\n%s", got, out.String())
 	}
 }
+
+// TestNotebookReplayFences: a block a replay would not run is an error
+// naming its line, a notebook with no block is one, and numbers that go
+// down are said.
+func TestNotebookReplayFences(t *testing.T) {
+	tests := []struct {
+		name, nb, errWant, outWant string
+	}{
+		{"cell=0", "```vsh cell=0\ndevices\n```\n", "the first at line 1: \"```vsh cell=0\" opens a block that is not run", ""},
+		{"upper case", "```VSH\ndevices\n```\n", "the language is vsh, in lower case", ""},
+		{"garbage", "```vsh please\ndevices\n```\n", "after vsh comes nothing, or cell=N", ""},
+		{"no block", "# vsh notebook: nothing\n\nProse only.\n", "nb.md has no ```vsh block: nothing ran", ""},
+		{"numbers go down", "```vsh cell=3\ndevices\n```\n\n```vsh cell=2\ndevices\n```\n", "",
+			"note: nb.md:5: the block says cell=2, but cell 3 ran already: numbers only grow, so it is cell 4"},
+		{"auto cells are the tutor's", "```vsh auto\ndevices\n```\n\n```vsh\ndevices\n```\n", "", "[1] vsh> devices"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			sh := newTestShell(t, 2, 1, true, nil)
+			defer sh.Close()
+			var out bytes.Buffer
+			err := sh.RunScript(strings.NewReader(tt.nb), &out, "nb.md", true)
+			if tt.errWant == "" && err != nil || tt.errWant != "" && (err == nil || !strings.Contains(err.Error(), tt.errWant)) {
+				t.Errorf("error %v, want %q", err, tt.errWant)
+			}
+			if !strings.Contains(out.String(), tt.outWant) {
+				t.Errorf("output does not say %q:\n%s", tt.outWant, out.String())
+			}
+		})
+	}
+}

@@ -63,10 +63,7 @@ func (s *Shell) runScript(ctx context.Context, r io.Reader, w io.Writer, name st
 	var first *ScriptError
 	failed := 0
 	lineno := 0
-	inBlock := false
-	fence := ""
-	jump := 0 // the cell number a notebook's block starts at
-	sniffed := notebook
+	nb := &notebookLines{on: notebook, sniffed: notebook}
 	var pending strings.Builder
 	pendingLine := 0
 	fail := func(line int, err error) *ScriptError {
@@ -106,30 +103,13 @@ func (s *Shell) runScript(ctx context.Context, r io.Reader, w io.Writer, name st
 			}
 			continue
 		}
-		if !sniffed {
-			if t := strings.TrimSpace(line); t != "" {
-				sniffed = true
-				if f, ok := vshFence(t); ok || strings.HasPrefix(t, "# vsh notebook") {
-					notebook = true
-					if ok {
-						inBlock, fence, jump = true, f, blockCell(t)
-						continue
-					}
+		if skip, bad := nb.skip(line); skip {
+			if bad != "" {
+				if se := fail(lineno, usagef("```vsh, or ```vsh cell=N as save writes it", "%s", bad)); se != nil {
+					return se
 				}
 			}
-		}
-		if notebook {
-			t := strings.TrimSpace(line)
-			if !inBlock {
-				if f, ok := vshFence(t); ok {
-					inBlock, fence, jump = true, f, blockCell(t)
-				}
-				continue
-			}
-			if t == fence {
-				inBlock = false
-				continue
-			}
+			continue
 		}
 		if pending.Len() == 0 {
 			pendingLine = lineno
@@ -153,10 +133,7 @@ func (s *Shell) runScript(ctx context.Context, r io.Reader, w io.Writer, name st
 			line = pending.String() + line
 			pending.Reset()
 		}
-		if jump > 0 && s.depth == 0 {
-			s.cell = max(s.cell, jump-1) // numbered as the notebook was; numbers only grow
-		}
-		jump = 0
+		s.renumber(w, name, pendingLine-1, nb)
 		_, err := s.scriptLine(ctx, w, line)
 		if errors.Is(err, ErrExit) {
 			return nil
@@ -178,6 +155,10 @@ func (s *Shell) runScript(ctx context.Context, r io.Reader, w io.Writer, name st
 		first.Failed = failed
 		return first
 	}
+	if nb.on && nb.blocks == 0 && s.depth == 0 && lineno > 0 {
+		return &ScriptError{Name: name, Line: 1, Failed: 1, Err: usagef("a notebook's commands go in ```vsh blocks (save FILE.md writes them)",
+			"%s has no ```vsh block: nothing ran", name)}
+	}
 	return nil
 }
 
@@ -195,6 +176,87 @@ func vshFence(t string) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// notebookLines picks a notebook's ```vsh blocks out of its lines. A
+// script is one when its name says so (on), or when its first line that
+// is not blank opens a vsh block or is a notebook's title.
+type notebookLines struct {
+	on, sniffed, inBlock bool
+	fence                string
+	jump                 int // the cell number the block's first command had (cell=N)
+	blocks               int
+}
+
+// skip reports whether line is no command to run (prose, a fence), and
+// what is wrong with a fence meant for vsh that would not run.
+func (n *notebookLines) skip(line string) (skip bool, bad string) {
+	t := strings.TrimSpace(line)
+	if !n.sniffed && t != "" {
+		n.sniffed = true
+		f, ok := vshFence(t)
+		n.on = ok || strings.HasPrefix(t, "# vsh notebook")
+		if ok {
+			n.open(f, t)
+			return true, ""
+		}
+	}
+	switch {
+	case !n.on:
+		return false, ""
+	case !n.inBlock:
+		if f, ok := vshFence(t); ok {
+			n.open(f, t)
+			return true, ""
+		}
+		return true, badVshFence(t)
+	case t == n.fence:
+		n.inBlock = false
+		return true, ""
+	}
+	return false, ""
+}
+
+func (n *notebookLines) open(fence, t string) {
+	n.inBlock, n.fence, n.jump = true, fence, blockCell(t)
+	n.blocks++
+}
+
+// renumber gives the next cell the number its notebook block says, when
+// it says one; numbers only grow, and a block that says less is told.
+func (s *Shell) renumber(w io.Writer, name string, line int, nb *notebookLines) {
+	jump := nb.jump
+	nb.jump = 0
+	if jump == 0 || s.depth > 0 {
+		return
+	}
+	if jump <= s.cell {
+		fmt.Fprintf(w, "note: %s:%d: the block says cell=%d, but cell %d ran already: numbers only grow, so it is cell %d\n",
+			name, line, jump, s.cell, s.cell+1)
+	}
+	s.cell = max(s.cell, jump-1)
+}
+
+// badVshFence says what is wrong with a fence that looks meant to open a
+// vsh block but does not ("```vsh cell=0", "```VSH", "```vsh garbage"),
+// or returns "" (another language, or "```vsh auto", a lesson's cell that
+// a notebook's replay leaves to the tutor).
+func badVshFence(t string) string {
+	n := 0
+	for n < len(t) && (t[n] == '`' || t[n] == '~') {
+		n++
+	}
+	info := strings.Fields(t[n:])
+	if n < 3 || len(info) == 0 || !strings.EqualFold(info[0], "vsh") {
+		return ""
+	}
+	switch {
+	case info[0] != "vsh":
+		return fmt.Sprintf("%q opens a block that is not run: the language is vsh, in lower case", t)
+	case len(info) == 2 && info[1] == "auto":
+		return ""
+	}
+	return fmt.Sprintf("%q opens a block that is not run: after vsh comes nothing, or cell=N with N from 1 to %d (the number its first command had)", t, MaxCells)
 }
 
 // scriptLimit writes and returns the error for a line longer than MaxLine,
@@ -388,10 +450,17 @@ func saveScript(c *call, name string) error {
 		since = st.startedAt
 		fmt.Fprintf(&b, "# the commands typed in lesson %s; vsh lesson %s < %s takes the lesson again with them\n", l.ID, ref, filepath.Base(name))
 	} else {
-		fmt.Fprintf(&b, "# the commands typed in this vsh session; vsh -f %s runs them again\n", filepath.Base(name))
+		fmt.Fprintf(&b, "# the commands typed in this vsh session; vsh -k -f %s runs them again (-k: past the ones that failed)\n", filepath.Base(name))
 	}
 	n := 0
+	notes := c.s.notes
 	for _, cell := range c.s.log {
+		for len(notes) > 0 && notes[0].after < cell.N {
+			if notes[0].after >= since {
+				b.WriteString("# " + notes[0].text + "\n") // a comment stays one
+			}
+			notes = notes[1:]
+		}
 		if !cell.typed || cell.N <= since || cell.cmd == "save" || cell.cmd == "quit" {
 			continue
 		}

@@ -29,6 +29,9 @@ type Options struct {
 	// Light picks colours for a light terminal background (and most
 	// projectors) rather than a dark one, when not Plain.
 	Light bool
+	// TypedAhead is what the person typed before the session started
+	// (while TerminalTheme asked the terminal): RunTTY reads it first.
+	TypedAhead []byte
 	// Backend describes the backend in one line for banners and notebooks,
 	// e.g. "sim (2 devices, seed 1)". When empty the provider's name is used.
 	Backend string

@@ -217,6 +217,9 @@ func (s *Shell) RunTTY(in, out *os.File, intro string) (int, error) {
 		p: &ttyParser{inner: prompt.NewStandardInputParser(), fd: fd, saved: saved}}
 	s.ask = t.ask
 	defer func() { s.ask = nil }()
+	if len(s.opts.TypedAhead) > 0 {
+		t.p.pending = splitKeys(s.opts.TypedAhead) // typed while the theme was asked for
+	}
 	stopSignals := t.watchSignals()
 	defer stopSignals()
 	io.WriteString(out, s.Banner())
@@ -549,21 +552,23 @@ var (
 // every terminal answers, so that one that does not know OSC 11 is not
 // waited for; it waits themeWait at most. known is false when neither
 // says (not a terminal, no answer in time): then take a dark background.
-func TerminalTheme(in, out *os.File) (light, known bool) {
+// ahead is what was typed meanwhile, which is not the terminal's answer:
+// give it to the session (Options.TypedAhead), which reads it first.
+func TerminalTheme(in, out *os.File) (light, known bool, ahead []byte) {
 	if light, known := colorFGBG(os.Getenv("COLORFGBG")); known {
-		return light, true
+		return light, true, nil
 	}
 	fd := int(in.Fd())
 	if !term.IsTerminal(fd) || !term.IsTerminal(int(out.Fd())) {
-		return false, false
+		return false, false, nil
 	}
 	saved, err := term.MakeRaw(fd)
 	if err != nil {
-		return false, false
+		return false, false, nil
 	}
 	defer term.Restore(fd, saved)
 	if _, err := io.WriteString(out, "\x1b]11;?\x1b\\\x1b[c"); err != nil {
-		return false, false
+		return false, false, nil
 	}
 	var got []byte
 	buf := make([]byte, 256)
@@ -587,7 +592,8 @@ func TerminalTheme(in, out *os.File) (light, known bool) {
 		}
 		got = append(got, buf[:n]...)
 	}
-	return backgroundReply(got)
+	light, known = backgroundReply(got)
+	return light, known, terminalReply.ReplaceAll(got, nil)
 }
 
 // colorFGBG reads COLORFGBG ("15;0": foreground, then background, as

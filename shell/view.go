@@ -406,7 +406,9 @@ func cmdShow(c *call) error {
 			}
 			rows = append(rows, []string{o.name, o.kind.String(), parent, o.dev, c.s.summary(o)})
 		}
-		c.out.add(render.Table([]string{"handle", "object", "from", "device", "details"}, rows))
+		c.out.addTable(render.TableView{Columns: []render.Column{{Header: "handle"}, {Header: "object"},
+			{Header: "from", Drop: 2}, {Header: "device", Drop: 1}, {Header: "details", Wrap: true}},
+			Rows: rows, More: "show HANDLE"})
 		return nil
 	}
 	objs, err := c.s.handleArgs(c.a.pos)

@@ -115,3 +115,32 @@ func TestAnyWidth(t *testing.T) {
 		sh.Close()
 	}
 }
+
+// TestPicturesFitTheSession: without width=, a picture is drawn at the
+// session's width and never wrapped after: every line of it fits, or the
+// command says the width is too narrow.
+func TestPicturesFitTheSession(t *testing.T) {
+	for _, width := range []int{40, 60, 100} {
+		sh := newTestShell(t, 2, 1, true, nil)
+		sh.opts.Width = func() int { return width }
+		for _, l := range notebookSession[1:15] { // up to the SEND, traced
+			sh.Exec(l)
+		}
+		for _, cmd := range []string{"trace ladder", "show qp0 --diagram"} {
+			out, err := sh.Exec(cmd)
+			if err != nil {
+				if !strings.Contains(err.Error(), "too narrow") {
+					t.Errorf("width %d: %s: %v", width, cmd, err)
+				}
+				continue
+			}
+			for _, l := range strings.Split(strings.TrimRight(out, "\n"), "\n") {
+				if w := render.Width(l); w > width {
+					t.Errorf("width %d: %s: a line of %d columns:\n%s", width, cmd, w, out)
+					break
+				}
+			}
+		}
+		sh.Close()
+	}
+}

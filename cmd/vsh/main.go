@@ -118,7 +118,7 @@ func run(argv []string, stdin *os.File, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "vsh: %v\n", err)
 		return 2
 	}
-	light, ok := lightTheme(*theme, *plain || noColor || !isTerminal(stdout), stdin, stdout)
+	light, ahead, ok := lightTheme(*theme, *plain || noColor || !isTerminal(stdout), stdin, stdout)
 	if !ok {
 		fmt.Fprintf(stderr, "vsh: --theme %q: auto, dark or light\n", *theme)
 		return 2
@@ -148,18 +148,19 @@ func run(argv []string, stdin *os.File, stdout, stderr io.Writer) int {
 			terminal: isTerminal(stdin) && isTerminal(stdout), catalog: catalog, solved: courseProgress(catalog, stderr), width: width})
 	}
 	sh, err := shell.New(shell.Options{
-		Open:      open,
-		Shadow:    shadowSim(*seed),
-		Plain:     *plain || noColor || !isTerminal(stdout),
-		Light:     light,
-		Backend:   desc,
-		Version:   versionString(),
-		TestPanic: os.Getenv("VSH_TEST_PANIC"),
-		Progress:  shell.Progress(os.Stderr),
-		StateDir:  stateDir(interactive),
-		Lessons:   catalog,
-		Solved:    courseProgress(catalog, stderr),
-		Width:     width,
+		Open:       open,
+		Shadow:     shadowSim(*seed),
+		Plain:      *plain || noColor || !isTerminal(stdout),
+		Light:      light,
+		TypedAhead: ahead,
+		Backend:    desc,
+		Version:    versionString(),
+		TestPanic:  os.Getenv("VSH_TEST_PANIC"),
+		Progress:   shell.Progress(os.Stderr),
+		StateDir:   stateDir(interactive),
+		Lessons:    catalog,
+		Solved:     courseProgress(catalog, stderr),
+		Width:      width,
 	})
 	if err != nil {
 		fmt.Fprintf(stderr, "vsh: %v\n", err)
@@ -343,23 +344,24 @@ func outputWidth(fs *flag.FlagSet, width int, stdout io.Writer) (func() int, err
 }
 
 // lightTheme is --theme: whether colours are for a light background. auto
-// asks the terminal when both ends are one and colours are on at all. ok
-// is false for a theme that is none of auto, dark and light.
-func lightTheme(theme string, plain bool, stdin *os.File, stdout io.Writer) (light, ok bool) {
+// asks the terminal when both ends are one and colours are on at all, and
+// returns what was typed meanwhile. ok is false for a theme that is none
+// of auto, dark and light.
+func lightTheme(theme string, plain bool, stdin *os.File, stdout io.Writer) (light bool, ahead []byte, ok bool) {
 	switch theme {
 	case "dark":
-		return false, true
+		return false, nil, true
 	case "light":
-		return true, true
+		return true, nil, true
 	case "auto":
 		out, isFile := stdout.(*os.File)
 		if plain || !isFile || !isTerminal(stdin) {
-			return false, true
+			return false, nil, true
 		}
-		light, _ = shell.TerminalTheme(stdin, out)
-		return light, true
+		light, _, ahead = shell.TerminalTheme(stdin, out)
+		return light, ahead, true
 	}
-	return false, false
+	return false, nil, false
 }
 
 // answered handles what needs no session: help, the version, arguments

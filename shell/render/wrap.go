@@ -33,6 +33,9 @@ const (
 	// Verbatim is never broken: a line meant to be typed back ("same as:
 	// modify_qp ...", an example in help).
 	Verbatim
+	// Figure is never broken either: a line of a picture, drawn to fit
+	// the width already (trace ladder, show QP --diagram).
+	Figure
 )
 
 // Line is a line of output and how it may be fitted.
@@ -100,7 +103,7 @@ func units(s string) []unit {
 // as they are. Styles that span a break are closed at the end of the line
 // and opened again on the next.
 func Wrap(l Line, width int) []string {
-	if width <= 0 || l.Kind == Verbatim || Width(l.Text) <= width {
+	if width <= 0 || l.Kind == Verbatim || l.Kind == Figure || Width(l.Text) <= width {
 		return []string{l.Text}
 	}
 	us := units(l.Text)
