@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -67,7 +68,7 @@ func addLessonFlags(fs *flag.FlagSet) lessonFlags {
 		return nil
 	})
 	return lessonFlags{pace: fs.Duration("pace", 0, ""), learner: &learner, report: &report,
-		step: fs.Int("step", 0, ""), pause: fs.Bool("pause", false, "")}
+		step: stepFlag(fs), pause: fs.Bool("pause", false, "")}
 }
 
 // parseLessonArgs reads the words after "lesson", with flags allowed
@@ -100,7 +101,9 @@ type lessonRun struct {
 	report  string   // vsh lesson ID --report OUT.json
 	step    int      // vsh lesson play ID --step N: from step N (1-based), 0 for the first
 	pause   bool     // vsh lesson play --pause: a key before each step
-	light   bool     // --theme: colours for a light background
+	// interrupted is set when the presenter pressed Ctrl-C at a pause.
+	interrupted bool
+	light       bool // --theme: colours for a light background
 	// clock times the steps for the report; nil is time.Now. Tests set it.
 	clock    func() time.Time
 	stdin    *os.File
@@ -251,6 +254,10 @@ func (r *lessonRun) play(which []string) int {
 		fmt.Fprintf(r.stderr, "vsh: %v\n", err)
 		return 1
 	}
+	if r.step > 0 && len(list) == 1 && r.step > len(list[0].Steps) {
+		fmt.Fprintf(r.stderr, "vsh: --step %d: lesson %s has steps 1 to %d, not a step %d\n", r.step, list[0].ID, len(list[0].Steps), r.step)
+		return 2
+	}
 	played, partly, skipped, failed := 0, 0, 0, 0
 	ctx, caught, stop := stopOnSignals()
 	defer stop()
@@ -270,6 +277,10 @@ func (r *lessonRun) play(which []string) int {
 		err = lessons.Play(sh.LessonEnv(), l, r.stdout, o)
 		if errors.Is(err, lessons.ErrPlayQuit) {
 			sh.Close()
+			if r.interrupted {
+				fmt.Fprintf(r.stderr, "vsh: interrupt: lesson play stopped\n")
+				return 130 // 128 + SIGINT, as a shell reports Ctrl-C
+			}
 			fmt.Fprintf(r.stdout, "\n» the play of lesson %s stopped where the presenter pressed q\n", l.ID)
 			return 0
 		}
@@ -555,8 +566,6 @@ func (r *lessonRun) playFlags(words []string) int {
 		fmt.Fprintf(r.stderr, "vsh: --step and --pause are for vsh lesson play ID\n")
 	case r.step != 0 && (len(words) != 2 || isDir(words[1]) || words[1] == "all"):
 		fmt.Fprintf(r.stderr, "vsh: --step N starts one lesson at step N: vsh lesson play ID --step N\n")
-	case r.step < 0:
-		fmt.Fprintf(r.stderr, "vsh: --step %d: steps count from 1\n", r.step)
 	case r.pause && !r.terminal:
 		fmt.Fprintf(r.stderr, "vsh: --pause reads the presenter's keys from a terminal, and this is not one; "+
 			"give --pace 2s to play at a steady pace instead\n")
@@ -590,7 +599,10 @@ func (r *lessonRun) presenterKey(step int) lessons.PlayKey {
 			return lessons.PlayNext
 		case 'b', 'B':
 			return lessons.PlayBack
-		case 'q', 'Q', 3, 4: // Ctrl-C and Ctrl-D quit too: the terminal is raw
+		case 3: // Ctrl-C: the terminal is raw, so it comes as a key
+			r.interrupted = true
+			return lessons.PlayQuit
+		case 'q', 'Q', 4: // q, and Ctrl-D
 			return lessons.PlayQuit
 		}
 	}
@@ -615,4 +627,18 @@ func (r *lessonRun) reportTarget(l *lessons.Lesson) error {
 		}
 	}
 	return nil
+}
+
+// stepFlag is --step N: a step, counted from 1 (0 when not given).
+func stepFlag(fs *flag.FlagSet) *int {
+	var n int
+	fs.Func("step", "", func(v string) error {
+		i, err := strconv.Atoi(v)
+		if err != nil || i < 1 {
+			return fmt.Errorf("--step %s: a step number, counted from 1", v)
+		}
+		n = i
+		return nil
+	})
+	return &n
 }

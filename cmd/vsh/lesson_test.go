@@ -303,8 +303,9 @@ func TestLessonPlayStep(t *testing.T) {
 	}{
 		{[]string{"lesson", "play", "tour", "--step", "3"}, 0, "» the session is rebuilt for step 3: a fresh backend, then the lesson's 2 commands before it", "", "── step 2 of 9"},
 		{[]string{"lesson", "play", "tour", "--step", "1"}, 0, "── step 1 of 9", "", "rebuilt"},
-		{[]string{"lesson", "play", "tour", "--step", "10"}, 1, "", "lesson tour has steps 1 to 9, not a step 10", ""},
-		{[]string{"lesson", "play", "tour", "--step", "-1"}, 2, "", "--step -1: steps count from 1", ""},
+		{[]string{"lesson", "play", "tour", "--step", "10"}, 2, "", "lesson tour has steps 1 to 9, not a step 10", ""},
+		{[]string{"lesson", "play", "tour", "--step", "-1"}, 2, "", "--step -1: a step number, counted from 1", ""},
+		{[]string{"lesson", "play", "tour", "--step", "0"}, 2, "", "--step 0: a step number, counted from 1", ""},
 		{[]string{"lesson", "play", "tour", "rpc", "--step", "2"}, 2, "", "--step N starts one lesson at step N", ""},
 		{[]string{"lesson", "play", "all", "--step", "2"}, 2, "", "--step N starts one lesson at step N", ""},
 		{[]string{"lesson", "tour", "--step", "2"}, 2, "", "--step and --pause are for vsh lesson play ID", ""},

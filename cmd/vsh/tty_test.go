@@ -256,6 +256,12 @@ func TestTTY(t *testing.T) {
 	tm.waitFor(`stopped where the presenter pressed q`)
 	sane(14, 0)
 
+	// 15. Ctrl-C at a pause stops the play as an interrupt: 128+2.
+	startWith(15, " lesson play tour --pause", `Enter or space: next step`)
+	tm.run("send-keys", "-t", "t", "C-c")
+	tm.waitFor(`vsh: interrupt: lesson play stopped`)
+	sane(15, 130)
+
 	// 12. A panic outside any command (the executor, completion) ends the
 	// session with the terminal restored.
 	for i, where := range []string{"executor", "complete"} {
