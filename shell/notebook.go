@@ -97,8 +97,8 @@ func (nb *notebook) head() (fromNote bool) {
 			break
 		}
 	}
-	if title == "a session" && len(nb.s.notes) > 0 {
-		title, fromNote = noteText(nb.s.notes[0].text), true
+	if title == "a session" && len(nb.s.notes) > 0 && nb.s.notes[0].after == 0 {
+		title, fromNote = noteText(nb.s.notes[0].text), true // a comment before any command
 	}
 	fmt.Fprintf(nb.b, "# vsh notebook: %s\n\n", title)
 	fmt.Fprintf(nb.b, "A session on %s, saved by vsh. Replay it with `vsh -f` and this file: each `vsh` block runs as cells "+

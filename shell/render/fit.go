@@ -2,6 +2,7 @@ package render
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -57,7 +58,11 @@ func (t TableView) Lines(width, indent int) []Line {
 			break
 		}
 		keep = without(keep, c)
-		left = append(left, t.Columns[c].Header)
+	}
+	for i, c := range t.Columns { // named in the table's order
+		if !slices.Contains(keep, i) {
+			left = append(left, c.Header)
+		}
 	}
 	t.narrow(keep, widths, room)
 	out := lines(t.layout(keep, widths), Prose)

@@ -41,7 +41,7 @@ func TestTableViewLines(t *testing.T) {
 			"------------------------------------------------------------------\n" +
 			"1      IBV_WC_SUCCESS          IBV_WC_RECV                4\n" +
 			"2      IBV_WC_REM_INV_REQ_ERR  IBV_WC_RECV_RDMA_WITH_IMM  0\n" +
-			"(src_qp, wc_flags, imm_data, qp_num left out to fit 80 columns; --width 124 shows them)\n"},
+			"(qp_num, src_qp, imm_data, wc_flags left out to fit 80 columns; --width 124 shows them)\n"},
 		{"more names another view", TableView{Columns: []Column{{Header: "a"}, {Header: "b", Drop: 1}},
 			Rows: [][]string{{"xxxx", "yyyy"}}, More: "show cq0"}, 8, 0, "" +
 			"a\n----\nxxxx\n(b left out to fit 8 columns; --width 12 shows them, as does show cq0)\n"},
