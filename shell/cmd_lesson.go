@@ -322,9 +322,9 @@ func leaveLesson(c *call, t *lessons.Tutor, l *lessons.Lesson, force bool) (stay
 		return false, nil
 	}
 	where := fmt.Sprintf("step %d of %d of lesson %s", step+1, len(cur.Steps), cur.ID)
-	what := "leave it for " + l.ID
+	what, question := "leave it for "+l.ID, "Leave it for "+l.ID+"?"
 	if l.ID == cur.ID {
-		what = "start it over"
+		what, question = "start it over", "Start it over?"
 	}
 	switch {
 	case force:
@@ -332,7 +332,7 @@ func leaveLesson(c *call, t *lessons.Tutor, l *lessons.Lesson, force bool) (stay
 		return true, usagef("lesson "+l.ID+" --force",
 			"you are at %s; off a terminal vsh cannot ask whether to %s, so you stay: add --force to %s", where, what, what)
 	default:
-		answer, ok := c.s.ask(fmt.Sprintf("» you are at %s. %s? [y/N] ", where, capitalize(what)))
+		answer, ok := c.s.ask(fmt.Sprintf("» you are at %s. %s [y/N] ", where, question))
 		if a := strings.ToLower(strings.TrimSpace(answer)); !ok || (a != "y" && a != "yes") {
 			c.out.addRaw(fmt.Sprintf("» you stay at %s", where))
 			return true, nil
@@ -340,14 +340,6 @@ func leaveLesson(c *call, t *lessons.Tutor, l *lessons.Lesson, force bool) (stay
 	}
 	c.out.addRaw(fmt.Sprintf("» you leave lesson %s at step %d", cur.ID, step+1))
 	return false, nil
-}
-
-// capitalize upper-cases the first letter of s.
-func capitalize(s string) string {
-	if s == "" {
-		return s
-	}
-	return strings.ToUpper(s[:1]) + s[1:]
 }
 
 // predictCmd is the command table's entry for predict: the learner's

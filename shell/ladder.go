@@ -354,25 +354,26 @@ func tooNarrow(w, need int, cmd string) error {
 	return usagef(fmt.Sprintf("%s width=%d", cmd, need), "width=%d is too narrow for this picture: it needs %d columns", w, need)
 }
 
-// maxCellSVG bounds the picture a cell keeps for its HTML notebook.
+// maxCellSVG bounds a picture an HTML notebook embeds.
 const maxCellSVG = 1 << 20
 
-// picture keeps the picture's SVG with the cell, for an HTML notebook
-// (save FILE.html), and writes it to the svg= file when one is given.
+// picture keeps how to draw the picture as SVG with the cell, for an HTML
+// notebook (save FILE.html draws it then), and writes it to the svg= file
+// when one is given.
 func (c *call) picture(svg func() (string, error)) error {
 	file := c.raw("svg")
 	if c.has("svg") && file == "" {
 		return usagef("svg=picture.svg", "svg= needs a file name")
 	}
-	doc, err := svg()
-	if err != nil {
-		return err
-	}
-	if c.cell != nil && len(doc) <= maxCellSVG {
-		c.cell.svgs = append(c.cell.svgs, doc)
+	if c.cell != nil {
+		c.cell.svgs = append(c.cell.svgs, svg)
 	}
 	if !c.has("svg") {
 		return nil
+	}
+	doc, err := svg()
+	if err != nil {
+		return err
 	}
 	if err := c.s.files.WriteFile(file, []byte(doc)); err != nil {
 		return err

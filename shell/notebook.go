@@ -2,6 +2,7 @@ package shell
 
 import (
 	"fmt"
+	"html"
 	"strconv"
 	"strings"
 
@@ -83,8 +84,8 @@ type notebook struct {
 	first, next int
 	kind        string // "typed" or "tutor"
 	cmds, outs  []string
-	pics        []string // the block's pictures, as SVG
-	html        bool     // write pictures (NotebookHTML)
+	pics        []func() (string, error) // the block's pictures, drawn as SVG
+	html        bool                     // write pictures (NotebookHTML)
 }
 
 // head writes the title and how to replay; it reports whether the title
@@ -134,7 +135,7 @@ func (nb *notebook) cell(c Cell, noteAfter bool) {
 	line, out := nb.s.plainCell(c)
 	if c.Failed() && !c.ExpectFail {
 		nb.flush()
-		fmt.Fprintf(nb.b, "\n<details><summary>A failed attempt: <code>%s</code></summary>\n", htmlEscape(c.Line))
+		fmt.Fprintf(nb.b, "\n<details><summary>A failed attempt: <code>%s</code></summary>\n", html.EscapeString(c.Line))
 		nb.pics = c.svgs
 		nb.block(c.N, []string{line}, []string{out})
 		nb.pics = nil
@@ -201,7 +202,11 @@ func (nb *notebook) block(first int, cmds, outs []string) {
 		fmt.Fprintf(nb.b, "\n%stext\n%s%s\n", f, out, f)
 	}
 	if nb.html {
-		for _, svg := range nb.pics {
+		for _, draw := range nb.pics {
+			svg, err := draw()
+			if err != nil || len(svg) > maxCellSVG {
+				continue // the terminal's picture is in the output above
+			}
 			// An HTML block ends at a blank line: the picture has none.
 			var lines []string
 			for _, l := range strings.Split(svg, "\n") {
@@ -239,11 +244,6 @@ func (s *Shell) plainCell(c Cell) (line, out string) {
 		out += render.StripANSI(s.formatError(c.unexpected, false))
 	}
 	return line, out
-}
-
-// htmlEscape escapes text for HTML, as in a <summary>.
-func htmlEscape(t string) string {
-	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `"`, "&quot;").Replace(t)
 }
 
 // blockCell reads the cell= of a ```vsh block's info string ("vsh

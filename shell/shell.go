@@ -104,9 +104,9 @@ type Cell struct {
 	typed      bool   // typed by the person: not run by a script, the tutor or a player
 	byTutor    bool   // run by the lesson's tutor (an auto cell, lesson skip)
 	lesson     *lessons.Lesson
-	step       int       // the lesson's step when the cell ran, or -1
-	unexpected *CmdError // a "! " command that succeeded
-	svgs       []string  // the pictures it drew, as SVG (trace ladder, show --diagram)
+	step       int                      // the lesson's step when the cell ran, or -1
+	unexpected *CmdError                // a "! " command that succeeded
+	svgs       []func() (string, error) // the pictures it drew, as SVG when asked (trace ladder, show --diagram, bench)
 	calls      []lessons.Call
 	posts      []lessons.Post
 	packets    []lessons.Packet

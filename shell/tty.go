@@ -38,6 +38,7 @@ package shell
 // and pipes go through RunScript.
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -496,23 +497,13 @@ func (t *ttySession) ask(question string) (string, bool) {
 		if len(line) < maxAnswer {
 			line = append(line, buf[:min(m, maxAnswer-len(line))]...)
 		}
-		if i := indexLineEnd(line); i >= 0 || buf[m-1] == '\n' {
+		if i := bytes.IndexAny(line, "\r\n"); i >= 0 || buf[m-1] == '\n' {
 			if i >= 0 {
 				line = line[:i]
 			}
 			return string(line), true
 		}
 	}
-}
-
-// indexLineEnd is the index of the first \r or \n in b, or -1.
-func indexLineEnd(b []byte) int {
-	for i, c := range b {
-		if c == '\r' || c == '\n' {
-			return i
-		}
-	}
-	return -1
 }
 
 // takeLine returns the keys read ahead up to the next Enter, if there is
