@@ -1,6 +1,7 @@
 package shell
 
 import (
+	"bytes"
 	"fmt"
 	"html"
 	"strconv"
@@ -8,6 +9,8 @@ import (
 
 	"github.com/vsh-rdma/vsh/lessons"
 	"github.com/vsh-rdma/vsh/shell/render"
+	"github.com/yuin/goldmark"
+	"github.com/yuin/goldmark/extension"
 )
 
 // A note is a comment line typed between cells: text after cell after.
@@ -26,9 +29,15 @@ func (s *Shell) keepComment(line string) {
 	if !strings.HasPrefix(t, "#") || s.depth > 0 || (s.lesson != nil && s.lesson.inTutor > 0) || len(s.notes) >= maxNotes {
 		return
 	}
-	if t = strings.TrimSpace(strings.TrimLeft(t, "#")); t != "" {
-		s.notes = append(s.notes, note{after: s.cell, text: t})
+	t = strings.TrimSpace(strings.TrimLeft(t, "#"))
+	if t == "" {
+		// An empty comment ends a paragraph of the comments around it.
+		if n := len(s.notes); n > 0 && s.notes[n-1].after == s.cell && s.notes[n-1].text != "" {
+			s.notes = append(s.notes, note{after: s.cell})
+		}
+		return
 	}
+	s.notes = append(s.notes, note{after: s.cell, text: t})
 }
 
 // Notebook renders the session as a Markdown notebook to hand in or
@@ -50,25 +59,26 @@ func (s *Shell) notebook(html bool) string {
 	if nb.head() && len(notes) > 0 {
 		notes = notes[1:] // the title
 	}
-	cells := s.sortedCells()
-	for i := 0; i < len(cells); {
-		c := cells[i]
-		for len(notes) > 0 && notes[0].after < c.N {
-			nb.flush()
-			nb.text(notes[0].text)
-			notes = notes[1:]
+	for _, c := range s.sortedCells() {
+		k := 0
+		for k < len(notes) && notes[k].after < c.N {
+			k++
 		}
 		if cmd := s.byKey[c.cmd]; cmd != nil && cmd.skipNotebook {
-			i++
+			if cmd.Name == "lesson" && k > 0 {
+				// Comments typed before a lesson command end what came
+				// before it: the step or the session before the lesson.
+				nb.flush()
+				nb.text(notes[:k])
+				notes = notes[k:]
+			}
 			continue
 		}
-		nb.cell(c, len(notes) > 0 && notes[0].after == c.N)
-		i++
+		nb.cell(c, notes[:k], k < len(notes) && notes[k].after == c.N)
+		notes = notes[k:]
 	}
 	nb.flush()
-	for _, n := range notes {
-		nb.text(n.text)
-	}
+	nb.text(notes)
 	nb.tail()
 	return nb.b.String()
 }
@@ -107,10 +117,26 @@ func (nb *notebook) head() (fromNote bool) {
 	return fromNote
 }
 
-// text writes a paragraph of the person's own words, as text whatever it
-// holds (noteText).
-func (nb *notebook) text(t string) {
-	fmt.Fprintf(nb.b, "\n%s\n", noteText(t))
+// text writes comments typed one after another as paragraphs of the
+// person's own words, as text whatever they hold (noteText): lines typed
+// in a row make one paragraph, an empty comment ends it.
+func (nb *notebook) text(notes []note) {
+	var para []string
+	end := func() {
+		if len(para) > 0 {
+			fmt.Fprintf(nb.b, "\n%s\n", strings.Join(para, " "))
+			para = nil
+		}
+	}
+	for i, n := range notes {
+		if n.text == "" || (i > 0 && n.after != notes[i-1].after) {
+			end()
+		}
+		if n.text != "" {
+			para = append(para, noteText(n.text))
+		}
+	}
+	end()
 }
 
 // noteText makes words typed at the prompt plain Markdown text: no HTML
@@ -124,18 +150,27 @@ func noteText(t string) string {
 	return t
 }
 
-// cell adds cell c, grouping it with the cells before it when it follows
-// them in the same lesson step, the same way (typed or the tutor's), and
-// did not fail; noteAfter says a comment follows it, which ends the group.
-func (nb *notebook) cell(c Cell, noteAfter bool) {
+// cell adds cell c, after the comments typed before it, grouping it with
+// the cells before it when it follows them in the same lesson step, the
+// same way (typed or the tutor's), and did not fail; noteAfter says a
+// comment follows it, which ends the group. Comments come under the
+// heading of the step their cell is in: they say what comes next.
+func (nb *notebook) cell(c Cell, before []note, noteAfter bool) {
 	if c.lesson != nil && (c.lesson != nb.l || c.step != nb.step) {
 		nb.flush()
 		nb.stepHeading(c.lesson, c.step)
 	}
+	if len(before) > 0 {
+		nb.flush()
+		nb.text(before)
+	}
 	line, out := nb.s.plainCell(c)
+	if c.cmd == "repeat" {
+		out = foldRepeats(out)
+	}
 	if c.Failed() && !c.ExpectFail {
 		nb.flush()
-		fmt.Fprintf(nb.b, "\n<details><summary>A failed attempt: <code>%s</code></summary>\n", html.EscapeString(c.Line))
+		fmt.Fprintf(nb.b, "\n<details class=\"failed\"><summary>A failed attempt: <code>%s</code></summary>\n", html.EscapeString(c.Line))
 		nb.pics = c.svgs
 		nb.block(c.N, []string{line}, []string{out})
 		nb.pics = nil
@@ -159,23 +194,54 @@ func (nb *notebook) cell(c Cell, noteAfter bool) {
 	}
 }
 
-// stepHeading writes the heading, prose and goal of step i of l.
+// stepHeading writes the heading of step i of l, or none when the step
+// is the next of the section the last heading named, then the step's goal
+// with the lesson's prose folded under it (the lesson's words, the same
+// for every learner, are not what a reader of the notebook came for).
 func (nb *notebook) stepHeading(l *lessons.Lesson, i int) {
+	prev := -1
+	if nb.l == l {
+		prev = nb.step
+	}
 	nb.l, nb.step = l, i
 	if i < 0 || i >= len(l.Steps) {
 		return
 	}
 	st := l.Steps[i]
-	head := fmt.Sprintf("Step %d of %d", i+1, len(l.Steps))
-	if st.Section != "" {
-		head += " · " + st.Section
+	first, last := i, i // the steps of the section
+	for first > 0 && st.Section != "" && l.Steps[first-1].Section == st.Section {
+		first--
 	}
-	fmt.Fprintf(nb.b, "\n## %s\n", head)
-	if p := stepProse(l, i); p != "" {
-		fmt.Fprintf(nb.b, "\n%s\n", p)
+	for last+1 < len(l.Steps) && st.Section != "" && l.Steps[last+1].Section == st.Section {
+		last++
 	}
+	label := ""
+	if first != last {
+		label = fmt.Sprintf("Step %d. ", i+1)
+	}
+	if prev < first || prev > i {
+		head := fmt.Sprintf("Step %d of %d", i+1, len(l.Steps))
+		if first != last {
+			head = fmt.Sprintf("Steps %d to %d of %d", first+1, last+1, len(l.Steps))
+		}
+		if st.Section != "" {
+			head += " · " + st.Section
+		}
+		fmt.Fprintf(nb.b, "\n## %s\n", head)
+	} else {
+		nb.b.WriteString("\n")
+	}
+	goal := ""
 	if st.Cell != nil && st.Cell.Goal != "" {
-		fmt.Fprintf(nb.b, "\n**Goal:** %s\n", st.Cell.Goal)
+		goal = "Goal: " + html.EscapeString(st.Cell.Goal)
+	}
+	switch p := stepProse(l, i); {
+	case p != "" && goal != "":
+		fmt.Fprintf(nb.b, "<details class=\"lesson\"><summary><b>%s%s</b></summary>%s</details>\n", label, goal, proseHTML(p))
+	case p != "":
+		fmt.Fprintf(nb.b, "<details class=\"lesson\"><summary>%sThe lesson's text</summary>%s</details>\n", label, proseHTML(p))
+	case goal != "":
+		fmt.Fprintf(nb.b, "\n**%s%s**\n", label, noteText(goal))
 	}
 }
 
@@ -185,7 +251,10 @@ func (nb *notebook) flush() {
 		return
 	}
 	if nb.kind == "tutor" {
-		nb.b.WriteString("\nThe tutor ran:\n")
+		nb.b.WriteString("\nThe tutor ran:")
+		nb.tutorBlock()
+		nb.cmds, nb.outs, nb.pics = nil, nil, nil
+		return
 	}
 	nb.block(nb.first, nb.cmds, nb.outs)
 	nb.cmds, nb.outs, nb.pics = nil, nil, nil
@@ -199,8 +268,13 @@ func (nb *notebook) block(first int, cmds, outs []string) {
 	out := strings.Join(outs, "")
 	if strings.TrimSpace(out) != "" {
 		f := fenceFor(out)
-		fmt.Fprintf(nb.b, "\n%stext\n%s%s\n", f, out, f)
+		fmt.Fprintf(nb.b, "%stext\n%s%s\n", f, out, f) // right under its commands: one cell
 	}
+	nb.pictures()
+}
+
+// pictures writes the block's pictures as SVG, in an HTML notebook.
+func (nb *notebook) pictures() {
 	if nb.html {
 		for _, draw := range nb.pics {
 			svg, err := draw()
@@ -217,6 +291,19 @@ func (nb *notebook) block(first int, cmds, outs []string) {
 			fmt.Fprintf(nb.b, "\n<figure class=\"picture\">\n%s\n</figure>\n", strings.Join(lines, "\n"))
 		}
 	}
+}
+
+// tutorBlock writes the tutor's commands gathered, and their output
+// folded on one line: it is the lesson's, the same for every learner.
+func (nb *notebook) tutorBlock() {
+	code := strings.Join(nb.cmds, "\n")
+	f := fenceFor(code)
+	fmt.Fprintf(nb.b, "\n%svsh cell=%d\n%s\n%s\n", f, nb.first, code, f) // under "The tutor ran:"
+	if out := strings.Join(nb.outs, ""); strings.TrimSpace(out) != "" {
+		out = strings.ReplaceAll(html.EscapeString(strings.TrimRight(out, "\n")), "\n", "&#10;")
+		fmt.Fprintf(nb.b, "<details class=\"tutor\"><summary>Its output</summary><pre><code>%s</code></pre></details>\n", out)
+	}
+	nb.pictures()
 }
 
 // tail writes the lesson's summary, when a lesson ran.
@@ -274,5 +361,190 @@ func stepProse(l *lessons.Lesson, i int) string {
 		}
 		out = append(out, line)
 	}
-	return strings.TrimSpace(strings.Join(out, "\n"))
+	return strings.TrimSpace(unwrapParagraphs(strings.Join(out, "\n")))
+}
+
+// proseHTML renders a step's prose as HTML on one line, to fold into a
+// <details> element of a notebook: a Markdown HTML block ends at a blank
+// line, so none may be left, and a newline in code becomes &#10;.
+func proseHTML(md string) string {
+	var b bytes.Buffer
+	if err := goldmark.New(goldmark.WithExtensions(extension.Table)).Convert([]byte(md), &b); err != nil {
+		return html.EscapeString(md)
+	}
+	h := strings.TrimSpace(b.String())
+	var out strings.Builder
+	pre := 0
+	for len(h) > 0 {
+		i := strings.IndexAny(h, "<\n")
+		if i < 0 {
+			out.WriteString(h)
+			break
+		}
+		out.WriteString(h[:i])
+		h = h[i:]
+		switch {
+		case h[0] == '\n':
+			if pre > 0 {
+				out.WriteString("&#10;")
+			}
+			h = h[1:]
+			continue
+		case strings.HasPrefix(h, "<pre"):
+			pre++
+		case strings.HasPrefix(h, "</pre"):
+			pre--
+		}
+		out.WriteByte('<')
+		h = h[1:]
+	}
+	return out.String()
+}
+
+// unwrapParagraphs joins the lines of each Markdown paragraph and list
+// item of s into one line, and blank-line runs into one blank line: the
+// same Markdown, which a reader's viewer wraps to its own width. Fenced
+// code, tables, headings, quotes and HTML stay line for line, as does a
+// line that ends in a hard break.
+func unwrapParagraphs(s string) string {
+	var out []string
+	fence := ""   // the open code fence, if any
+	join := false // the last line is text the next may continue
+	for _, line := range strings.Split(s, "\n") {
+		t := strings.TrimSpace(line)
+		switch {
+		case fence != "":
+			out = append(out, line)
+			if strings.HasPrefix(t, fence) && strings.Trim(t, fence[:1]) == "" {
+				fence = ""
+			}
+			continue
+		case strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~"):
+			fence = t[:3]
+			out, join = append(out, line), false
+			continue
+		case t == "":
+			if len(out) > 0 && out[len(out)-1] != "" {
+				out = append(out, "")
+			}
+			join = false
+			continue
+		}
+		block := strings.HasPrefix(t, "#") || strings.HasPrefix(t, "|") || strings.HasPrefix(t, ">") ||
+			strings.HasPrefix(t, "<") || listItem(t)
+		if join && !block {
+			out[len(out)-1] += " " + t
+		} else {
+			out = append(out, line)
+		}
+		hard := strings.HasSuffix(line, "  ") || strings.HasSuffix(line, `\`)
+		join = !hard && !(strings.HasPrefix(t, "#") || strings.HasPrefix(t, "|") || strings.HasPrefix(t, "<"))
+	}
+	return strings.Join(out, "\n")
+}
+
+// listItem reports whether the trimmed line t starts a list item: "- ",
+// "* ", "+ ", "1. " or "1) ".
+func listItem(t string) bool {
+	if len(t) > 1 && strings.ContainsRune("-*+", rune(t[0])) && t[1] == ' ' {
+		return true
+	}
+	i := 0
+	for i < len(t) && i < 9 && t[i] >= '0' && t[i] <= '9' {
+		i++
+	}
+	return i > 0 && i+1 < len(t) && (t[i] == '.' || t[i] == ')') && t[i+1] == ' '
+}
+
+// foldRepeats shortens a repeat cell's output for a notebook: a run of
+// repetitions that printed the same as the one before them becomes one
+// line ("#1 to #3: the same output as #0"). Repetitions that differ, and
+// what follows the last (the states, an error), stay as they were.
+func foldRepeats(out string) string {
+	lines := strings.SplitAfter(out, "\n")
+	if len(lines) < 2 || !strings.HasPrefix(lines[0], "[") {
+		return out
+	}
+	w := strings.Index(lines[0], "] ") + 2
+	if w < 3 {
+		return out
+	}
+	body := func(l string) string {
+		if len(l) < w || strings.TrimSpace(l[:w]) != "" && l != lines[0] {
+			return ""
+		}
+		return l[w:]
+	}
+	// Cut the output at the "#k " lines that begin repetitions 0, 1, ...
+	var starts []int
+	for i, l := range lines {
+		if b := body(l); strings.HasPrefix(b, "#"+strconv.Itoa(len(starts))+" ") {
+			starts = append(starts, i)
+		}
+	}
+	if len(starts) < 2 || starts[0] != 0 {
+		return out
+	}
+	// A repetition is its header's command and the lines up to the next.
+	type rep struct {
+		cmd  string
+		body []string
+	}
+	reps := make([]rep, len(starts))
+	for k, st := range starts {
+		end := len(lines)
+		if k+1 < len(starts) {
+			end = starts[k+1]
+		}
+		h := body(lines[st])
+		reps[k] = rep{cmd: strings.TrimPrefix(h, "#"+strconv.Itoa(k)+" "), body: lines[st+1 : end]}
+	}
+	same := func(a, b rep, last bool) bool {
+		if a.cmd != b.cmd || len(b.body) < len(a.body) || !last && len(b.body) != len(a.body) {
+			return false
+		}
+		for i := range a.body {
+			if a.body[i] != b.body[i] {
+				return false
+			}
+		}
+		return true
+	}
+	var b strings.Builder
+	indent := strings.Repeat(" ", w)
+	ref := 0 // the repetition shown whole that the run repeats
+	run := func(from, to int) {
+		if from > to {
+			return
+		}
+		if from == to {
+			fmt.Fprintf(&b, "%s#%d: the same output as #%d\n", indent, from, ref)
+		} else {
+			fmt.Fprintf(&b, "%s#%d to #%d: the same output as #%d\n", indent, from, to, ref)
+		}
+	}
+	write := func(k int) {
+		b.WriteString(lines[starts[k]])
+		for _, l := range reps[k].body {
+			b.WriteString(l)
+		}
+	}
+	write(0)
+	from := 1
+	for k := 1; k < len(reps); k++ {
+		last := k == len(reps)-1
+		if same(reps[ref], reps[k], last) {
+			if last {
+				run(from, k)
+				for _, l := range reps[k].body[len(reps[ref].body):] {
+					b.WriteString(l) // what follows the repetitions
+				}
+			}
+			continue
+		}
+		run(from, k-1)
+		write(k)
+		ref, from = k, k+1
+	}
+	return b.String()
 }

@@ -47,16 +47,20 @@ const notebookPage = `<!DOCTYPE html>
 
 // notebookCSS is the page's style: readable on paper and on a projector,
 // light or dark as the reader's system prefers.
-const notebookCSS = `:root { color-scheme: light dark; --fg: #1d1f21; --bg: #ffffff; --code: #f3f4f6; --rule: #d0d4da; --accent: #1f5fa8; }
-@media (prefers-color-scheme: dark) { :root { --fg: #e6e6e6; --bg: #16181b; --code: #23262b; --rule: #3a3f46; --accent: #7fb4ff; } }
+const notebookCSS = `:root { color-scheme: light dark; --fg: #1d1f21; --bg: #ffffff; --code: #f3f4f6; --rule: #d0d4da; --accent: #1f5fa8; --muted: #5f6670; }
+@media (prefers-color-scheme: dark) { :root { --fg: #e6e6e6; --bg: #16181b; --code: #23262b; --rule: #3a3f46; --accent: #7fb4ff; --muted: #9aa1ab; } }
 body { margin: 0; background: var(--bg); color: var(--fg); font: 16px/1.5 system-ui, sans-serif; }
 main { max-width: 64rem; margin: 0 auto; padding: 1.5rem; }
 h1 { font-size: 1.6rem; } h2 { font-size: 1.25rem; border-bottom: 1px solid var(--rule); padding-bottom: .2rem; margin-top: 2rem; }
 pre { background: var(--code); padding: .6rem .8rem; overflow-x: auto; border-radius: 4px; font: 13px/1.4 ui-monospace, monospace; }
 pre code.language-vsh { color: var(--accent); font-weight: 600; }
 code { font-family: ui-monospace, monospace; }
-details { border-left: 3px solid #c0392b; padding-left: .8rem; margin: 1rem 0; }
-summary { cursor: pointer; color: #c0392b; }
+details { margin: .6rem 0; } summary { cursor: pointer; }
+details.failed { border-left: 3px solid #c0392b; padding-left: .8rem; margin: 1rem 0; }
+details.failed > summary { color: #c0392b; }
+details.lesson > summary { color: var(--accent); }
+details.lesson[open] { border-left: 3px solid var(--rule); padding-left: .8rem; }
+details.tutor > summary { color: var(--muted); }
 figure.picture { margin: 1rem 0; overflow-x: auto; }
 figure.picture svg { max-width: 100%; height: auto; background: #ffffff; }
 table { border-collapse: collapse; } td, th { border: 1px solid var(--rule); padding: .2rem .5rem; }

@@ -317,7 +317,8 @@ func saveCmd() *command {
 	return &command{Name: "save", Group: gSession, Usage: "save [-f] FILE.md | FILE.html | FILE.vsh",
 		Summary: "Save the session as a Markdown notebook (vsh -f FILE.md replays it), or what you typed as a script",
 		Help: "save FILE.md: each command goes in a ```vsh block followed by its output; a command that failed is saved as a \"! \" line, " +
-			"which a replay expects to fail. save, source and quit are left out (the commands source ran are saved instead).\n\n" +
+			"which a replay expects to fail. A repeat's repetitions that printed the same are shown once; in a lesson each step's goal heads its " +
+			"commands, with the lesson's prose and the tutor's output folded under it. save, source and quit are left out (the commands source ran are saved instead).\n\n" +
 			"save FILE.html: the same notebook as one self-contained web page, the pictures drawn (trace ladder, show QP --diagram) inline as SVG.\n\n" +
 			"save FILE.vsh: the lines you typed, as you typed them, one a line — in a lesson, those since it started, " +
 			"lesson and predict commands included, not what the tutor ran. It is what an instructor grades: " +
@@ -457,7 +458,7 @@ func saveScript(c *call, name string) error {
 	for _, cell := range c.s.log {
 		for len(notes) > 0 && notes[0].after < cell.N {
 			if notes[0].after >= since {
-				b.WriteString("# " + notes[0].text + "\n") // a comment stays one
+				b.WriteString(strings.TrimSpace("# "+notes[0].text) + "\n") // a comment stays one
 			}
 			notes = notes[1:]
 		}

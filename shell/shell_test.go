@@ -471,10 +471,12 @@ func TestNotebookLesson(t *testing.T) {
 	nb := string(files.m["nb.md"])
 	for _, want := range []string{
 		"# vsh notebook: Lesson tour: A tour of an RDMA device\n",
-		"\n## Step 1 of 9 · Devices\n", "\n**Goal:** List the RDMA devices of this host",
+		"\n## Step 1 of 9 · Devices\n<details class=\"lesson\"><summary><b>Goal: List the RDMA devices of this host",
+		"</b></summary><p>Before a program can move a byte with RDMA it must find a device",
 		"\nfirst, the list of devices\n",
-		"<details><summary>A failed attempt: <code>open_device Z</code></summary>",
-		"\nThe tutor ran:\n", "\n## Summary\n",
+		"<details class=\"failed\"><summary>A failed attempt: <code>open_device Z</code></summary>",
+		"\nThe tutor ran:\n```vsh cell=6\nquery_device ctx0\n```\n<details class=\"tutor\"><summary>Its output</summary><pre><code>[6] ibv_query_device(ctx0) = 0",
+		"&#10;    max_inline_data            512</code></pre></details>\n", "\n## Summary\n",
 	} {
 		if !strings.Contains(nb, want) {
 			t.Errorf("the notebook has no %q:\n%s", want, nb)
