@@ -41,6 +41,11 @@ type Tutor struct {
 	now            func() time.Time
 	started, since time.Time
 	progress       func() // OnProgress
+
+	// driven is set for a notebook's tutor (NewNotebookTutor): the
+	// notebook's cells run the lesson's commands, the tutor runs none,
+	// and it speaks when asked (Check).
+	driven bool
 }
 
 // Tutor commands, as the shell's lesson command takes them.
@@ -158,8 +163,10 @@ func (t *Tutor) enter(i int, b *strings.Builder) {
 		t.step, t.hints, t.said = i, 0, map[string]bool{}
 		t.start = t.env.RecordCount()
 		s := t.l.Steps[i]
-		b.WriteString("\n" + stepHeader(t.l, i))
-		b.WriteString(RenderMarkdownStyle(visibleProse(t.l, i, t.absent), proseStyle(t.env)))
+		if !t.driven { // a notebook shows the prose in its own cells
+			b.WriteString("\n" + stepHeader(t.l, i))
+			b.WriteString(RenderMarkdownStyle(visibleProse(t.l, i, t.absent), proseStyle(t.env)))
+		}
 		switch {
 		case t.absent[i] != nil:
 			sec := t.absent[i]
@@ -168,6 +175,17 @@ func (t *Tutor) enter(i int, b *strings.Builder) {
 			}
 			b.WriteString(skipNote(sec))
 			i = sec.Last + 1
+			if i == len(t.l.Steps) {
+				t.step = len(t.l.Steps) - 1
+				t.finish(b)
+				return
+			}
+			continue
+		case t.driven:
+			if !t.enterDriven(i, b) {
+				return
+			}
+			i++
 			if i == len(t.l.Steps) {
 				t.step = len(t.l.Steps) - 1
 				t.finish(b)
@@ -358,6 +376,10 @@ func (t *Tutor) learnerRecords() []Record {
 // the first difference, with the hint for that kind of mistake. A command
 // on the way to the goal gets no comment.
 func (t *Tutor) Observe() string {
+	if t.driven {
+		t.observeDriven()
+		return ""
+	}
 	if t.done || t.quit || !t.l.Steps[t.step].Interactive() || t.solved[t.step] {
 		return ""
 	}

@@ -345,6 +345,9 @@ func cmdPollCQ(c *call) error {
 			c.line("%s", errorWCNote)
 		}
 	}
+	if wait > 0 && got < n && c.s.interrupted() {
+		return c.s.stopped("poll_cq stopped waiting with %d of the %d completions asked for", got, n)
+	}
 	return nil
 }
 

@@ -155,6 +155,10 @@ type Shell struct {
 	// line they answer, or false when no one can answer (Ctrl-C, end of
 	// input). nil off a terminal: a command that would ask refuses.
 	ask func(question string) (string, bool)
+	// lastOut is the last cell's output and lastPlain it rendered, for
+	// ExecDisplay.
+	lastOut   *output
+	lastPlain string
 }
 
 // New starts a session on the backend opts.Open returns.
@@ -377,6 +381,7 @@ func (s *Shell) ExecContext(ctx context.Context, line string) (cellOut string, c
 	}
 	o, err := s.runCell(c, body, toks, terr)
 	out := o.render(s.st, c.N, s.width())
+	s.lastOut, s.lastPlain = o, out
 	c.Out, c.Err, c.TypedBack = s.keepOutput(o.render(s.st, c.N, 0)), err, o.typedBack()
 	if _, hint := errorParts(err); hint != "" {
 		c.TypedBack = append(c.TypedBack, strings.Split(hint, "; ")...)

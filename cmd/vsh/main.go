@@ -43,6 +43,7 @@ func main() {
 const usage = `usage: vsh [flags]            interactive on a terminal; otherwise reads a script from stdin
        vsh [flags] -f FILE    run a script (.vsh) or a notebook's vsh blocks (.md)
        vsh [flags] lesson ... take a lesson, play one, list or check them (vsh lesson help)
+       vsh [flags] kernel ... run as a Jupyter kernel, or install its spec (vsh kernel --help)
 
 Flags:
   --backend sim|ibverbs  where the verbs run: the simulator (default) or libibverbs
@@ -91,6 +92,14 @@ func run(argv []string, stdin *os.File, stdout, stderr io.Writer) int {
 	if err := fs.Parse(argv); err != nil {
 		fmt.Fprintf(stderr, "vsh: %v\n\n%s", err, usage)
 		return 2
+	}
+	if fs.NArg() > 0 && fs.Arg(0) == "kernel" { // kernel.go
+		catalog, err := loadCatalog(courseDirs)
+		if err != nil {
+			fmt.Fprintf(stderr, "vsh: --lessons: %v\n", err)
+			return 2
+		}
+		return runKernel(fs.Args()[1:], kernelArgs{backend: *backend, devices: *devices, seed: *seed, simAddr: *simAddr, catalog: catalog}, stdout, stderr)
 	}
 	var lessonArgs []string // vsh lesson ...: lesson.go
 	if fs.NArg() > 0 && fs.Arg(0) == "lesson" {

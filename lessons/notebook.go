@@ -1,0 +1,142 @@
+package lessons
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// NewNotebookTutor starts lesson l in env for a notebook (the Jupyter
+// kernel's %lesson): the notebook's own cells run the lesson's commands —
+// the tutor's cells as well as the learner's — so the tutor runs none. It
+// judges after every command, as the terminal's tutor does, and moves on
+// from a step as soon as its goal is reached, silently: it speaks when
+// the notebook asks, through Check. It returns the tutor and the lesson's
+// header.
+func NewNotebookTutor(env Env, l *Lesson) (*Tutor, string, error) {
+	caps := &capChecker{p: env.Provider()}
+	if miss := caps.missing(l.Needs); len(miss) > 0 {
+		return nil, "", &SkipError{Lesson: l, Reasons: miss}
+	}
+	t := &Tutor{env: env, l: l, solved: make([]bool, len(l.Steps)), skip: make([]bool, len(l.Steps)),
+		absent: stepSkips(l, skippedSections(l, caps)), rec: make([]stepRecord, len(l.Steps)), now: time.Now, driven: true}
+	t.started, t.since = t.now(), t.now()
+	t.j = NewJudge(env, l, t.absent)
+	var b strings.Builder
+	b.WriteString(Header(l))
+	fmt.Fprintf(&b, "%d step%s. Run the cells in order; %%check N says whether step N's goal is reached.\n",
+		len(l.Steps), plural(len(l.Steps)))
+	var quiet strings.Builder
+	t.enter(0, &quiet)
+	return t, b.String(), nil
+}
+
+// enterDriven makes step i the current step of a notebook's tutor and
+// reports whether it is reached already (a step with nothing to do, one
+// this backend cannot play, or one whose goal the session meets).
+func (t *Tutor) enterDriven(i int, b *strings.Builder) bool {
+	s := t.l.Steps[i]
+	switch {
+	case t.absent[i] != nil:
+		return true
+	case s.Cell == nil:
+		t.solved[i] = true
+		return true
+	}
+	if err := t.j.Begin(i); err != nil {
+		fmt.Fprintf(b, "» the tutor could not build step %d's reference (%v); it checks the lesson's expect: lines alone\n", i+1, err)
+	}
+	if v := t.j.Verdict(); v.Met && t.j.ready {
+		t.solved[i] = true
+		return true
+	}
+	return false
+}
+
+// observeDriven judges the current step after a command the notebook ran,
+// and moves on when its goal is reached.
+func (t *Tutor) observeDriven() {
+	if t.done || t.quit || t.solved[t.step] {
+		return
+	}
+	if len(t.learnerRecords()) == 0 {
+		return
+	}
+	if t.l.Steps[t.step].Interactive() {
+		t.rec[t.step].attempts++
+	}
+	if v := t.j.Verdict(); v.Met {
+		t.solved[t.step] = true
+		var quiet strings.Builder
+		t.enter(t.step+1, &quiet)
+	}
+}
+
+// Check is a notebook's %check n: whether step n (counted from 1) is
+// reached. It judges the session as it is now, whatever cells ran before
+// and in whatever order: a step the session passed is reached (the tutor
+// moved on from it when its goal was first met, and re-running cells does
+// not take that back); the current step is judged; a later step is not
+// reached while an earlier one is not, and Check names the earlier one.
+// The text says so in one line, then, when not reached, the first thing
+// missing and the step's hint; after the last step, the lesson's summary.
+func (t *Tutor) Check(n int) (text string, met bool, err error) {
+	if !t.driven {
+		return "", false, fmt.Errorf("check is for a notebook's tutor; in the terminal the tutor checks after every command")
+	}
+	if n < 1 || n > len(t.l.Steps) {
+		return "", false, fmt.Errorf("lesson %s has steps 1 to %d, not %d", t.l.ID, len(t.l.Steps), n)
+	}
+	defer t.changed()
+	i := n - 1
+	if !t.done && i >= t.step && !t.solved[t.step] {
+		t.observeDriven() // a command typed since, that the tutor has not judged
+	}
+	var b strings.Builder
+	switch {
+	case t.absent[i] != nil:
+		fmt.Fprintf(&b, "✓ step %d: skipped on this backend (%s)\n", n, strings.Join(t.absent[i].Reasons, "; "))
+		return b.String(), true, nil
+	case t.solved[i] || i < t.step || t.done:
+		if t.l.Steps[i].Cell == nil {
+			fmt.Fprintf(&b, "✓ step %d: nothing to do\n", n)
+		} else {
+			fmt.Fprintf(&b, "✓ step %d: goal reached\n", n)
+		}
+		if t.done && i == len(t.l.Steps)-1 {
+			t.finish(&b)
+		}
+		return b.String(), true, nil
+	}
+	cur := t.step
+	c := t.l.Steps[cur].Cell
+	if i > cur {
+		fmt.Fprintf(&b, "✗ step %d: not yet: step %d comes first, and its goal is not reached; run the cells above in order\n", n, cur+1)
+	} else {
+		fmt.Fprintf(&b, "✗ step %d: not yet\n", n)
+	}
+	v := t.j.Verdict()
+	d := v.Lost()
+	if d == nil && len(v.Diffs) > 0 {
+		d = &v.Diffs[0]
+	}
+	if d != nil {
+		b.WriteString(wrapPrefixed("» ", d.Text))
+	}
+	switch {
+	case c != nil && c.Auto:
+		fmt.Fprintf(&b, "» step %d is the tutor's: run its cell, above the goal of step %d\n", cur+1, cur+2)
+	case d != nil && v.Lost() != nil:
+		b.WriteString("» the goal is out of reach from this session: Kernel → Restart and run the cells again\n")
+	default:
+		kind := DiffKind("")
+		if d != nil {
+			kind = d.Kind
+		}
+		h := t.hintText(false, kind)
+		h = strings.ReplaceAll(h, "» lesson hint again shows the lesson's own commands\n", "")
+		h = strings.ReplaceAll(h, "lesson goal shows what is still missing", "%check says what is still missing")
+		b.WriteString(h)
+	}
+	return b.String(), false, nil
+}

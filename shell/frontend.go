@@ -1,0 +1,200 @@
+package shell
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"html"
+	"strings"
+
+	"github.com/vsh-rdma/vsh/lessons"
+	"github.com/vsh-rdma/vsh/shell/render"
+	"github.com/vsh-rdma/vsh/verbs"
+)
+
+// A Display is what one line showed, for a front end that shows more than
+// text (the Jupyter kernel): the text Exec returns, the same as HTML with
+// tables as HTML tables, and the pictures the command drew as SVG.
+type Display struct {
+	Text string
+	HTML string
+	SVG  []string
+}
+
+// ExecDisplay runs one line as ExecContext does and returns what it
+// showed as a Display; the error is ExecContext's.
+func (s *Shell) ExecDisplay(ctx context.Context, line string) (Display, error) {
+	before := s.cell
+	s.lastOut = nil
+	text, err := s.ExecContext(ctx, line)
+	d := Display{Text: text}
+	if s.cell == before || len(s.log) == 0 {
+		return d, err
+	}
+	c := s.log[len(s.log)-1]
+	d.HTML = s.lastOut.html(c.N, s.lastPlain, text)
+	for _, draw := range c.svgs {
+		if svg, derr := draw(); derr == nil && len(svg) <= maxCellSVG {
+			d.SVG = append(d.SVG, svg)
+		}
+	}
+	return d, err
+}
+
+// ErrorParts splits an error Exec returned into a name (the errno, as
+// EINVAL, or the kind of failure: UsageError, Interrupted,
+// UnexpectedSuccess, Error), why, and the hint, for a front end that
+// shows errors as fields (a Jupyter error's ename, evalue and traceback).
+func ErrorParts(err error) (name, why, hint string) {
+	if err == nil {
+		return "", "", ""
+	}
+	why, hint = errorParts(err)
+	var ue *usageError
+	var se *syntaxError
+	switch n := verbs.ErrnoOf(err); {
+	case errors.Is(err, ErrInterrupted):
+		name = "Interrupted"
+	case n != 0:
+		name = verbs.ErrnoName(n)
+	case errors.As(err, &ue), errors.As(err, &se):
+		name = "UsageError"
+	case strings.Contains(why, "expected to fail, but it succeeded"):
+		name = "UnexpectedSuccess"
+	default:
+		name = "Error"
+	}
+	return name, why, hint
+}
+
+// Help returns the help of the command named (or aliased) name, as help
+// NAME prints it without a cell, and whether there is such a command.
+func (s *Shell) Help(name string) (string, bool) {
+	cmd, ok := s.byKey[strings.ToLower(strings.TrimSpace(name))]
+	if !ok {
+		return "", false
+	}
+	o := &output{}
+	writeCommandHelp(o, cmd)
+	var b strings.Builder
+	for _, l := range o.lines {
+		b.WriteString(strings.TrimRight(l.text, " ") + "\n")
+	}
+	return b.String(), true
+}
+
+// html renders the output as HTML: its lines preformatted as plain
+// renders them, each table as an HTML table. plain is the output as
+// rendered plain with the cell's tag, and text what the line showed in
+// all (the error and the tutor's words may follow the output): what text
+// holds after plain is added, preformatted.
+func (o *output) html(n int, plain, text string) string {
+	var b strings.Builder
+	b.WriteString(`<div class="vsh-output">`)
+	if o != nil && len(o.lines) > 0 {
+		tag := fmt.Sprintf("[%d] ", n)
+		pad := strings.Repeat(" ", len(tag))
+		var pre []string
+		flush := func() {
+			if len(pre) > 0 {
+				b.WriteString("<pre>" + html.EscapeString(strings.Join(pre, "\n")) + "</pre>")
+				pre = nil
+			}
+		}
+		for i, l := range o.lines {
+			lead := pad
+			if i == 0 {
+				lead = tag
+			}
+			switch {
+			case l.table != nil:
+				if i == 0 {
+					pre = append(pre, strings.TrimSpace(tag))
+				}
+				flush()
+				b.WriteString(tableHTML(l.table.Columns, l.table.Rows))
+			case l.raw:
+				pre = append(pre, l.text)
+			default:
+				pre = append(pre, strings.TrimRight(lead+l.text, " "))
+			}
+		}
+		flush()
+	} else {
+		plain = ""
+	}
+	if rest, ok := strings.CutPrefix(text, plain); ok && strings.TrimSpace(rest) != "" {
+		b.WriteString("<pre>" + html.EscapeString(strings.TrimRight(rest, "\n")) + "</pre>")
+	} else if !ok && strings.TrimSpace(text) != "" && plain != "" {
+		// The output was not as rendered (never expected): show it all.
+		b.Reset()
+		b.WriteString(`<div class="vsh-output"><pre>` + html.EscapeString(strings.TrimRight(text, "\n")) + "</pre>")
+	}
+	b.WriteString("</div>")
+	return b.String()
+}
+
+// tableHTML renders a table as an HTML table.
+func tableHTML(cols []render.Column, rows [][]string) string {
+	var b strings.Builder
+	b.WriteString(`<table class="vsh-table"><thead><tr>`)
+	for _, c := range cols {
+		b.WriteString("<th>" + html.EscapeString(c.Header) + "</th>")
+	}
+	b.WriteString("</tr></thead><tbody>")
+	for _, r := range rows {
+		b.WriteString("<tr>")
+		for _, v := range r {
+			b.WriteString("<td>" + html.EscapeString(v) + "</td>")
+		}
+		b.WriteString("</tr>")
+	}
+	b.WriteString("</tbody></table>")
+	return b.String()
+}
+
+// NotebookLesson starts lesson ref (a shipped lesson's ID, a lesson file,
+// or a course's lesson) for a notebook: the session is reset to a fresh
+// backend, and the lesson's tutor follows the notebook's cells rather
+// than running the lesson's own (lessons.NewNotebookTutor). It returns the
+// lesson's header. A lesson in progress is left without asking.
+func (s *Shell) NotebookLesson(ref string) (string, error) {
+	l, err := s.opts.Lessons.Load(ref, s.files.ReadFile)
+	if err != nil {
+		return "", usagef("vsh lesson list shows the lessons", "%s", firstLines(err.Error(), 12))
+	}
+	if err := lessons.CheckVersion(l, s.opts.Version); err != nil {
+		return "", usagef("vsh --version says which vsh this is", "%v", err)
+	}
+	if miss := lessons.Missing(l, s.prov); len(miss) > 0 {
+		return "", usagef("the simulator (the default backend) has everything the lessons need",
+			"lesson %s needs what this backend lacks: %s", l.ID, strings.Join(miss, "; "))
+	}
+	st := s.lessonState()
+	if st.tutor != nil {
+		st.tutor.Close()
+		st.tutor = nil
+	}
+	if len(s.h.all()) > 0 {
+		if _, err := s.LessonEnv().Exec("reset"); err != nil {
+			return "", err
+		}
+	}
+	t, head, err := lessons.NewNotebookTutor(s.LessonEnv(), l)
+	if err != nil {
+		return "", err
+	}
+	st.tutor, st.marked, st.startedAt = t, "", s.cell
+	return head, nil
+}
+
+// NotebookCheck judges step n (from 1) of the notebook's lesson
+// (lessons.Tutor.Check): the verdict as text, and whether the step is
+// reached.
+func (s *Shell) NotebookCheck(n int) (string, bool, error) {
+	st := s.lesson
+	if st == nil || st.tutor == nil {
+		return "", false, usagef("%lesson NAME starts one, in the notebook's first cell", "no lesson is running")
+	}
+	return st.tutor.Check(n)
+}

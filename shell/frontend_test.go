@@ -1,0 +1,141 @@
+package shell
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/vsh-rdma/vsh/lessons"
+)
+
+// TestNotebookLessonsRun runs every shipped lesson as its exported
+// notebook does: %lesson, then each step's cell in order, the tutor's and
+// the learner's alike, and %check after each learner step, which must
+// say the goal is reached.
+func TestNotebookLessonsRun(t *testing.T) {
+	all, err := lessons.All()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range all {
+		t.Run(l.ID, func(t *testing.T) {
+			sh := newTestShell(t, 2, 1, true, nil)
+			defer sh.Close()
+			if _, err := sh.NotebookLesson(l.ID); err != nil {
+				t.Fatalf("%%lesson %s: %v", l.ID, err)
+			}
+			for i, st := range l.Steps {
+				if st.Cell == nil {
+					continue
+				}
+				for _, c := range st.Cell.Commands {
+					if strings.HasPrefix(strings.TrimSpace(c.Text), "#") {
+						continue
+					}
+					if out, err := sh.Exec(c.Text); err != nil {
+						t.Fatalf("step %d: %s: %v\n%s", i+1, c.Text, err, out)
+					}
+				}
+				if st.Interactive() {
+					text, met, err := sh.NotebookCheck(i + 1)
+					if err != nil || !met {
+						t.Fatalf("%%check %d: met=%v err=%v\n%s", i+1, met, err, text)
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestNotebookCheckPaths: %check on a learner who has not done the step,
+// on a later step, on one passed already, and out of range.
+func TestNotebookCheckPaths(t *testing.T) {
+	sh := newTestShell(t, 2, 1, true, nil)
+	defer sh.Close()
+	if _, _, err := sh.NotebookCheck(1); err == nil || !strings.Contains(err.Error(), "no lesson is running") {
+		t.Errorf("%%check with no lesson: %v", err)
+	}
+	head, err := sh.NotebookLesson("rc-pingpong")
+	if err != nil || !strings.Contains(head, "rc_pingpong") {
+		t.Fatalf("%%lesson: %v\n%s", err, head)
+	}
+	l, _ := lessons.Find("rc-pingpong")
+	run := func(step int) {
+		for _, c := range l.Steps[step-1].Cell.Commands {
+			if _, err := sh.Exec(c.Text); err != nil {
+				t.Fatalf("step %d: %s: %v", step, c.Text, err)
+			}
+		}
+	}
+	check := func(n int, wantMet bool, want string) {
+		t.Helper()
+		text, met, err := sh.NotebookCheck(n)
+		if err != nil || met != wantMet || !strings.Contains(text, want) {
+			t.Errorf("%%check %d: met=%v err=%v, want met=%v and %q:\n%s", n, met, err, wantMet, want, text)
+		}
+	}
+	check(2, false, "step 1 is the tutor's: run its cell")
+	run(1)
+	check(2, false, "✗ step 2: not yet")
+	// UC QPs where the step asks for RC: not the goal.
+	for _, line := range []string{"create_qp pd0 type=uc send_cq=cq0 recv_cq=cq0 max_send_wr=1 max_recv_wr=4", "create_qp pd1 type=uc send_cq=cq1 recv_cq=cq1 max_send_wr=1 max_recv_wr=4"} {
+		if _, err := sh.Exec(line); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check(2, false, "✗ step 2: not yet")
+	check(5, false, "step 2 comes first")
+	if _, err := sh.NotebookLesson("rc-pingpong"); err != nil {
+		t.Fatal(err)
+	}
+	run(1)
+	run(2)
+	check(2, true, "✓ step 2: goal reached")
+	check(2, true, "✓ step 2: goal reached") // run again
+	check(1, true, "✓ step 1")
+	check(3, false, "✗ step 3: not yet")
+	if _, _, err := sh.NotebookCheck(99); err == nil || !strings.Contains(err.Error(), "steps 1 to 18") {
+		t.Errorf("%%check 99: %v", err)
+	}
+}
+
+// TestExecDisplay: a poll's completions come as an HTML table, a ladder
+// as SVG, and an error as its parts.
+func TestExecDisplay(t *testing.T) {
+	sh := newTestShell(t, 2, 1, true, nil)
+	defer sh.Close()
+	for _, l := range []string{"open_device A", "alloc_pd ctx0", "reg_mr pd0 length=64 access=local_write", "create_cq ctx0", "create_qp pd0 type=rc send_cq=cq0 recv_cq=cq0",
+		"create_qp pd0 type=rc send_cq=cq0 recv_cq=cq0", "connect qp0 qp1", "trace on", "post_recv qp1 mr=mr0", "post_send qp0 mr=mr0"} {
+		if _, err := sh.Exec(l); err != nil {
+			t.Fatalf("%s: %v", l, err)
+		}
+	}
+	d, err := sh.ExecDisplay(context.Background(), "poll_cq cq0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`<table class="vsh-table"><thead><tr><th>wr_id</th>`, "<td>IBV_WC_SUCCESS</td>", "<pre>[11] ibv_poll_cq(cq0, 16) = 2"} {
+		if !strings.Contains(d.HTML, want) {
+			t.Errorf("no %q in\n%s", want, d.HTML)
+		}
+	}
+	if !strings.Contains(d.Text, "IBV_WC_SUCCESS") || len(d.SVG) != 0 {
+		t.Errorf("text %q, %d SVGs", d.Text, len(d.SVG))
+	}
+	d, err = sh.ExecDisplay(context.Background(), "trace ladder")
+	if err != nil || len(d.SVG) != 1 || !strings.HasPrefix(strings.TrimSpace(d.SVG[0]), "<svg") {
+		t.Errorf("trace ladder: %v, %d SVGs", err, len(d.SVG))
+	}
+	_, err = sh.ExecDisplay(context.Background(), "modify_qp qp0 state=init")
+	name, why, hint := ErrorParts(err)
+	if name != "EINVAL" || !strings.Contains(why, "modify_qp") || hint == "" {
+		t.Errorf("ErrorParts = %q, %q, %q", name, why, hint)
+	}
+	_, err = sh.ExecDisplay(context.Background(), "frobnicate")
+	if name, _, _ := ErrorParts(err); name != "UsageError" {
+		t.Errorf("unknown command: %q (%v)", name, err)
+	}
+	if h, ok := sh.Help("mqp"); !ok || !strings.HasPrefix(h, "usage: modify_qp") {
+		t.Errorf("Help(mqp) = %q, %v", h, ok)
+	}
+}

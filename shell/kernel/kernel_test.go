@@ -1,0 +1,419 @@
+package kernel
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-zeromq/zmq4"
+	"github.com/vsh-rdma/vsh/shell"
+	"github.com/vsh-rdma/vsh/verbs"
+	"github.com/vsh-rdma/vsh/verbs/sim"
+)
+
+// freePorts returns n TCP ports free on 127.0.0.1 a moment ago.
+func freePorts(t testing.TB, n int) []int {
+	t.Helper()
+	var ls []net.Listener
+	var ports []int
+	for i := 0; i < n; i++ {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ls = append(ls, l)
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+	for _, l := range ls {
+		l.Close()
+	}
+	return ports
+}
+
+// openSim opens the simulator; backend "udp" puts it on the UDP link at
+// 127.0.0.77, where time is the wall clock's.
+func openSim(s Session) (*shell.Shell, error) {
+	seed := int64(1)
+	if s.HasSeed {
+		seed = s.Seed
+	}
+	open := func() (verbs.Provider, error) { return sim.New(sim.Config{Devices: 2, Seed: seed}), nil }
+	switch s.Backend {
+	case "", "sim":
+	case "udp":
+		open = func() (verbs.Provider, error) { return sim.NewUDP(sim.Config{Devices: 1, Seed: seed}, "127.0.0.77") }
+	default:
+		return nil, fmt.Errorf("unknown backend %q: sim", s.Backend)
+	}
+	return shell.New(shell.Options{
+		Open:    open,
+		Plain:   true,
+		Backend: fmt.Sprintf("sim (2 devices, seed %d)", seed),
+		Version: "test",
+	})
+}
+
+// client is a Jupyter client for tests: shell and control DEALERs, an
+// iopub SUB, a heartbeat REQ.
+type client struct {
+	t                   testing.TB
+	sig                 signer
+	shell, control, sub zmq4.Socket
+	hb                  zmq4.Socket
+	session             string
+	k                   *Kernel
+	done                chan error
+}
+
+func startKernel(t testing.TB) *client {
+	t.Helper()
+	p := freePorts(t, 5)
+	ci := &ConnectionInfo{Transport: "tcp", IP: "127.0.0.1", ShellPort: p[0], IOPubPort: p[1], StdinPort: p[2], ControlPort: p[3], HBPort: p[4],
+		Key: "a-test-key", SignatureScheme: "hmac-sha256"}
+	k, err := New(Config{Conn: ci, Open: openSim, Version: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &client{t: t, sig: signer{key: []byte(ci.Key)}, session: newID(), k: k, done: make(chan error, 1)}
+	go func() { c.done <- k.Run(context.Background()) }()
+	ctx := context.Background()
+	c.shell = zmq4.NewDealer(ctx, zmq4.WithID(zmq4.SocketIdentity("client-shell")))
+	c.control = zmq4.NewDealer(ctx, zmq4.WithID(zmq4.SocketIdentity("client-control")))
+	c.sub = zmq4.NewSub(ctx)
+	c.hb = zmq4.NewReq(ctx)
+	for _, d := range []struct {
+		s    zmq4.Socket
+		port int
+	}{{c.shell, p[0]}, {c.control, p[3]}, {c.sub, p[1]}, {c.hb, p[4]}} {
+		if err := d.s.Dial(ci.endpoint(d.port)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.sub.SetOption(zmq4.OptionSubscribe, "")
+	t.Cleanup(c.close)
+	// iopub drops what is published before the subscription lands: wait
+	// for it, as Jupyter's clients do, with kernel_info until a status
+	// comes.
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		c.reply(c.shell, c.request(c.shell, "kernel_info_request", map[string]any{}), 5*time.Second)
+		if c.iopubUntilIdle(300*time.Millisecond) != nil {
+			return c
+		}
+	}
+	t.Fatal("iopub never delivered a status")
+	return nil
+}
+
+func (c *client) close() {
+	for _, s := range []zmq4.Socket{c.shell, c.control, c.sub, c.hb} {
+		s.Close()
+	}
+	c.k.Close()
+}
+
+// request sends a request and returns its header's msg_id.
+func (c *client) request(s zmq4.Socket, msgType string, content any) *Message {
+	c.t.Helper()
+	b, _ := json.Marshal(content)
+	m := &Message{Header: Header{MsgID: newID(), Session: c.session, Username: "test", Date: now(), MsgType: msgType, Version: ProtocolVersion},
+		Parent: json.RawMessage("{}"), Metadata: json.RawMessage("{}"), Content: b}
+	frames, err := c.sig.Encode(m)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	if err := s.SendMulti(zmq4.NewMsgFrom(frames...)); err != nil {
+		c.t.Fatal(err)
+	}
+	return m
+}
+
+// recv reads one message from s within d.
+func (c *client) recv(s zmq4.Socket, d time.Duration) (*Message, error) {
+	type res struct {
+		m   zmq4.Msg
+		err error
+	}
+	ch := make(chan res, 1)
+	go func() { m, err := s.Recv(); ch <- res{m, err} }()
+	select {
+	case r := <-ch:
+		if r.err != nil {
+			return nil, r.err
+		}
+		return c.sig.Decode(r.m.Frames)
+	case <-time.After(d):
+		return nil, fmt.Errorf("nothing within %v", d)
+	}
+}
+
+// reply waits for the reply to req on s.
+func (c *client) reply(s zmq4.Socket, req *Message, d time.Duration) map[string]any {
+	c.t.Helper()
+	m, err := c.recv(s, d)
+	if err != nil {
+		c.t.Fatalf("%s: %v", req.Header.MsgType, err)
+	}
+	var parent Header
+	json.Unmarshal(m.Parent, &parent)
+	if parent.MsgID != req.Header.MsgID {
+		c.t.Fatalf("%s: a reply to another message (%s)", req.Header.MsgType, m.Header.MsgType)
+	}
+	var content map[string]any
+	json.Unmarshal(m.Content, &content)
+	content["msg_type"] = m.Header.MsgType
+	return content
+}
+
+// iopubUntilIdle collects iopub messages until a status idle, or nil.
+func (c *client) iopubUntilIdle(d time.Duration) []*Message {
+	var out []*Message
+	for {
+		m, err := c.recv(c.sub, d)
+		if err != nil {
+			return out
+		}
+		out = append(out, m)
+		if m.Header.MsgType == "status" && strings.Contains(string(m.Content), `"idle"`) {
+			return out
+		}
+	}
+}
+
+// execute runs code and returns the reply and the iopub messages.
+func (c *client) execute(code string) (map[string]any, []*Message) {
+	c.t.Helper()
+	req := c.request(c.shell, "execute_request", map[string]any{"code": code, "silent": false, "store_history": true,
+		"user_expressions": map[string]any{}, "allow_stdin": false, "stop_on_error": true})
+	r := c.reply(c.shell, req, 20*time.Second)
+	return r, c.iopubUntilIdle(2 * time.Second)
+}
+
+// outputs joins the text/plain, text/html or image/svg+xml of the
+// display data and streams among msgs.
+func outputs(msgs []*Message, mime string) string {
+	var b strings.Builder
+	for _, m := range msgs {
+		var c struct {
+			Data map[string]string `json:"data"`
+			Text string            `json:"text"`
+		}
+		json.Unmarshal(m.Content, &c)
+		switch m.Header.MsgType {
+		case "display_data":
+			b.WriteString(c.Data[mime])
+		case "stream":
+			if mime == "text/plain" {
+				b.WriteString(c.Text)
+			}
+		}
+	}
+	return b.String()
+}
+
+func TestKernelInfoAndHeartbeat(t *testing.T) {
+	c := startKernel(t)
+	r := c.reply(c.shell, c.request(c.shell, "kernel_info_request", map[string]any{}), 5*time.Second)
+	if r["protocol_version"] != ProtocolVersion || r["implementation"] != "vsh" || r["language_info"].(map[string]any)["name"] != "vsh" {
+		t.Errorf("kernel_info_reply: %v", r)
+	}
+	c.iopubUntilIdle(time.Second)
+	if err := c.hb.Send(zmq4.NewMsgString("ping")); err != nil {
+		t.Fatal(err)
+	}
+	m, err := c.hb.Recv()
+	if err != nil || string(m.Bytes()) != "ping" {
+		t.Errorf("heartbeat: %q, %v", m.Bytes(), err)
+	}
+}
+
+func TestKernelExecute(t *testing.T) {
+	c := startKernel(t)
+	r, io := c.execute("open_device A\nalloc_pd ctx0\n# a comment\nreg_mr pd0 length=64 access=local_write")
+	if r["status"] != "ok" || r["execution_count"] != 1.0 {
+		t.Fatalf("execute_reply: %v", r)
+	}
+	if out := outputs(io, "text/plain"); !strings.Contains(out, "[2] ibv_alloc_pd(ctx0) → pd0") || !strings.Contains(out, "[3] ibv_reg_mr") {
+		t.Errorf("output:\n%s", out)
+	}
+	// A "! " line must fail; a failure ends the cell with its parts.
+	r, io = c.execute("! open_device Z\nmodify_qp qp7 state=init\nopen_device B")
+	if r["status"] != "error" || r["ename"] != "UsageError" || !strings.Contains(fmt.Sprint(r["evalue"]), "qp7") {
+		t.Fatalf("execute_reply: %v", r)
+	}
+	if out := outputs(io, "text/plain"); !strings.Contains(out, `no device "Z"`) || strings.Contains(out, "open_device(B") {
+		t.Errorf("output:\n%s", out)
+	}
+	var errs int
+	for _, m := range io {
+		if m.Header.MsgType == "error" {
+			errs++
+			if !strings.Contains(string(m.Content), `"traceback":["UsageError: `) {
+				t.Errorf("error: %s", m.Content)
+			}
+		}
+	}
+	if errs != 1 {
+		t.Errorf("%d error messages", errs)
+	}
+	// An errno names the error.
+	r, _ = c.execute("create_cq ctx0\ncreate_qp pd0 type=rc send_cq=cq0 recv_cq=cq0\nmodify_qp qp0 state=rtr")
+	if r["ename"] != "EINVAL" {
+		t.Errorf("modify_qp RESET → RTR: %v", r)
+	}
+	// Tables as HTML, pictures as SVG.
+	r, io = c.execute("create_qp pd0 type=rc send_cq=cq0 recv_cq=cq0\nconnect qp0 qp1\ntrace on\npost_recv qp1 mr=mr0\npost_send qp0 mr=mr0\npoll_cq cq0\ntrace ladder")
+	if r["status"] != "ok" {
+		t.Fatalf("%v\n%s", r, outputs(io, "text/plain"))
+	}
+	if h := outputs(io, "text/html"); !strings.Contains(h, "<td>IBV_WC_SUCCESS</td>") {
+		t.Errorf("html:\n%s", h)
+	}
+	if svg := outputs(io, "image/svg+xml"); !strings.Contains(svg, "<svg") {
+		t.Errorf("no SVG ladder")
+	}
+	// A cell too large for the kernel.
+	r, _ = c.execute(strings.Repeat("#", MaxCell+1))
+	if r["status"] != "error" || !strings.Contains(fmt.Sprint(r["evalue"]), "at most") {
+		t.Errorf("a huge cell: %v", r)
+	}
+	// quit does not end the session.
+	if r, _ = c.execute("quit"); r["status"] != "error" {
+		t.Errorf("quit: %v", r)
+	}
+	// history
+	h := c.reply(c.shell, c.request(c.shell, "history_request", map[string]any{"hist_access_type": "tail", "n": 2, "output": false, "raw": true}), 5*time.Second)
+	c.iopubUntilIdle(time.Second)
+	if got := fmt.Sprint(h["history"]); !strings.Contains(got, "quit") || strings.Contains(got, "open_device A") {
+		t.Errorf("history tail 2: %v", got)
+	}
+}
+
+func TestKernelCompleteInspect(t *testing.T) {
+	c := startKernel(t)
+	c.execute("open_device A\nalloc_pd ctx0\ncreate_cq ctx0\ncreate_qp pd0 type=rc send_cq=cq0 recv_cq=cq0")
+	code := "open_device A\nmodify_qp qp0 state=r"
+	r := c.reply(c.shell, c.request(c.shell, "complete_request", map[string]any{"code": code, "cursor_pos": len([]rune(code))}), 5*time.Second)
+	c.iopubUntilIdle(time.Second)
+	if got := fmt.Sprint(r["matches"]); !strings.Contains(got, "rtr") || !strings.Contains(got, "rts") || r["cursor_start"] != float64(len([]rune(code))-1) {
+		t.Errorf("complete: %v", r)
+	}
+	r = c.reply(c.shell, c.request(c.shell, "complete_request", map[string]any{"code": "%ch", "cursor_pos": 3}), 5*time.Second)
+	c.iopubUntilIdle(time.Second)
+	if fmt.Sprint(r["matches"]) != "[%check]" || r["cursor_start"] != 0.0 {
+		t.Errorf("complete a magic: %v", r)
+	}
+	r = c.reply(c.shell, c.request(c.shell, "inspect_request", map[string]any{"code": "mqp qp0 state=init", "cursor_pos": 2, "detail_level": 0}), 5*time.Second)
+	c.iopubUntilIdle(time.Second)
+	if r["found"] != true || !strings.Contains(fmt.Sprint(r["data"]), "usage: modify_qp") {
+		t.Errorf("inspect: %v", r)
+	}
+	for code, want := range map[string]string{"open_device A": "complete", `fill mr0 "abc`: "incomplete"} {
+		r = c.reply(c.shell, c.request(c.shell, "is_complete_request", map[string]any{"code": code}), 5*time.Second)
+		c.iopubUntilIdle(time.Second)
+		if r["status"] != want {
+			t.Errorf("is_complete %q: %v, want %s", code, r, want)
+		}
+	}
+}
+
+// TestKernelInterrupt: interrupt_request on the control channel stops a
+// waiting poll_cq.
+func TestKernelInterrupt(t *testing.T) {
+	c := startKernel(t)
+	// On the UDP link a wait takes the wall clock's time.
+	if r, io := c.execute("%backend udp\nopen_device sim0\nalloc_pd ctx0\ncreate_cq ctx0"); r["status"] != "ok" {
+		t.Fatalf("%v\n%s", r, outputs(io, "text/plain"))
+	}
+	req := c.request(c.shell, "execute_request", map[string]any{"code": "poll_cq cq0 wait=10s\nopen_device sim0", "silent": false, "store_history": true})
+	time.Sleep(300 * time.Millisecond)
+	start := time.Now()
+	ir := c.request(c.control, "interrupt_request", map[string]any{})
+	if r := c.reply(c.control, ir, 5*time.Second); r["status"] != "ok" {
+		t.Errorf("interrupt_reply: %v", r)
+	}
+	r := c.reply(c.shell, req, 5*time.Second)
+	if r["status"] != "error" || r["ename"] != "Interrupted" || time.Since(start) > 3*time.Second {
+		t.Errorf("interrupted poll: %v after %v", r, time.Since(start))
+	}
+	// The session goes on.
+	if r, _ := c.execute("open_device sim0"); r["status"] != "ok" {
+		t.Errorf("after the interrupt: %v", r)
+	}
+}
+
+// TestKernelBadInput: messages that do not decode are dropped; the kernel
+// answers the next one.
+func TestKernelBadInput(t *testing.T) {
+	c := startKernel(t)
+	bad := [][][]byte{
+		{[]byte("<IDS|MSG>"), []byte("0000"), []byte(`{"msg_type":"kernel_info_request","msg_id":"x"}`), []byte("{}"), []byte("{}"), []byte("{}")}, // bad signature
+		{[]byte("no delimiter")},
+		{[]byte("<IDS|MSG>"), []byte("x")},
+	}
+	for _, frames := range bad {
+		if err := c.shell.SendMulti(zmq4.NewMsgFrom(frames...)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Signed, but not JSON; and an unknown type.
+	for _, parts := range [][]string{{`{"msg_type":"execute_request","msg_id":"y"}`, "{}", "{}", "{not json"}, {`{"msg_type":"frobnicate_request","msg_id":"z"}`, "{}", "{}", "{}"}} {
+		frames := [][]byte{[]byte(delimiter), []byte(c.sig.sign([]byte(parts[0]), []byte(parts[1]), []byte(parts[2]), []byte(parts[3])))}
+		for _, p := range parts {
+			frames = append(frames, []byte(p))
+		}
+		c.shell.SendMulti(zmq4.NewMsgFrom(frames...))
+	}
+	r := c.reply(c.shell, c.request(c.shell, "kernel_info_request", map[string]any{}), 5*time.Second)
+	if r["msg_type"] != "kernel_info_reply" {
+		t.Errorf("after bad input: %v", r)
+	}
+}
+
+func TestKernelLessonMagics(t *testing.T) {
+	c := startKernel(t)
+	r, io := c.execute("%lesson tour")
+	if r["status"] != "ok" || !strings.Contains(outputs(io, "text/plain"), "A tour of an RDMA device") {
+		t.Fatalf("%%lesson: %v\n%s", r, outputs(io, "text/plain"))
+	}
+	r, io = c.execute("%check 1")
+	if r["status"] != "ok" || !strings.Contains(outputs(io, "text/plain"), "✗ step 1: not yet") {
+		t.Errorf("%%check 1 before: %v\n%s", r, outputs(io, "text/plain"))
+	}
+	if r, _ = c.execute("%check --strict 1"); r["status"] != "error" || r["ename"] != "GoalNotReached" {
+		t.Errorf("%%check --strict 1 before: %v", r)
+	}
+	c.execute("devices")
+	if r, io = c.execute("%check --strict 1"); r["status"] != "ok" || !strings.Contains(outputs(io, "text/plain"), "✓ step 1: goal reached") {
+		t.Errorf("%%check --strict 1 after: %v\n%s", r, outputs(io, "text/plain"))
+	}
+	for code, want := range map[string]string{"%check x": "step number", "%lesson": "one lesson", "%lesson nosuch": "nosuch", "%frob": "no magic %frob", "%backend ibv": "unknown backend"} {
+		if r, _ = c.execute(code); r["status"] != "error" || !strings.Contains(fmt.Sprint(r["evalue"]), want) {
+			t.Errorf("%s: %v, want %q", code, r, want)
+		}
+	}
+	r, io = c.execute("%seed 7\nopen_device A")
+	if r["status"] != "ok" || !strings.Contains(outputs(io, "text/plain"), "seed 7") || !strings.Contains(outputs(io, "text/plain"), "[1] ibv_open_device") {
+		t.Errorf("%%seed 7: %v\n%s", r, outputs(io, "text/plain"))
+	}
+}
+
+func TestKernelShutdown(t *testing.T) {
+	c := startKernel(t)
+	r := c.reply(c.control, c.request(c.control, "shutdown_request", map[string]any{"restart": false}), 5*time.Second)
+	if r["status"] != "ok" {
+		t.Errorf("shutdown_reply: %v", r)
+	}
+	select {
+	case err := <-c.done:
+		if err != nil {
+			t.Error(err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Error("the kernel did not end")
+	}
+}
