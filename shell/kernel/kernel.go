@@ -51,8 +51,8 @@ type Kernel struct {
 	session string
 	log     *log.Logger
 
-	ctx    context.Context
-	cancel context.CancelFunc
+	ctx                               context.Context
+	cancel                            context.CancelFunc
 	shellS, control, stdin, iopub, hb zmq4.Socket
 
 	pubMu sync.Mutex // iopub is written from the shell and control loops
