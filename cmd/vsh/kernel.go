@@ -15,6 +15,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 
@@ -24,7 +25,7 @@ import (
 )
 
 const kernelUsage = `usage: vsh [flags] kernel --connection-file FILE    run as a Jupyter kernel (Jupyter starts it)
-       vsh kernel install [--user | --sys-prefix | --prefix DIR]
+       vsh kernel install [--user | --sys-prefix | --prefix DIR] [--name NAME]
                                                      install the kernel spec, so that Jupyter lists vsh
 
 kernel install writes kernel.json and the logos to:
@@ -32,7 +33,8 @@ kernel install writes kernel.json and the logos to:
   --sys-prefix  python3's sys.prefix/share/jupyter (a virtualenv's, or /usr)
   --prefix DIR  DIR/share/jupyter
   (none)        /usr/local/share/jupyter, for every user of the machine
-The kernel runs this vsh, with the flags given before kernel (--backend, --devices, --seed).
+--name NAME names the kernel (default vsh): install several, each with its own flags.
+The kernel runs this vsh, with the flags given before kernel (--backend, --devices, --seed, --sim-addr).
 jupyter kernelspec list then shows vsh.
 `
 
@@ -131,10 +133,15 @@ func installKernel(args []string, ka kernelArgs, stdout, stderr io.Writer) int {
 	user := fs.Bool("user", false, "")
 	sysPrefix := fs.Bool("sys-prefix", false, "")
 	prefix := fs.String("prefix", "", "")
-	if err := fs.Parse(args); err != nil || fs.NArg() > 0 {
+	name := fs.String("name", "vsh", "")
+	if err := fs.Parse(args); err != nil || fs.NArg() > 0 || !kernelName.MatchString(*name) {
 		why := fmt.Sprint(err)
-		if err == nil {
+		switch {
+		case err != nil:
+		case fs.NArg() > 0:
 			why = fmt.Sprintf("unexpected %q", fs.Arg(0))
+		default:
+			why = fmt.Sprintf("--name %q: a kernel's name is letters, digits, '.', '_' and '-'", *name)
 		}
 		fmt.Fprintf(stderr, "vsh kernel install: %s\n\n%s", why, kernelUsage)
 		return 2
@@ -154,7 +161,7 @@ func installKernel(args []string, ka kernelArgs, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "vsh kernel install: %v\n", err)
 		return 1
 	}
-	dir := filepath.Join(data, "kernels", "vsh")
+	dir := filepath.Join(data, "kernels", *name)
 	exe, err := os.Executable()
 	if err == nil {
 		exe, err = filepath.EvalSymlinks(exe)
@@ -173,9 +180,16 @@ func installKernel(args []string, ka kernelArgs, stdout, stderr io.Writer) int {
 	if ka.seed != 1 {
 		argv = append(argv, "--seed", fmt.Sprint(ka.seed))
 	}
+	if ka.simAddr != "" {
+		argv = append(argv, "--sim-addr", ka.simAddr)
+	}
 	argv = append(argv, "kernel", "--connection-file", "{connection_file}")
+	display := "vsh"
+	if *name != "vsh" {
+		display = "vsh (" + *name + ")"
+	}
 	spec, _ := json.MarshalIndent(map[string]any{
-		"argv": argv, "display_name": "vsh", "language": "vsh", "interrupt_mode": "signal",
+		"argv": argv, "display_name": display, "language": "vsh", "interrupt_mode": "signal",
 		"metadata": map[string]any{"debugger": false},
 	}, "", " ")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -192,6 +206,9 @@ func installKernel(args []string, ka kernelArgs, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stdout, "installed the vsh kernel spec in %s\n", dir)
 	return 0
 }
+
+// kernelName is what Jupyter takes as a kernel's name.
+var kernelName = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
 
 // jupyterDataDir is the Jupyter data directory the kernel spec goes in.
 func jupyterDataDir(user, sysPrefix bool, prefix string) (string, error) {
