@@ -174,6 +174,7 @@ func WriteCatalog(w io.Writer, mutants map[string]string) error {
 	b.WriteString("    vsh lesson ID                    take a lesson: you type, the tutor checks each goal\n")
 	b.WriteString("    vsh lesson play ID [--pace 2s]   watch it play, narrated, with no terminal needed\n")
 	b.WriteString("    vsh lesson check FILE|DIR        validate your own lesson, or a course folder's, and play it on the simulator\n")
+	b.WriteString("    vsh lesson export ID --ipynb NB  write the lesson as a Jupyter notebook NB, for vsh's kernel (jupyter.md)\n")
 	b.WriteString("    vsh lesson list DIR              a course: a folder of lessons, in its order, with what you solved\n")
 	b.WriteString("    vsh lesson DIR                   take the course's next lesson you have not solved\n\n")
 	b.WriteString("Inside vsh: `lesson ID` starts one, and `lesson next`, `back`, `hint`, `skip`, `reset`, `goal`, `quit` steer it. " +

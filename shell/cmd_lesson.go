@@ -32,7 +32,8 @@ func lessonCmd() *command {
 			"\tlesson resume  back to the step where you left the last lesson you did not finish (resume ID: that lesson's); " +
 			"vsh keeps your place when you use it at a terminal\n\n" +
 			"A step may ask you to predict what happens before you run it: answer with predict ANSWER (help predict).\n\n" +
-			"From the command line: vsh lesson ID [--report OUT.json], vsh lesson play ID [--pace 1s], vsh lesson list, vsh lesson check FILE; " +
+			"From the command line: vsh lesson ID [--report OUT.json], vsh lesson play ID [--pace 1s], vsh lesson list, vsh lesson check FILE, " +
+			"vsh lesson export ID --ipynb OUT.ipynb (a Jupyter notebook); " +
 			"a course folder: vsh lesson list DIR, vsh lesson DIR (its next lesson), vsh --lessons DIR (its lessons in lesson list).",
 		rawArgs: true, meta: true, skipNotebook: true, run: cmdLesson, complete: completeLesson}
 }

@@ -35,6 +35,10 @@ const lessonUsage = `usage: vsh [flags] lesson list [DIR]         the lessons, a
        vsh [flags] lesson check FILE|DIR...  validate lesson files (a course: all of its lessons) and play them on the simulator
        vsh [flags] lesson check FILE --learner PATH.vsh [--learner ...]
                                              and play learner paths through its tutor, checking their #! markers
+       vsh [flags] lesson export ID|FILE --ipynb OUT.ipynb [--solutions] [-f|--force]
+                                             write the lesson as a Jupyter notebook for the vsh kernel (docs/jupyter.md):
+                                             a cell to write in and a check cell for each goal; --solutions fills in
+                                             the lesson's own commands; -f overwrites OUT; --ipynb - writes to stdout
        vsh --lessons DIR [flags] ...         add a course's lessons to the shipped ones (lesson list, lesson ID)
 
 A lesson that needs what the backend lacks (two devices, stepping, ...) is skipped, with the reason;
@@ -73,9 +77,11 @@ func addLessonFlags(fs *flag.FlagSet) lessonFlags {
 
 // parseLessonArgs reads the words after "lesson", with flags allowed
 // among them (vsh lesson play tour --pace 2s).
-func parseLessonArgs(fs *flag.FlagSet) ([]string, error) {
+func parseLessonArgs(fs *flag.FlagSet) ([]string, error) { return parseWords(fs, fs.Args()[1:]) }
+
+// parseWords reads words with fs's flags allowed among them.
+func parseWords(fs *flag.FlagSet, rest []string) ([]string, error) {
 	words := []string{}
-	rest := fs.Args()[1:]
 	for {
 		if err := fs.Parse(rest); err != nil {
 			return nil, err
@@ -119,6 +125,8 @@ type lessonRun struct {
 	solved *lessons.Progress
 	// width: the width output fits (--width, or the terminal's); nil none.
 	width func() int
+	// export: vsh lesson export's flags.
+	export exportFlags
 }
 
 func (r *lessonRun) newShell(open func() (verbs.Provider, error), desc string) (*shell.Shell, error) {
@@ -186,6 +194,8 @@ func runLesson(words []string, r *lessonRun) int {
 			return 2
 		}
 		return r.check(words[1:])
+	case "export":
+		return r.exportNotebook(words[1:])
 	case "help":
 		fmt.Fprint(r.stdout, lessonUsage)
 		return 0

@@ -88,7 +88,8 @@ func run(argv []string, stdin *os.File, stdout, stderr io.Writer) int {
 	fs.BoolVar(help, "h", false, "")
 	lf := addLessonFlags(fs) // lesson.go
 	var courseDirs []string
-	fs.Func("lessons", "", func(v string) error { courseDirs = append(courseDirs, v); return nil })
+	addCourse := func(v string) error { courseDirs = append(courseDirs, v); return nil }
+	fs.Func("lessons", "", addCourse)
 	if err := fs.Parse(argv); err != nil {
 		fmt.Fprintf(stderr, "vsh: %v\n\n%s", err, usage)
 		return 2
@@ -102,14 +103,20 @@ func run(argv []string, stdin *os.File, stdout, stderr io.Writer) int {
 		return runKernel(fs.Args()[1:], kernelArgs{backend: *backend, devices: *devices, seed: *seed, simAddr: *simAddr, catalog: catalog}, stdout, stderr)
 	}
 	var lessonArgs []string // vsh lesson ...: lesson.go
+	var export exportFlags  // vsh lesson export ...: export.go
 	if fs.NArg() > 0 && fs.Arg(0) == "lesson" {
 		var err error
-		if lessonArgs, err = parseLessonArgs(fs); err != nil {
+		if fs.NArg() > 1 && fs.Arg(1) == "export" {
+			lessonArgs, export, err = parseExportArgs(fs.Args()[2:], addCourse)
+		} else {
+			lessonArgs, err = parseLessonArgs(fs)
+		}
+		if err != nil {
 			fmt.Fprintf(stderr, "vsh: %v\n\n%s", err, lessonUsage)
 			return 2
 		}
 	}
-	if status, done := answered(fs, lessonArgs, *help, *showVersion, *devices, *backend, *simAddr, stdout, stderr); done {
+	if status, done := answered(fs, lessonArgs, *help || export.help, *showVersion, *devices, *backend, *simAddr, stdout, stderr); done {
 		return status
 	}
 
@@ -117,6 +124,11 @@ func run(argv []string, stdin *os.File, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintf(stderr, "vsh: --lessons: %v\n", err)
 		return 2
+	}
+	if len(lessonArgs) > 0 && lessonArgs[0] == "export" {
+		// Writing a notebook opens no backend: the kernel does.
+		return runLesson(lessonArgs, &lessonRun{pace: *lf.pace, learner: *lf.learner, report: *lf.report, step: *lf.step, pause: *lf.pause,
+			stdin: stdin, stdout: stdout, stderr: stderr, catalog: catalog, export: export})
 	}
 	_, noColor := os.LookupEnv("NO_COLOR")
 	if v := os.Getenv("NO_COLOR"); noColor && v == "" {
