@@ -2,10 +2,13 @@ package shell
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/vsh-rdma/vsh/lessons"
+	"github.com/vsh-rdma/vsh/verbs"
+	"github.com/vsh-rdma/vsh/verbs/sim"
 )
 
 // TestNotebookLessonsRun runs every shipped lesson as its exported
@@ -138,4 +141,18 @@ func TestExecDisplay(t *testing.T) {
 	if h, ok := sh.Help("mqp"); !ok || !strings.HasPrefix(h, "usage: modify_qp") {
 		t.Errorf("Help(mqp) = %q, %v", h, ok)
 	}
+}
+
+// A front end that shows HTML gets the output as HTML: the text
+// preformatted, each table an HTML table.
+func ExampleShell_ExecDisplay() {
+	sh, _ := New(Options{Open: func() (verbs.Provider, error) { return sim.New(sim.Config{Devices: 2, Seed: 1}), nil }, Plain: true})
+	defer sh.Close()
+	d, _ := sh.ExecDisplay(context.Background(), "open_device A")
+	fmt.Println(d.Text)
+	fmt.Println(d.HTML)
+	// Output:
+	// [1] ibv_open_device(A = sim0) → ctx0  [control path]
+	//
+	// <div class="vsh-output"><pre>[1] ibv_open_device(A = sim0) → ctx0  [control path]</pre></div>
 }

@@ -2,12 +2,17 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/vsh-rdma/vsh/internal/toolcheck"
 )
@@ -124,4 +129,224 @@ func TestJupyterClient(t *testing.T) {
 	if err != nil || !strings.Contains(string(out), "all checks passed") {
 		t.Errorf("%v\n%s", err, out)
 	}
+}
+
+// TestNotebooksExecute exports every shipped lesson with its solutions and
+// executes the notebooks with jupyter nbconvert --execute on the vsh
+// kernel: no cell may have an error, and every %check --strict says its
+// step is reached. The same lessons without solutions run too: there
+// every %check says "not yet", as plain output, so Run All goes on.
+func TestNotebooksExecute(t *testing.T) {
+	env, bin := jupyterKernels(t, "nbconvert", "nbclient")
+	ids, err := exec.Command(bin, "lesson", "list").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	var books []string
+	for _, line := range strings.Split(string(ids), "\n") {
+		f := strings.Fields(line)
+		if len(f) == 0 || !lessonID.MatchString(f[0]) || f[0] == "lesson" {
+			continue
+		}
+		for _, sol := range []bool{true, false} {
+			name := filepath.Join(dir, f[0]+".ipynb")
+			args := []string{"lesson", "export", f[0], "--ipynb", name}
+			if sol {
+				args = append(args, "--solutions")
+			} else {
+				if f[0] != "tour" && f[0] != "rc-pingpong" {
+					continue // two lessons without solutions are enough
+				}
+				name = filepath.Join(dir, f[0]+"-blank.ipynb")
+				args[4] = name
+			}
+			if out, err := exec.Command(bin, args...).CombinedOutput(); err != nil {
+				t.Fatalf("vsh %s: %v\n%s", strings.Join(args, " "), err, out)
+			}
+			books = append(books, name)
+		}
+	}
+	if len(books) < 15 {
+		t.Fatalf("only %d notebooks from vsh lesson list:\n%s", len(books), ids)
+	}
+	out := filepath.Join(dir, "out")
+	var solved, blanks []string
+	for _, b := range books {
+		if strings.HasSuffix(b, "-blank.ipynb") {
+			blanks = append(blanks, b)
+		} else {
+			solved = append(solved, b)
+		}
+	}
+	// Without solutions a tutor's cell fails where it needs what the
+	// learner did not do; --allow-errors runs every cell all the same.
+	for _, run := range []struct {
+		books []string
+		flags []string
+	}{{solved, nil}, {blanks, []string{"--allow-errors"}}} {
+		args := append([]string{"nbconvert", "--to", "notebook", "--execute", "--output-dir", out, "--ExecutePreprocessor.timeout=120"}, run.flags...)
+		cmd := exec.Command("/usr/bin/jupyter", append(args, run.books...)...)
+		cmd.Env = env
+		if b, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("jupyter nbconvert --execute: %v\n%s", err, b)
+		}
+	}
+	for _, book := range books {
+		b, err := os.ReadFile(filepath.Join(out, filepath.Base(book)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var nb struct {
+			Cells []struct {
+				Type    string          `json:"cell_type"`
+				Source  json.RawMessage `json:"source"`
+				Outputs []struct {
+					Type  string          `json:"output_type"`
+					Text  json.RawMessage `json:"text"`
+					EName string          `json:"ename"`
+				} `json:"outputs"`
+			} `json:"cells"`
+		}
+		if err := json.Unmarshal(b, &nb); err != nil {
+			t.Fatalf("%s: %v", book, err)
+		}
+		blank := strings.HasSuffix(book, "-blank.ipynb")
+		checks := 0
+		for i, c := range nb.Cells {
+			src := joinSource(c.Source)
+			var text strings.Builder
+			for _, o := range c.Outputs {
+				if o.Type == "error" && (!blank || strings.HasPrefix(src, "%")) {
+					t.Errorf("%s: cell %d (%q) has an error output: %s", filepath.Base(book), i, src, o.EName)
+				}
+				text.WriteString(joinSource(o.Text))
+			}
+			if !strings.HasPrefix(src, "%check") {
+				continue
+			}
+			checks++
+			if want := "✓ step"; !blank && !strings.HasPrefix(text.String(), want) {
+				t.Errorf("%s: %s says %q", filepath.Base(book), src, text.String())
+			}
+			if want := "✗ step"; blank && !strings.HasPrefix(text.String(), want) {
+				t.Errorf("%s (no solutions): %s says %q", filepath.Base(book), src, text.String())
+			}
+		}
+		if checks == 0 {
+			t.Errorf("%s: no %%check cell", filepath.Base(book))
+		}
+	}
+}
+
+// lessonID is how vsh lesson list starts a lesson's line.
+var lessonID = regexp.MustCompile(`^[a-z][a-z0-9-]+$`)
+
+// joinSource reads a notebook's multi-line string: a string or a list of
+// strings.
+func joinSource(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var l []string
+	json.Unmarshal(raw, &l)
+	return strings.Join(l, "")
+}
+
+// TestNotebookInJupyter serves an exported lesson (wire, with its
+// solutions) with Jupyter's classic Notebook on the vsh kernel, opens it
+// in Debian's headless Chromium (playwright-core from npm drives it:
+// testdata/notebook_browser.cjs), runs Cell → Run All, and reads the
+// page: every code cell has output, none is an error, and the packet
+// ladder is an SVG picture. The screenshot is left in the system's
+// temporary directory, as vsh-notebook-in-jupyter.png.
+func TestNotebookInJupyter(t *testing.T) {
+	env, bin := jupyterKernels(t, "notebook", "jupyter_client")
+	chrome := toolcheck.Require(t, "chromium", "apt-get install chromium")
+	node := toolcheck.Require(t, "node", "apt-get install nodejs npm")
+	modules := os.Getenv("VSH_NODE_MODULES")
+	if modules == "" {
+		home, _ := os.UserHomeDir()
+		modules = filepath.Join(home, ".cache", "vsh-npm", "node_modules")
+	}
+	if _, err := os.Stat(filepath.Join(modules, "playwright-core")); err != nil {
+		toolcheck.Missing(t, "playwright-core not in "+modules+" (install: npm install --prefix ~/.cache/vsh-npm playwright-core; .ci/run does)")
+	}
+	dir := t.TempDir()
+	book := filepath.Join(dir, "wire.ipynb")
+	if out, err := exec.Command(bin, "lesson", "export", "wire", "--ipynb", book, "--solutions").CombinedOutput(); err != nil {
+		t.Fatalf("lesson export: %v\n%s", err, out)
+	}
+	port := freePort(t)
+	token := "vsh-test-token"
+	server := exec.Command("/usr/bin/python3", "-m", "notebook", "--no-browser", "--ip=127.0.0.1", fmt.Sprintf("--port=%d", port),
+		"--NotebookApp.token="+token, "--NotebookApp.notebook_dir="+dir, "--NotebookApp.open_browser=False", "--allow-root")
+	server.Env = env
+	var log strings.Builder
+	server.Stdout, server.Stderr = &log, &log
+	if err := server.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		server.Process.Signal(os.Interrupt)
+		time.Sleep(200 * time.Millisecond)
+		server.Process.Kill()
+		server.Wait()
+	}()
+	base := fmt.Sprintf("http://127.0.0.1:%d", port)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		resp, err := http.Get(base + "/api/status?token=" + token)
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the Notebook server did not come up: %v\n%s", err, log.String())
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	shot := filepath.Join(os.TempDir(), "vsh-notebook-in-jupyter.png") // CI output, outside the checkout
+	cmd := exec.Command(node, "testdata/notebook_browser.cjs", base+"/notebooks/wire.ipynb?token="+token, chrome, shot)
+	cmd.Env = append(env, "NODE_PATH="+modules)
+	out, err := cmd.Output()
+	if err != nil {
+		var stderr string
+		if ee, ok := err.(*exec.ExitError); ok {
+			stderr = string(ee.Stderr)
+		}
+		t.Fatalf("the browser: %v\n%s\n%s\nthe server:\n%s", err, out, stderr, log.String())
+	}
+	var seen struct {
+		CodeCells     int      `json:"code_cells"`
+		WithOutput    int      `json:"with_output"`
+		WithoutOutput []string `json:"without_output"`
+		Errors        []string `json:"errors"`
+		SVGs          int      `json:"svgs"`
+		Ladder        bool     `json:"ladder"`
+		Tables        int      `json:"tables"`
+	}
+	if err := json.Unmarshal(out, &seen); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	t.Logf("the page: %+v; its screenshot: %s", seen, shot)
+	if seen.CodeCells < 10 || seen.WithOutput != seen.CodeCells || len(seen.Errors) > 0 || !seen.Ladder || seen.Tables == 0 {
+		t.Errorf("the page after Run All: %+v", seen)
+	}
+	if fi, err := os.Stat(shot); err != nil || fi.Size() < 10000 {
+		t.Errorf("the screenshot: %v", err)
+	}
+}
+
+// freePort returns a TCP port free on 127.0.0.1 a moment ago.
+func freePort(t *testing.T) int {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
 }

@@ -9,6 +9,7 @@ import (
 	"log"
 	"net"
 	"path"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -390,9 +391,18 @@ func (k *Kernel) display(m *Message, d shell.Display) {
 		k.publish(m, "display_data", map[string]any{"data": data, "metadata": map[string]any{}, "transient": map[string]any{}})
 	}
 	for _, svg := range d.SVG {
-		k.publish(m, "display_data", map[string]any{"data": map[string]any{"image/svg+xml": svg, "text/plain": "(a picture; the text above draws it too)"},
+		k.publish(m, "display_data", map[string]any{"data": map[string]any{"image/svg+xml": fluid(svg), "text/plain": "(a picture; the text above draws it too)"},
 			"metadata": map[string]any{}, "transient": map[string]any{}})
 	}
+}
+
+// svgSize is the fixed size an SVG picture of the renderer starts with.
+var svgSize = regexp.MustCompile(`^<svg ([^>]*?)width="(\d+)" height="(\d+)"`)
+
+// fluid makes an SVG picture as wide as the output area at most, keeping
+// its proportions (its viewBox), rather than overflowing a narrow one.
+func fluid(svg string) string {
+	return svgSize.ReplaceAllString(svg, `<svg $1width="100%" style="max-width: ${2}px; height: auto"`)
 }
 
 // text publishes plain text as a line's output.

@@ -49,6 +49,8 @@ run
 poll cq1
 poll cq0
 #! step 10
+lesson next
+#! step 11
 fabric auto
 trace off
-#! step 11
+#! step 12
