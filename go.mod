@@ -32,7 +32,6 @@ require (
 	github.com/clipperhouse/uax29/v2 v2.6.0 // indirect
 	github.com/dlclark/regexp2 v1.11.0 // indirect
 	github.com/fatih/color v1.18.0 // indirect
-	github.com/go-zeromq/goczmq/v4 v4.2.2 // indirect
 	github.com/gorilla/css v1.0.1 // indirect
 	github.com/lucasb-eyer/go-colorful v1.2.0 // indirect
 	github.com/mattn/go-colorable v0.1.14 // indirect
@@ -55,3 +54,5 @@ require (
 )
 
 replace github.com/c-bata/go-prompt => ./third_party/go-prompt
+
+replace github.com/go-zeromq/zmq4 => ./third_party/zmq4

@@ -124,10 +124,10 @@ func (t *Tutor) Check(n int) (text string, met bool, err error) {
 		b.WriteString(wrapPrefixed("» ", d.Text))
 	}
 	switch {
+	case v.Lost() != nil:
+		fmt.Fprintf(&b, "» step %d is out of reach from this session (a step skipped, or done out of order): Kernel → Restart and run the cells again, in order\n", cur+1)
 	case c != nil && c.Auto:
 		fmt.Fprintf(&b, "» step %d is the tutor's: run its cell, above the goal of step %d\n", cur+1, cur+2)
-	case d != nil && v.Lost() != nil:
-		b.WriteString("» the goal is out of reach from this session: Kernel → Restart and run the cells again\n")
 	default:
 		kind := DiffKind("")
 		if d != nil {

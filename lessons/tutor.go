@@ -509,6 +509,9 @@ func (t *Tutor) Do(cmd string) (string, error) {
 	if arg != "" && !(word == "goal" && (arg == "--detail" || arg == "detail" || arg == "-d")) {
 		return "", fmt.Errorf("lesson %s takes nothing more, not %q (lesson goal --detail is the one that takes a word)", word, arg)
 	}
+	if t.driven && (word == "next" || word == "back" || word == "skip" || word == "reset") {
+		return "", fmt.Errorf("in a notebook the tutor follows the notebook's cells: run the step's cells, and %%check N says whether it is reached; Kernel → Restart starts over (lesson %s is for the terminal)", word)
+	}
 	switch word {
 	case "", "show":
 		if t.done {

@@ -198,3 +198,18 @@ func (s *Shell) NotebookCheck(n int) (string, bool, error) {
 	}
 	return st.tutor.Check(n)
 }
+
+// Words splits a line into words as the shell reads a command line:
+// blanks separate words, quotes keep them together, and # outside quotes
+// starts a comment, which is left out. A quote left open is an error.
+func Words(line string) ([]string, error) {
+	toks, err := tokenize(line)
+	if err != nil {
+		return nil, err
+	}
+	words := make([]string, len(toks))
+	for i, t := range toks {
+		words[i] = t.text
+	}
+	return words, nil
+}

@@ -156,3 +156,25 @@ func ExampleShell_ExecDisplay() {
 	//
 	// <div class="vsh-output"><pre>[1] ibv_open_device(A = sim0) → ctx0  [control path]</pre></div>
 }
+
+// TestNotebookTutorRefusesTerminalMoves: lesson skip, next, back and reset
+// are the terminal tutor's; in a notebook they would pass a step nobody
+// did, or rebuild the session behind the notebook's back.
+func TestNotebookTutorRefusesTerminalMoves(t *testing.T) {
+	sh := newTestShell(t, 2, 1, true, nil)
+	defer sh.Close()
+	if _, err := sh.NotebookLesson("rc-pingpong"); err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []string{"skip", "next", "back", "reset"} {
+		if _, err := sh.Exec("lesson " + w); err == nil || !strings.Contains(err.Error(), "in a notebook the tutor follows the notebook's cells") {
+			t.Errorf("lesson %s: %v", w, err)
+		}
+	}
+	if text, met, _ := sh.NotebookCheck(2); met {
+		t.Errorf("%%check 2 after lesson skip: %s", text)
+	}
+	if out, err := sh.Exec("lesson hint"); err != nil || !strings.Contains(out, "hint") {
+		t.Errorf("lesson hint: %v\n%s", err, out)
+	}
+}

@@ -80,7 +80,7 @@ func (r *lessonRun) exportNotebook(words []string) int {
 		return 1
 	}
 	l := list[0]
-	data, err := lessons.ExportNotebook(l, exportRef(l, words[0]), e.solutions)
+	data, err := lessons.ExportNotebook(l, exportRef(l, words[0], e.ipynb), e.solutions)
 	if err != nil {
 		fmt.Fprintf(r.stderr, "vsh: %v\n", err)
 		return 1
@@ -109,14 +109,31 @@ func (r *lessonRun) exportNotebook(words []string) int {
 // the command line as word: a shipped lesson by its id; a lesson file by
 // the path given; a course lesson (vsh --lessons DIR) given by its id by
 // its file, which the kernel finds without the --lessons.
-func exportRef(l *lessons.Lesson, word string) string {
+func exportRef(l *lessons.Lesson, word, out string) string {
 	if lessons.Ref(l) == l.ID {
 		return l.ID
 	}
+	file := word
 	if word == l.ID {
-		return l.Name
+		file = l.Name
 	}
-	return word
+	// A kernel runs in its notebook's folder: name the lesson's file from
+	// there, or whole when the notebook goes to standard output.
+	abs, err := filepath.Abs(file)
+	if err != nil {
+		return file
+	}
+	if out == "-" {
+		return abs
+	}
+	dir, err := filepath.Abs(filepath.Dir(out))
+	if err != nil {
+		return abs
+	}
+	if rel, err := filepath.Rel(dir, abs); err == nil {
+		return rel
+	}
+	return abs
 }
 
 // writeNotebook writes data to path whole or not at all: a temporary file

@@ -68,8 +68,17 @@ func TestLessonExportFile(t *testing.T) {
 	if status, _, errs := runVsh(t, "", "lesson", "export", lesson, "--ipynb", out); status != 0 {
 		t.Fatalf("vsh lesson export FILE = %d, %q", status, errs)
 	}
-	if data, _ := os.ReadFile(out); !strings.Contains(string(data), `"%lesson `+lesson+`"`) {
-		t.Errorf("the notebook does not start lesson %s by its path", lesson)
+	// The kernel runs in the notebook's folder: the path is from there.
+	if data, _ := os.ReadFile(out); !strings.Contains(string(data), `"%lesson my-tour.md"`) {
+		t.Errorf("the notebook does not start lesson %s by its path from the notebook's folder", lesson)
+	}
+	sub := filepath.Join(filepath.Dir(lesson), "nb", "in.ipynb")
+	os.MkdirAll(filepath.Dir(sub), 0o755)
+	if status, _, errs := runVsh(t, "", "lesson", "export", lesson, "--ipynb", sub); status != 0 {
+		t.Fatalf("vsh lesson export FILE --ipynb nb/in.ipynb = %d, %q", status, errs)
+	}
+	if data, _ := os.ReadFile(sub); !strings.Contains(string(data), `"%lesson ../my-tour.md"`) {
+		t.Errorf("a notebook in a subfolder does not start ../my-tour.md:\n%.400s", data)
 	}
 	status, _, errs := runVsh(t, "", "lesson", "export", lesson, "--ipynb", lesson, "-f")
 	if status != 1 || !strings.Contains(errs, "is the lesson's own file") {

@@ -350,3 +350,45 @@ func freePort(t *testing.T) int {
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port
 }
+
+// TestKernelInstall writes the kernel spec under a prefix, with the flags
+// given before kernel, and refuses names and places that are not.
+func TestKernelInstall(t *testing.T) {
+	prefix := t.TempDir()
+	status, out, errs := runVsh(t, "", "--seed", "7", "kernel", "install", "--prefix", prefix, "--name", "vsh-7")
+	dir := filepath.Join(prefix, "share", "jupyter", "kernels", "vsh-7")
+	if status != 0 || !strings.Contains(out, dir) {
+		t.Fatalf("kernel install = %d, %q, %q", status, out, errs)
+	}
+	var spec struct {
+		Argv          []string `json:"argv"`
+		DisplayName   string   `json:"display_name"`
+		InterruptMode string   `json:"interrupt_mode"`
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "kernel.json"))
+	if err != nil || json.Unmarshal(b, &spec) != nil {
+		t.Fatalf("kernel.json: %v\n%s", err, b)
+	}
+	if got := strings.Join(spec.Argv[1:], " "); got != "--seed 7 kernel --connection-file {connection_file}" || spec.DisplayName != "vsh (vsh-7)" || spec.InterruptMode != "signal" {
+		t.Errorf("kernel.json: %s", b)
+	}
+	for _, logo := range []string{"logo-svg.svg", "logo-64x64.png", "logo-32x32.png"} {
+		if fi, err := os.Stat(filepath.Join(dir, logo)); err != nil || fi.Size() == 0 {
+			t.Errorf("%s: %v", logo, err)
+		}
+	}
+	for _, args := range [][]string{
+		{"kernel", "install", "--prefix", prefix, "--name", ".."},
+		{"kernel", "install", "--prefix", prefix, "--user"},
+		{"kernel", "install", "extra"},
+		{"kernel"},
+		{"kernel", "--connection-file"},
+	} {
+		if status, _, errs := runVsh(t, "", args...); status != 2 || errs == "" {
+			t.Errorf("vsh %s = %d, %q; want a usage error", strings.Join(args, " "), status, errs)
+		}
+	}
+	if status, _, errs := runVsh(t, "", "kernel", "--connection-file", filepath.Join(prefix, "none.json")); status != 1 || !strings.Contains(errs, "connection file") {
+		t.Errorf("a missing connection file = %d, %q", status, errs)
+	}
+}

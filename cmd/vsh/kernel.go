@@ -47,6 +47,17 @@ type kernelArgs struct {
 	catalog *lessons.Catalog
 }
 
+// kernelCommand is vsh [flags] kernel ...: the courses loaded, runKernel.
+func kernelCommand(args []string, ka kernelArgs, courseDirs []string, stdout, stderr io.Writer) int {
+	catalog, err := loadCatalog(courseDirs)
+	if err != nil {
+		fmt.Fprintf(stderr, "vsh: --lessons: %v\n", err)
+		return 2
+	}
+	ka.catalog = catalog
+	return runKernel(args, ka, stdout, stderr)
+}
+
 // runKernel is vsh kernel ...: serve one Jupyter kernel, or install the
 // kernel spec.
 func runKernel(args []string, ka kernelArgs, stdout, stderr io.Writer) int {
@@ -141,7 +152,7 @@ func installKernel(args []string, ka kernelArgs, stdout, stderr io.Writer) int {
 		case fs.NArg() > 0:
 			why = fmt.Sprintf("unexpected %q", fs.Arg(0))
 		default:
-			why = fmt.Sprintf("--name %q: a kernel's name is letters, digits, '.', '_' and '-'", *name)
+			why = fmt.Sprintf("--name %q: a kernel's name starts with a letter or digit, then letters, digits, '.', '_' and '-'", *name)
 		}
 		fmt.Fprintf(stderr, "vsh kernel install: %s\n\n%s", why, kernelUsage)
 		return 2
@@ -208,7 +219,7 @@ func installKernel(args []string, ka kernelArgs, stdout, stderr io.Writer) int {
 }
 
 // kernelName is what Jupyter takes as a kernel's name.
-var kernelName = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
+var kernelName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
 
 // jupyterDataDir is the Jupyter data directory the kernel spec goes in.
 func jupyterDataDir(user, sysPrefix bool, prefix string) (string, error) {
@@ -216,9 +227,9 @@ func jupyterDataDir(user, sysPrefix bool, prefix string) (string, error) {
 	case prefix != "":
 		return filepath.Join(prefix, "share", "jupyter"), nil
 	case sysPrefix:
-		py := "/usr/bin/python3"
-		if _, err := os.Stat(py); err != nil {
-			py = "python3"
+		py, err := exec.LookPath("python3") // a virtualenv's comes first on PATH
+		if err != nil {
+			py = "/usr/bin/python3"
 		}
 		out, err := exec.Command(py, "-c", "import sys; print(sys.prefix)").Output()
 		if err != nil {

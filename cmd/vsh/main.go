@@ -95,26 +95,12 @@ func run(argv []string, stdin *os.File, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if fs.NArg() > 0 && fs.Arg(0) == "kernel" { // kernel.go
-		catalog, err := loadCatalog(courseDirs)
-		if err != nil {
-			fmt.Fprintf(stderr, "vsh: --lessons: %v\n", err)
-			return 2
-		}
-		return runKernel(fs.Args()[1:], kernelArgs{backend: *backend, devices: *devices, seed: *seed, simAddr: *simAddr, catalog: catalog}, stdout, stderr)
+		return kernelCommand(fs.Args()[1:], kernelArgs{backend: *backend, devices: *devices, seed: *seed, simAddr: *simAddr}, courseDirs, stdout, stderr)
 	}
-	var lessonArgs []string // vsh lesson ...: lesson.go
-	var export exportFlags  // vsh lesson export ...: export.go
-	if fs.NArg() > 0 && fs.Arg(0) == "lesson" {
-		var err error
-		if fs.NArg() > 1 && fs.Arg(1) == "export" {
-			lessonArgs, export, err = parseExportArgs(fs.Args()[2:], addCourse)
-		} else {
-			lessonArgs, err = parseLessonArgs(fs)
-		}
-		if err != nil {
-			fmt.Fprintf(stderr, "vsh: %v\n\n%s", err, lessonUsage)
-			return 2
-		}
+	lessonArgs, export, err := lessonCommandArgs(fs, addCourse) // vsh lesson ...: lesson.go, export.go
+	if err != nil {
+		fmt.Fprintf(stderr, "vsh: %v\n\n%s", err, lessonUsage)
+		return 2
 	}
 	if status, done := answered(fs, lessonArgs, *help || export.help, *showVersion, *devices, *backend, *simAddr, stdout, stderr); done {
 		return status
@@ -130,10 +116,7 @@ func run(argv []string, stdin *os.File, stdout, stderr io.Writer) int {
 		return runLesson(lessonArgs, &lessonRun{pace: *lf.pace, learner: *lf.learner, report: *lf.report, step: *lf.step, pause: *lf.pause,
 			stdin: stdin, stdout: stdout, stderr: stderr, catalog: catalog, export: export})
 	}
-	_, noColor := os.LookupEnv("NO_COLOR")
-	if v := os.Getenv("NO_COLOR"); noColor && v == "" {
-		noColor = false // NO_COLOR= (empty) does not count, as no-color.org says
-	}
+	noColor := noColorSet()
 	width, err := outputWidth(fs, *widthFlag, stdout)
 	if err != nil {
 		fmt.Fprintf(stderr, "vsh: %v\n", err)
@@ -200,6 +183,23 @@ func run(argv []string, stdin *os.File, stdout, stderr io.Writer) int {
 
 	return runScript(sh, *file, keep, stdin, stdout, stderr)
 }
+
+// lessonCommandArgs reads vsh lesson ...'s words, and lesson export's
+// flags; nil when the command is not lesson.
+func lessonCommandArgs(fs *flag.FlagSet, addCourse func(string) error) ([]string, exportFlags, error) {
+	if fs.NArg() == 0 || fs.Arg(0) != "lesson" {
+		return nil, exportFlags{}, nil
+	}
+	if fs.NArg() > 1 && fs.Arg(1) == "export" {
+		return parseExportArgs(fs.Args()[2:], addCourse)
+	}
+	args, err := parseLessonArgs(fs)
+	return args, exportFlags{}, err
+}
+
+// noColorSet reports whether NO_COLOR asks for no colour: set and not
+// empty, as no-color.org says.
+func noColorSet() bool { return os.Getenv("NO_COLOR") != "" }
 
 // openBackend returns how to open the backend named backend and its
 // description for the banner. When it cannot run (unknown, not built in,

@@ -65,6 +65,7 @@ type Kernel struct {
 	current Session
 	count   int // execution_count
 	history []string
+	abort   bool // the cell failed with stop_on_error: abort the queued ones
 }
 
 // New opens the first session and binds the five sockets.
@@ -83,11 +84,12 @@ func New(cfg Config) (*Kernel, error) {
 	}
 	k.sh = sh
 	k.ctx, k.cancel = context.WithCancel(context.Background())
-	k.shellS = zmq4.NewRouter(k.ctx)
-	k.control = zmq4.NewRouter(k.ctx)
-	k.stdin = zmq4.NewRouter(k.ctx)
-	k.iopub = zmq4.NewPub(k.ctx)
-	k.hb = zmq4.NewRep(k.ctx)
+	zl := zmq4.WithLogger(k.log) // a peer that fails its handshake is a log line
+	k.shellS = zmq4.NewRouter(k.ctx, zl)
+	k.control = zmq4.NewRouter(k.ctx, zl)
+	k.stdin = zmq4.NewRouter(k.ctx, zl)
+	k.iopub = zmq4.NewPub(k.ctx, zl)
+	k.hb = zmq4.NewRep(k.ctx, zl)
 	for _, b := range []struct {
 		s    zmq4.Socket
 		port int
@@ -160,7 +162,11 @@ func (k *Kernel) heartbeat() {
 	for {
 		m, err := k.hb.Recv()
 		if err != nil {
-			return
+			if k.ctx.Err() != nil {
+				return
+			}
+			k.log.Printf("heartbeat: %v", err) // one peer's bad message: serve the others
+			continue
 		}
 		if err := k.hb.Send(m); err != nil && k.ctx.Err() == nil {
 			k.log.Printf("heartbeat: %v", err)
@@ -172,7 +178,7 @@ func (k *Kernel) heartbeat() {
 // on (stdin: a cell never reads input).
 func (k *Kernel) drain(s zmq4.Socket) {
 	for {
-		if _, err := s.Recv(); err != nil {
+		if _, err := s.Recv(); err != nil && k.ctx.Err() != nil {
 			return
 		}
 	}
@@ -180,36 +186,80 @@ func (k *Kernel) drain(s zmq4.Socket) {
 
 // serve reads messages from s and hands each to handle, in order, until
 // the kernel ends. A message that does not decode is dropped with a log
-// line.
+// line. When a cell fails with stop_on_error (execute sets k.abort), the
+// execute_requests already waiting are answered "aborted" without running,
+// as ipykernel does: Run All sends every cell at once, and stops at the
+// first error only so.
 func (k *Kernel) serve(s zmq4.Socket, handle func(zmq4.Socket, *Message)) {
-	for {
-		raw, err := s.Recv()
-		if err != nil {
-			if k.ctx.Err() == nil {
+	queue := make(chan *Message, maxQueued)
+	go func() {
+		defer close(queue)
+		for {
+			raw, err := s.Recv()
+			if err != nil {
+				if k.ctx.Err() != nil {
+					return
+				}
 				k.log.Printf("receiving: %v", err)
 				continue
 			}
-			return
+			m, err := k.sig.Decode(raw.Frames)
+			if err != nil {
+				k.log.Printf("dropped a message: %v", err)
+				continue
+			}
+			select {
+			case queue <- m:
+			case <-k.ctx.Done():
+				return
+			}
 		}
-		m, err := k.sig.Decode(raw.Frames)
-		if err != nil {
-			k.log.Printf("dropped a message: %v", err)
-			continue
+	}()
+	for m := range queue {
+		k.one(s, m, handle)
+		if s == k.shellS && k.abort { // only the shell loop reads and writes abort
+			k.abort = false
+			k.abortQueued(s, queue, handle)
 		}
-		k.publish(m, "status", map[string]any{"execution_state": "busy"})
-		func() {
-			defer func() {
-				if r := recover(); r != nil {
-					k.log.Printf("%s: a panic: %v", m.Header.MsgType, r)
-				}
-			}()
-			handle(s, m)
-		}()
-		k.publish(m, "status", map[string]any{"execution_state": "idle"})
 		if k.ctx.Err() != nil {
 			return
 		}
 	}
+}
+
+// abortQueued answers "aborted" to the execute_requests that arrived
+// while the failed cell ran — waiting in queue now — as ipykernel does,
+// and handles the other messages among them. A request sent after the
+// failed cell's reply runs.
+func (k *Kernel) abortQueued(s zmq4.Socket, queue chan *Message, handle func(zmq4.Socket, *Message)) {
+	for n := len(queue); n > 0; n-- {
+		m, ok := <-queue
+		if !ok {
+			return
+		}
+		if m.Header.MsgType != "execute_request" {
+			k.one(s, m, handle)
+			continue
+		}
+		k.one(s, m, func(s zmq4.Socket, m *Message) {
+			k.reply(s, m, "execute_reply", map[string]any{"status": "aborted", "execution_count": k.count})
+		})
+	}
+}
+
+// maxQueued bounds the messages read ahead of the one being handled.
+const maxQueued = 1024
+
+// one handles one message between a busy and an idle status.
+func (k *Kernel) one(s zmq4.Socket, m *Message, handle func(zmq4.Socket, *Message)) {
+	k.publish(m, "status", map[string]any{"execution_state": "busy"})
+	defer k.publish(m, "status", map[string]any{"execution_state": "idle"})
+	defer func() {
+		if r := recover(); r != nil {
+			k.log.Printf("%s: a panic: %v", m.Header.MsgType, r)
+		}
+	}()
+	handle(s, m)
 }
 
 // reply sends the reply to m on socket s.
@@ -320,6 +370,7 @@ func (k *Kernel) execute(s zmq4.Socket, m *Message) {
 		Code         string `json:"code"`
 		Silent       bool   `json:"silent"`
 		StoreHistory *bool  `json:"store_history"`
+		StopOnError  *bool  `json:"stop_on_error"`
 	}
 	if err := json.Unmarshal(m.Content, &c); err != nil {
 		k.reply(s, m, "execute_reply", k.errorContent("UsageError", "execute_request's content is not what the protocol says: "+err.Error(), ""))
@@ -349,6 +400,7 @@ func (k *Kernel) execute(s zmq4.Socket, m *Message) {
 		e := k.runLine(m, strings.TrimRight(line, "\r"), c.Silent)
 		if e != nil {
 			e["execution_count"] = k.count
+			k.abort = c.StopOnError == nil || *c.StopOnError
 			if !c.Silent {
 				k.publish(m, "error", e)
 			}
@@ -402,7 +454,7 @@ var svgSize = regexp.MustCompile(`^<svg ([^>]*?)width="(\d+)" height="(\d+)"`)
 // fluid makes an SVG picture as wide as the output area at most, keeping
 // its proportions (its viewBox), rather than overflowing a narrow one.
 func fluid(svg string) string {
-	return svgSize.ReplaceAllString(svg, `<svg $1width="100%" style="max-width: ${2}px; height: auto"`)
+	return svgSize.ReplaceAllString(svg, `<svg ${1}width="100%" style="max-width: ${2}px; height: auto"`)
 }
 
 // text publishes plain text as a line's output.
@@ -433,7 +485,10 @@ var magics = []struct{ name, usage, doc string }{
 
 // magic runs a line magic.
 func (k *Kernel) magic(m *Message, line string, silent bool) map[string]any {
-	f := strings.Fields(line)
+	f, err := shell.Words(line)
+	if err != nil || len(f) == 0 {
+		return k.errorContent("UsageError", fmt.Sprint(err), "a magic's words are read as a command's: quote a path with blanks")
+	}
 	name, args := f[0], f[1:]
 	out := func(text string) {
 		if !silent {
@@ -481,8 +536,10 @@ func (k *Kernel) magic(m *Message, line string, silent bool) map[string]any {
 			return k.errorContent(name, why, hint)
 		}
 		if !met && strict {
-			first, rest, _ := strings.Cut(strings.TrimRight(text, "\n"), "\n")
-			return k.errorContent("GoalNotReached", first, strings.ReplaceAll(rest, "\n", " "))
+			lines := strings.Split(strings.TrimRight(text, "\n"), "\n")
+			e := k.errorContent("GoalNotReached", lines[0], "")
+			e["traceback"] = append([]string{"GoalNotReached: " + lines[0]}, lines[1:]...)
+			return e
 		}
 		out(text)
 	case "%seed", "%backend":
@@ -529,6 +586,7 @@ func firstLine(s string) string {
 // offset.
 func cursorLine(code string, cursor int) (string, int) {
 	off := 0
+	cursor = clampCursor(code, cursor)
 	for i := 0; i < cursor && off < len(code); i++ {
 		_, n := utf8.DecodeRuneInString(code[off:])
 		off += n
@@ -540,6 +598,11 @@ func cursorLine(code string, cursor int) (string, int) {
 	return before, off
 }
 
+// clampCursor puts a cursor (in code points) inside code.
+func clampCursor(code string, cursor int) int {
+	return min(max(cursor, 0), utf8.RuneCountInString(code))
+}
+
 // complete answers complete_request with the shell's completions (and
 // the magics, and lesson names after %lesson).
 func (k *Kernel) complete(m *Message) map[string]any {
@@ -548,6 +611,7 @@ func (k *Kernel) complete(m *Message) map[string]any {
 		CursorPos int    `json:"cursor_pos"`
 	}
 	json.Unmarshal(m.Content, &c)
+	c.CursorPos = clampCursor(c.Code, c.CursorPos)
 	line, _ := cursorLine(c.Code, c.CursorPos)
 	word := line
 	if i := strings.LastIndexAny(line, shell.WordSeparators); i >= 0 {
@@ -615,17 +679,18 @@ func (k *Kernel) inspect(m *Message) map[string]any {
 	return reply
 }
 
-// isComplete answers is_complete_request: a vsh line is complete unless
-// a quote is left open.
+// isComplete answers is_complete_request: a vsh line never continues on
+// the next, so code is complete, or invalid when a line leaves a quote
+// open.
 func (k *Kernel) isComplete(m *Message) map[string]any {
 	var c struct {
 		Code string `json:"code"`
 	}
 	json.Unmarshal(m.Content, &c)
-	lines := strings.Split(c.Code, "\n")
-	last := lines[len(lines)-1]
-	if strings.Count(last, `"`)%2 == 1 || strings.Count(last, "'")%2 == 1 {
-		return map[string]any{"status": "incomplete", "indent": ""}
+	for _, line := range strings.Split(c.Code, "\n") {
+		if _, err := shell.Words(line); err != nil {
+			return map[string]any{"status": "invalid"}
+		}
 	}
 	return map[string]any{"status": "complete"}
 }

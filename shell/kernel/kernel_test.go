@@ -3,6 +3,7 @@ package kernel
 import (
 	"context"
 	"encoding/json"
+	"encoding/xml"
 	"fmt"
 	"net"
 	"strings"
@@ -312,7 +313,7 @@ func TestKernelCompleteInspect(t *testing.T) {
 	if r["found"] != true || !strings.Contains(fmt.Sprint(r["data"]), "usage: modify_qp") {
 		t.Errorf("inspect: %v", r)
 	}
-	for code, want := range map[string]string{"open_device A": "complete", `fill mr0 "abc`: "incomplete"} {
+	for code, want := range map[string]string{"open_device A": "complete", `fill mr0 "abc`: "invalid", `fill mr0 "it's" # don't`: "complete"} {
 		r = c.reply(c.shell, c.request(c.shell, "is_complete_request", map[string]any{"code": code}), 5*time.Second)
 		c.iopubUntilIdle(time.Second)
 		if r["status"] != want {
@@ -415,5 +416,130 @@ func TestKernelShutdown(t *testing.T) {
 		}
 	case <-time.After(5 * time.Second):
 		t.Error("the kernel did not end")
+	}
+}
+
+// TestKernelHostilePeers: a ZMTP peer that names a frame of 2^62 bytes on
+// each port, and a heartbeat message without a delimiter, leave the kernel
+// serving: it answers kernel_info and its heartbeat still echoes.
+func TestKernelHostilePeers(t *testing.T) {
+	c := startKernel(t)
+	ci := c.k.cfg.Conn
+	greeting := make([]byte, 64)
+	greeting[0], greeting[9], greeting[10] = 0xff, 0x7f, 3
+	copy(greeting[12:], "NULL")
+	for _, port := range []int{ci.ShellPort, ci.ControlPort, ci.StdinPort, ci.IOPubPort, ci.HBPort} {
+		conn, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+		if err != nil {
+			t.Fatal(err)
+		}
+		conn.Write(greeting)
+		conn.Write([]byte{0x06, 0x40, 0, 0, 0, 0, 0, 0, 0})
+		time.Sleep(50 * time.Millisecond)
+		conn.Close()
+	}
+	bad := zmq4.NewDealer(context.Background())
+	defer bad.Close()
+	if err := bad.Dial(ci.endpoint(ci.HBPort)); err != nil {
+		t.Fatal(err)
+	}
+	bad.Send(zmq4.NewMsgString("x"))
+	time.Sleep(100 * time.Millisecond)
+	r := c.reply(c.shell, c.request(c.shell, "kernel_info_request", map[string]any{}), 5*time.Second)
+	if r["msg_type"] != "kernel_info_reply" {
+		t.Errorf("after hostile peers: %v", r)
+	}
+	if err := c.hb.Send(zmq4.NewMsgString("ping")); err != nil {
+		t.Fatal(err)
+	}
+	if m, err := c.recvRaw(c.hb, 5*time.Second); err != nil || string(m) != "ping" {
+		t.Errorf("heartbeat after a bad message: %q, %v", m, err)
+	}
+}
+
+// recvRaw reads one message's bytes from s within d.
+func (c *client) recvRaw(s zmq4.Socket, d time.Duration) ([]byte, error) {
+	ch := make(chan zmq4.Msg, 1)
+	errs := make(chan error, 1)
+	go func() {
+		m, err := s.Recv()
+		if err != nil {
+			errs <- err
+			return
+		}
+		ch <- m
+	}()
+	select {
+	case m := <-ch:
+		return m.Bytes(), nil
+	case err := <-errs:
+		return nil, err
+	case <-time.After(d):
+		return nil, fmt.Errorf("nothing within %v", d)
+	}
+}
+
+// TestKernelAbortsQueuedCells: Run All sends every cell at once; after the
+// first failure the cells already queued are answered "aborted", not run.
+func TestKernelAbortsQueuedCells(t *testing.T) {
+	c := startKernel(t)
+	var reqs []*Message
+	// The first cell runs long enough (a thousand round trips) for the
+	// others to arrive while it runs.
+	for _, code := range []string{"pingpong rc\nmodify_qp qp9 state=init", "open_device A", "open_device B"} {
+		reqs = append(reqs, c.request(c.shell, "execute_request", map[string]any{"code": code, "silent": false, "store_history": true, "stop_on_error": true}))
+	}
+	var got []any
+	for _, req := range reqs {
+		got = append(got, c.reply(c.shell, req, 10*time.Second)["status"])
+	}
+	if fmt.Sprint(got) != "[error aborted aborted]" {
+		t.Errorf("replies: %v", got)
+	}
+	for len(c.iopubUntilIdle(300*time.Millisecond)) > 0 { // the three cells' statuses
+	}
+	// Nothing ran: the next cell's first handle is ctx0.
+	if _, io := c.execute("open_device A"); !strings.Contains(outputs(io, "text/plain"), "ibv_open_device(A = sim0) → ctx0") {
+		t.Errorf("an aborted cell ran: %s", outputs(io, "text/plain"))
+	}
+}
+
+// TestKernelSVG: a picture is well-formed SVG, as wide as the output area
+// at most.
+func TestKernelSVG(t *testing.T) {
+	c := startKernel(t)
+	r, io := c.execute("open_device A\nalloc_pd ctx0\ncreate_cq ctx0\ncreate_qp pd0 type=rc send_cq=cq0 recv_cq=cq0\nshow qp0 --diagram")
+	svg := outputs(io, "image/svg+xml")
+	if r["status"] != "ok" || !strings.HasPrefix(svg, `<svg xmlns="http://www.w3.org/2000/svg" width="100%" style="max-width: `) {
+		t.Fatalf("%v: %.200s", r, svg)
+	}
+	if err := xml.Unmarshal([]byte(svg), new(struct{})); err != nil {
+		t.Errorf("not XML: %v", err)
+	}
+}
+
+// TestKernelMagicWords: a magic's words are read as a command's: quotes
+// and a trailing comment.
+func TestKernelMagicWords(t *testing.T) {
+	c := startKernel(t)
+	for code, want := range map[string]string{
+		"%check 3 # the third step":    "no lesson is running",
+		`%lesson "no such/less on.md"`: "less on.md",
+		`%seed 7 # again`:              "seed 7",
+		`%lesson "open`:                "quote",
+	} {
+		r, io := c.execute(code)
+		if got := fmt.Sprint(r["evalue"], outputs(io, "text/plain")); !strings.Contains(got, want) {
+			t.Errorf("%s: %v, want %q", code, got, want)
+		}
+	}
+	code := "open_device A"
+	for _, pos := range []int{-5, 1000} {
+		r := c.reply(c.shell, c.request(c.shell, "complete_request", map[string]any{"code": code, "cursor_pos": pos}), 5*time.Second)
+		c.iopubUntilIdle(time.Second)
+		start, end := r["cursor_start"].(float64), r["cursor_end"].(float64)
+		if start < 0 || end > float64(len(code)) || start > end {
+			t.Errorf("cursor_pos %d: cursor %v to %v", pos, start, end)
+		}
 	}
 }

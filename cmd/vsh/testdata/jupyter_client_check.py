@@ -62,7 +62,7 @@ try:
     i = kc.inspect("post_send qp0", 3, reply=True, timeout=10)["content"]
     check(i["found"] and "usage: post_send" in i["data"]["text/plain"], "inspect: %r" % i)
 
-    for code, want in (("open_device A", "complete"), ('fill mr0 "abc', "incomplete")):
+    for code, want in (("open_device A", "complete"), ('fill mr0 "abc', "invalid"), ("fill mr0 \"it's\" # don't", "complete")):
         msg_id = kc.is_complete(code)
         ic = kc.get_shell_msg(timeout=10)
         check(ic["parent_header"]["msg_id"] == msg_id and ic["content"]["status"] == want, "is_complete %r: %r" % (code, ic["content"]))
