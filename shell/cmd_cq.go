@@ -373,22 +373,32 @@ func (s *Shell) virtualClock() (verbs.Stepper, time.Duration) {
 // fabric that can be stepped, in auto mode, waiting lets virtual time pass;
 // elsewhere it polls in real time.
 func (s *Shell) poll(cq verbs.CQ, wcs []verbs.WC, wait time.Duration) (got, calls int, err error) {
+	realTime := false
+	if rt, ok := s.prov.(verbs.RealTimeClock); ok {
+		realTime = rt.RealTime() // on the simulator's UDP link a peer's packets arrive in real time
+	}
+	st, virtual := s.prov.(verbs.Stepper)
+	virtual = virtual && !realTime
+	if virtual && wait > 0 && st.DeliveryMode() == verbs.DeliverAuto {
+		// A wait lets exactly wait of virtual time pass: its polls must not
+		// each run the clock on to the next timer, as an empty poll does.
+		st.SetDeliveryMode(verbs.DeliverStep)
+		defer st.SetDeliveryMode(verbs.DeliverAuto)
+		st.Run() // what is due now, as the auto mode's poll delivers it
+	} else if virtual && wait > 0 {
+		wait = 0 // stepping by hand: the person moves time
+	}
 	n, err := cq.Poll(wcs)
 	calls = 1
 	if err != nil || n == len(wcs) || wait <= 0 {
 		return n, calls, err
 	}
 	got = n
-	realTime := false
-	if rt, ok := s.prov.(verbs.RealTimeClock); ok {
-		realTime = rt.RealTime() // on the simulator's UDP link a peer's packets arrive in real time
-	}
-	if st, ok := s.prov.(verbs.Stepper); ok && !realTime {
-		if st.DeliveryMode() == verbs.DeliverStep {
-			return got, calls, nil
-		}
+	if virtual {
+		// Time moves a millisecond at a time, so that the wait ends within
+		// one of the completion that ends it (or of the fabric going idle).
 		var waited time.Duration
-		step := time.Millisecond
+		const step = time.Millisecond
 		for waited < wait && got < len(wcs) && !s.interrupted() {
 			packets, timers := st.Pending()
 			if packets == 0 && timers == 0 {
@@ -397,7 +407,6 @@ func (s *Shell) poll(cq verbs.CQ, wcs []verbs.WC, wait time.Duration) (got, call
 			d := min(step, wait-waited)
 			st.Advance(d)
 			waited += d
-			step *= 2
 			n, err = cq.Poll(wcs[got:])
 			calls++
 			got += n

@@ -1,6 +1,7 @@
 package shell
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -38,4 +39,23 @@ func TestGetCQEventNoEventHint(t *testing.T) {
 	assert.Contains(t, msg, "req_notify_cq (cq1)")
 	assert.Contains(t, msg, "poll_cq cq1")
 	assert.NotContains(t, msg, "cq0", "cq0 has no channel")
+}
+
+// TestPollWaitBoundsVirtualTime: poll_cq wait=100ms on the simulator lets
+// 100 ms of virtual time pass, not the seconds an empty poll's run to the
+// next retransmit timer would, poll after poll.
+func TestPollWaitBoundsVirtualTime(t *testing.T) {
+	sh := newTestShell(t, 2, 1, true, nil)
+	defer sh.Close()
+	for _, l := range []string{"open_device A", "alloc_pd ctx0", "reg_mr pd0 length=64 access=local_write", "create_cq ctx0",
+		"create_qp pd0 type=rc send_cq=cq0 recv_cq=cq0", "create_qp pd0 type=rc send_cq=cq0 recv_cq=cq0", "connect qp0 qp1",
+		"fault drop opcode=send_only", "post_send qp0 mr=mr0"} {
+		if _, err := sh.Exec(l); err != nil {
+			t.Fatalf("%s: %v", l, err)
+		}
+	}
+	out, err := sh.Exec("poll_cq cq0 wait=100ms")
+	if err != nil || !strings.Contains(out, "virtual time ran 100ms forward, to t=100ms") {
+		t.Errorf("poll_cq wait=100ms: %v\n%s", err, out)
+	}
 }
