@@ -499,18 +499,28 @@ func (t *Tutor) hintText(solution bool, kind DiffKind) string {
 // lesson is over.
 var ErrNoStep = errors.New("the lesson is over; lesson back returns to its last step, lesson quit leaves it")
 
+// doWords splits a tutor command into its word and argument, refusing
+// an argument where none goes, and the terminal's moves in a notebook.
+func (t *Tutor) doWords(cmd string) (word, arg string, err error) {
+	word, arg, _ = strings.Cut(strings.TrimSpace(cmd), " ")
+	arg = strings.TrimSpace(arg)
+	if arg != "" && !(word == "goal" && (arg == "--detail" || arg == "detail" || arg == "-d")) {
+		return "", "", fmt.Errorf("lesson %s takes nothing more, not %q (lesson goal --detail is the one that takes a word)", word, arg)
+	}
+	if t.driven && (word == "next" || word == "back" || word == "skip" || word == "reset") {
+		return "", "", fmt.Errorf("in a notebook the tutor follows the notebook's cells: run the step's cells, and %%check N says whether it is reached; Kernel → Restart starts over (lesson %s is for the terminal)", word)
+	}
+	return word, arg, nil
+}
+
 // Do runs a tutor command: next, back, hint, skip, reset, goal (with
 // "goal --detail"), quit, or "" to show the current step again.
 func (t *Tutor) Do(cmd string) (string, error) {
 	defer t.changed()
 	var b strings.Builder
-	word, arg, _ := strings.Cut(strings.TrimSpace(cmd), " ")
-	arg = strings.TrimSpace(arg)
-	if arg != "" && !(word == "goal" && (arg == "--detail" || arg == "detail" || arg == "-d")) {
-		return "", fmt.Errorf("lesson %s takes nothing more, not %q (lesson goal --detail is the one that takes a word)", word, arg)
-	}
-	if t.driven && (word == "next" || word == "back" || word == "skip" || word == "reset") {
-		return "", fmt.Errorf("in a notebook the tutor follows the notebook's cells: run the step's cells, and %%check N says whether it is reached; Kernel → Restart starts over (lesson %s is for the terminal)", word)
+	word, arg, err := t.doWords(cmd)
+	if err != nil {
+		return "", err
 	}
 	switch word {
 	case "", "show":
