@@ -309,23 +309,28 @@ func (l *Ladder) SVG() (string, error) {
 	}
 	longest := 0
 	for _, a := range l.Arrows {
-		longest = max(longest, width(strings.Join(a.Label, " "))+2, width(a.Note))
+		longest = max(longest, width(strings.Join(a.Label, " "))+2)
 	}
 	for _, c := range l.Columns {
 		longest = max(longest, width(c.Name), width(c.Sub))
 	}
 	span := max(180, float64(longest)*svgCharW+40)
+	// Notes wrap at words to the span, in their smaller type, rather than
+	// widening the picture: a sentence under one arrow made every column
+	// as wide as it.
+	noteChars := int((span - 20) / (svgCharW * 10 / 12))
+	notes := make([][]string, len(l.Arrows))
+	for i, a := range l.Arrows {
+		notes[i] = wrapWords(a.Note, noteChars)
+	}
 	left := ladMargin + float64(l.timeWidth())*svgCharW + 30
 	xs := make([]float64, len(l.Columns))
 	for i := range xs {
 		xs[i] = left + float64(i)*span
 	}
 	h := float64(ladTop)
-	for _, a := range l.Arrows {
-		h += ladRow
-		if a.Note != "" {
-			h += ladNote
-		}
+	for i := range l.Arrows {
+		h += ladRow + float64(len(notes[i]))*ladNote
 	}
 	bottom := h
 	h += ladMargin
@@ -345,19 +350,39 @@ func (l *Ladder) SVG() (string, error) {
 		s.line(xs[i], ladTop-4, xs[i], bottom, svgDim, 1)
 	}
 	y := float64(ladTop)
-	for _, a := range l.Arrows {
+	for i, a := range l.Arrows {
 		y += ladRow
-		svgArrow(&s, xs, y, left-30, a)
-		if a.Note != "" {
-			y += ladNote
-		}
+		svgArrow(&s, xs, y, left-30, a, notes[i])
+		y += float64(len(notes[i])) * ladNote
 	}
 	return s.close(), nil
 }
 
+// wrapWords breaks s at blanks into lines of at most n runes (a longer
+// word stays whole on its own line); "" is no line.
+func wrapWords(s string, n int) []string {
+	var lines []string
+	line := ""
+	for _, w := range strings.Fields(s) {
+		switch {
+		case line == "":
+			line = w
+		case width(line)+1+width(w) <= n:
+			line += " " + w
+		default:
+			lines = append(lines, line)
+			line = w
+		}
+	}
+	if line != "" {
+		lines = append(lines, line)
+	}
+	return lines
+}
+
 // svgArrow draws one arrow whose line is at y, its label above it and its
-// note under it; the time is right-aligned at tx.
-func svgArrow(s *svgWriter, xs []float64, y, tx float64, a Arrow) {
+// note's lines under it; the time is right-aligned at tx.
+func svgArrow(s *svgWriter, xs []float64, y, tx float64, a Arrow, note []string) {
 	colour := map[tag]string{tagWire: svgWire, tagBad: svgBad, tagRetry: svgRetry}[a.tag()]
 	label := strings.Join(a.Label, " ")
 	if a.Retransmit {
@@ -384,7 +409,7 @@ func svgArrow(s *svgWriter, xs []float64, y, tx float64, a Arrow) {
 		s.head(x1, y, dir, 0, colour)
 		s.text((x0+x1)/2, y-5, "middle", colour, label)
 	}
-	if a.Note != "" {
-		s.text(min(x0, x1)+10, y+14, "start", colour, a.Note, "font-size", "10", "font-style", "italic")
+	for i, line := range note {
+		s.text(min(x0, x1)+10, y+14+float64(i)*ladNote, "start", colour, line, "font-size", "10", "font-style", "italic")
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/xml"
 	"errors"
 	"io"
+	"regexp"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -272,5 +273,32 @@ func TestCutAndWrap(t *testing.T) {
 	}
 	if got := fitWords([]string{"SEND_ONLY", "psn=0x000000", "AckReq"}, 22); got != "SEND_ONLY psn=0x000000" {
 		t.Errorf("fitWords = %q", got)
+	}
+}
+
+// TestLadderSVGWrapsNotes: a long note wraps under its arrow, in lines no
+// wider than the lane, instead of widening the picture.
+func TestLadderSVGWrapsNotes(t *testing.T) {
+	note := strings.Repeat("the responder saw a gap in PSNs ", 6)
+	nak := Arrow{Time: "1µs", From: 1, To: 0, Label: []string{"ACKNOWLEDGE", "NAK(PSN_SEQUENCE_ERROR)"}, NAK: true}
+	short, _ := (&Ladder{Columns: twoHosts, Arrows: []Arrow{nak}}).SVG()
+	nak.Note = note
+	long, err := (&Ladder{Columns: twoHosts, Arrows: []Arrow{nak}}).SVG()
+	if err != nil {
+		t.Fatal(err)
+	}
+	widthOf := func(svg string) string { return regexp.MustCompile(`width="(\d+)"`).FindStringSubmatch(svg)[1] }
+	if widthOf(long) != widthOf(short) {
+		t.Errorf("a long note widened the picture: %s px, %s px without it", widthOf(long), widthOf(short))
+	}
+	if n := strings.Count(long, `font-style="italic"`); n < 3 {
+		t.Errorf("the note is on %d lines, want it wrapped on 3 or more", n)
+	}
+	var all []string
+	for _, m := range regexp.MustCompile(`font-style="italic">([^<]*)<`).FindAllStringSubmatch(long, -1) {
+		all = append(all, m[1])
+	}
+	if strings.Join(all, " ") != strings.TrimSpace(note) {
+		t.Errorf("the wrapped note reads %q", strings.Join(all, " "))
 	}
 }
