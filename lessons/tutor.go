@@ -721,6 +721,7 @@ func (t *Tutor) goal(b *strings.Builder, detail bool) {
 // rebuild resets the session and replays the lesson's commands of the
 // steps before step to, silently, then shows step to.
 func (t *Tutor) rebuild(to int, b *strings.Builder) error {
+	t.step = to // the replayed cells rebuild step to's start: they are its
 	n, err := t.rebuildSession(to)
 	if err != nil {
 		return err

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"html"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -17,6 +18,11 @@ import (
 type note struct {
 	after int
 	text  string
+	// lesson and step are the lesson and step the tutor was at when the
+	// comment was typed (nil and -1 outside a lesson): the notebook puts
+	// the comment in that step.
+	lesson *lessons.Lesson
+	step   int
 }
 
 // maxNotes bounds the comments a session keeps for its notebook.
@@ -30,14 +36,21 @@ func (s *Shell) keepComment(line string) {
 		return
 	}
 	t = strings.TrimSpace(strings.TrimLeft(t, "#"))
+	at := note{after: s.cell, step: -1}
+	if st := s.lesson; st != nil && st.tutor != nil && !st.tutor.Quit() {
+		if step, over := st.tutor.Step(); !over {
+			at.lesson, at.step = st.tutor.Lesson(), step
+		}
+	}
 	if t == "" {
 		// An empty comment ends a paragraph of the comments around it.
 		if n := len(s.notes); n > 0 && s.notes[n-1].after == s.cell && s.notes[n-1].text != "" {
-			s.notes = append(s.notes, note{after: s.cell})
+			s.notes = append(s.notes, at)
 		}
 		return
 	}
-	s.notes = append(s.notes, note{after: s.cell, text: t})
+	at.text = t
+	s.notes = append(s.notes, at)
 }
 
 // Notebook renders the session as a Markdown notebook to hand in or
@@ -60,19 +73,12 @@ func (s *Shell) notebook(html bool) string {
 		notes = notes[1:] // the title
 	}
 	for _, c := range s.sortedCells() {
+		if cmd := s.byKey[c.cmd]; cmd != nil && cmd.skipNotebook {
+			continue
+		}
 		k := 0
 		for k < len(notes) && notes[k].after < c.N {
 			k++
-		}
-		if cmd := s.byKey[c.cmd]; cmd != nil && cmd.skipNotebook {
-			if cmd.Name == "lesson" && k > 0 {
-				// Comments typed before a lesson command end what came
-				// before it: the step or the session before the lesson.
-				nb.flush()
-				nb.text(notes[:k])
-				notes = notes[k:]
-			}
-			continue
 		}
 		nb.cell(c, notes[:k], k < len(notes) && notes[k].after == c.N)
 		notes = notes[k:]
@@ -85,10 +91,11 @@ func (s *Shell) notebook(html bool) string {
 
 // notebook writes one Notebook.
 type notebook struct {
-	s    *Shell
-	b    *strings.Builder
-	l    *lessons.Lesson // the lesson of the last step shown
-	step int
+	s      *Shell
+	b      *strings.Builder
+	titled *lessons.Lesson // the lesson the title names
+	l      *lessons.Lesson // the lesson of the last step shown
+	step   int
 	// The block being gathered: commands and their output, of cells
 	// numbered first, first+1, ...
 	first, next int
@@ -104,7 +111,8 @@ func (nb *notebook) head() (fromNote bool) {
 	title := "a session"
 	for _, c := range nb.s.log {
 		if c.lesson != nil {
-			title = fmt.Sprintf("Lesson %s: %s", c.lesson.ID, c.lesson.Title)
+			title = noteText(fmt.Sprintf("Lesson %s: %s", c.lesson.ID, c.lesson.Title)) // a lesson file's words
+			nb.titled = c.lesson
 			break
 		}
 	}
@@ -142,13 +150,29 @@ func (nb *notebook) text(notes []note) {
 // noteText makes words typed at the prompt plain Markdown text: no HTML
 // (a page that runs a student's <script> in a teacher's browser), no code
 // fence (which a replay would run), no heading.
+//
+// HTML's characters become entities; a backslash keeps each of Markdown's
+// inline marks as itself (a link, an image, emphasis, a table's bar); and
+// at the start, where Markdown would read a block (a heading, a quote, a
+// list, a rule, a fence, a link definition), the first mark is escaped.
 func noteText(t string) string {
-	t = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", "`", "&#96;").Replace(t)
-	if strings.HasPrefix(t, "~") || strings.HasPrefix(t, "#") {
+	t = noteMarks.Replace(t)
+	if listNumber.MatchString(t) {
+		i := strings.IndexAny(t, ".)")
+		return t[:i] + `\` + t[i:]
+	}
+	if t != "" && strings.ContainsRune("~#>-+=_", rune(t[0])) {
 		t = `\` + t
 	}
 	return t
 }
+
+// noteMarks escapes what noteText escapes anywhere in a line.
+var noteMarks = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", "`", "&#96;",
+	`\`, `\\`, "[", `\[`, "]", `\]`, "*", `\*`, "|", `\|`)
+
+// listNumber is an ordered list item's start: "1. " or "1) ".
+var listNumber = regexp.MustCompile(`^[0-9]{1,9}[.)](\s|$)`)
 
 // cell adds cell c, after the comments typed before it, grouping it with
 // the cells before it when it follows them in the same lesson step, the
@@ -156,13 +180,29 @@ func noteText(t string) string {
 // comment follows it, which ends the group. Comments come under the
 // heading of the step their cell is in: they say what comes next.
 func (nb *notebook) cell(c Cell, before []note, noteAfter bool) {
-	if c.lesson != nil && (c.lesson != nb.l || c.step != nb.step) {
+	// Comments typed in the step this cell is in come under its heading;
+	// those typed before (in an earlier step, before the lesson, after it)
+	// end what came before.
+	k := len(before)
+	for k > 0 && before[k-1].lesson == c.lesson && before[k-1].step == c.step && c.lesson != nil {
+		k--
+	}
+	if k > 0 {
+		nb.flush()
+		nb.text(before[:k])
+	}
+	switch {
+	case c.lesson != nil && (c.lesson != nb.l || c.step != nb.step):
 		nb.flush()
 		nb.stepHeading(c.lesson, c.step)
-	}
-	if len(before) > 0 {
+	case c.lesson == nil && nb.l != nil:
 		nb.flush()
-		nb.text(before)
+		fmt.Fprintf(nb.b, "\n## After lesson %s\n", noteText(nb.l.ID))
+		nb.l, nb.step = nil, -1
+	}
+	if k < len(before) {
+		nb.flush()
+		nb.text(before[k:])
 	}
 	line, out := nb.s.plainCell(c)
 	if c.cmd == "repeat" {
@@ -227,7 +267,10 @@ func (nb *notebook) stepHeading(l *lessons.Lesson, i int) {
 		if st.Section != "" {
 			head += " · " + st.Section
 		}
-		fmt.Fprintf(nb.b, "\n## %s\n", head)
+		if l != nb.titled {
+			head = "Lesson " + l.ID + " · " + head // a second lesson in the session
+		}
+		fmt.Fprintf(nb.b, "\n## %s\n", noteText(head))
 	} else {
 		nb.b.WriteString("\n")
 	}
@@ -241,7 +284,7 @@ func (nb *notebook) stepHeading(l *lessons.Lesson, i int) {
 	case p != "":
 		fmt.Fprintf(nb.b, "<details class=\"lesson\"><summary>%sThe lesson's text</summary>%s</details>\n", label, proseHTML(p))
 	case goal != "":
-		fmt.Fprintf(nb.b, "\n**%s%s**\n", label, noteText(goal))
+		fmt.Fprintf(nb.b, "\n**%s%s**\n", label, noteText("Goal: "+st.Cell.Goal))
 	}
 }
 
@@ -351,8 +394,14 @@ func blockCell(info string) int {
 // heading made bold text, so that headings are the notebook's.
 func stepProse(l *lessons.Lesson, i int) string {
 	var out []string
+	fence := ""
 	for _, line := range strings.Split(lessons.StepProse(l, i), "\n") {
-		if t := strings.TrimLeft(line, "#"); t != line && strings.HasPrefix(t, " ") {
+		if f, open := fenceLine(line, fence); f != "" || open {
+			fence = f
+			out = append(out, line)
+			continue
+		}
+		if t := strings.TrimLeft(line, "#"); fence == "" && t != line && strings.HasPrefix(t, " ") {
 			t = strings.TrimSpace(t)
 			if t == l.Steps[i].Section {
 				continue
@@ -364,9 +413,35 @@ func stepProse(l *lessons.Lesson, i int) string {
 	return strings.TrimSpace(unwrapParagraphs(strings.Join(out, "\n")))
 }
 
+// fenceLine follows code fences: given the fence open before line ("" for
+// none), it returns the fence open after it, and whether line is a fence
+// line (one that opens or closes). A fence closes on a line of at least
+// as many of its character and nothing else, as CommonMark says.
+func fenceLine(line, open string) (string, bool) {
+	t := strings.TrimSpace(line)
+	if open != "" {
+		if strings.HasPrefix(t, open) && strings.Trim(t, open[:1]) == "" {
+			return "", true
+		}
+		return open, false
+	}
+	for _, ch := range []string{"`", "~"} {
+		n := 0
+		for n < len(t) && t[n] == ch[0] {
+			n++
+		}
+		if n >= 3 && (ch == "~" || !strings.Contains(t[n:], "`")) {
+			return t[:n], true
+		}
+	}
+	return "", false
+}
+
 // proseHTML renders a step's prose as HTML on one line, to fold into a
 // <details> element of a notebook: a Markdown HTML block ends at a blank
-// line, so none may be left, and a newline in code becomes &#10;.
+// line, so none may be left. A newline in code becomes &#10;, elsewhere a
+// blank, as HTML reads it. Raw HTML in the prose is left out and risky
+// links are not linked (goldmark's safe rendering).
 func proseHTML(md string) string {
 	var b bytes.Buffer
 	if err := goldmark.New(goldmark.WithExtensions(extension.Table)).Convert([]byte(md), &b); err != nil {
@@ -387,6 +462,8 @@ func proseHTML(md string) string {
 		case h[0] == '\n':
 			if pre > 0 {
 				out.WriteString("&#10;")
+			} else {
+				out.WriteByte(' ')
 			}
 			h = h[1:]
 			continue
@@ -404,56 +481,80 @@ func proseHTML(md string) string {
 // unwrapParagraphs joins the lines of each Markdown paragraph and list
 // item of s into one line, and blank-line runs into one blank line: the
 // same Markdown, which a reader's viewer wraps to its own width. Fenced
-// code, tables, headings, quotes and HTML stay line for line, as does a
-// line that ends in a hard break.
+// and indented code, tables, headings, quotes and HTML stay line for
+// line, as does a line that ends in a hard break.
 func unwrapParagraphs(s string) string {
+	lines := strings.Split(s, "\n")
+	table := tableLines(lines)
 	var out []string
-	fence := ""   // the open code fence, if any
-	join := false // the last line is text the next may continue
-	for _, line := range strings.Split(s, "\n") {
+	fence := ""
+	join := false // the last line is paragraph text the next may continue
+	code := false // in an indented code block
+	item := false // the text being continued is a list item's
+	for i, line := range lines {
 		t := strings.TrimSpace(line)
-		switch {
-		case fence != "":
-			out = append(out, line)
-			if strings.HasPrefix(t, fence) && strings.Trim(t, fence[:1]) == "" {
-				fence = ""
-			}
-			continue
-		case strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~"):
-			fence = t[:3]
+		if f, isFence := fenceLine(line, fence); fence != "" || isFence {
+			fence = f
 			out, join = append(out, line), false
 			continue
+		}
+		switch {
 		case t == "":
 			if len(out) > 0 && out[len(out)-1] != "" {
 				out = append(out, "")
 			}
 			join = false
 			continue
+		case table[i]:
+			out, join = append(out, line), false
+			continue
+		case (code || !join) && (strings.HasPrefix(line, "    ") || strings.HasPrefix(line, "\t")):
+			out, join, code = append(out, line), false, true
+			continue
 		}
-		block := strings.HasPrefix(t, "#") || strings.HasPrefix(t, "|") || strings.HasPrefix(t, ">") ||
-			strings.HasPrefix(t, "<") || listItem(t)
+		code = false
+		number := listNumber.MatchString(t)
+		block := atxHeading.MatchString(t) || strings.HasPrefix(t, ">") || htmlStart.MatchString(t) || bullet.MatchString(t) ||
+			(join && setextLine.MatchString(t)) || (join && interruptsParagraph.MatchString(t)) || ((!join || item) && number)
 		if join && !block {
-			out[len(out)-1] += " " + t
+			out[len(out)-1] += " " + strings.TrimLeft(line, " \t")
 		} else {
 			out = append(out, line)
+			item = bullet.MatchString(t) || number
 		}
 		hard := strings.HasSuffix(line, "  ") || strings.HasSuffix(line, `\`)
-		join = !hard && !(strings.HasPrefix(t, "#") || strings.HasPrefix(t, "|") || strings.HasPrefix(t, "<"))
+		join = !hard && !atxHeading.MatchString(t) && !htmlStart.MatchString(t) && !(join && setextLine.MatchString(t))
 	}
 	return strings.Join(out, "\n")
 }
 
-// listItem reports whether the trimmed line t starts a list item: "- ",
-// "* ", "+ ", "1. " or "1) ".
-func listItem(t string) bool {
-	if len(t) > 1 && strings.ContainsRune("-*+", rune(t[0])) && t[1] == ' ' {
-		return true
+// The starts of Markdown blocks that unwrapParagraphs keeps on lines of
+// their own.
+var (
+	atxHeading = regexp.MustCompile(`^#{1,6}(\s|$)`)
+	htmlStart  = regexp.MustCompile(`^</?[A-Za-z][A-Za-z0-9-]*(\s|/?>|$)|^<!--`)
+	bullet     = regexp.MustCompile(`^[-*+](\s|$)`)
+	setextLine = regexp.MustCompile(`^(=+|-+)$`)
+	// An ordered list interrupts a paragraph only when it starts at 1.
+	interruptsParagraph = regexp.MustCompile(`^1[.)]\s`)
+	tableDelimiter      = regexp.MustCompile(`^\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?$`)
+)
+
+// tableLines marks the lines of GFM tables: a header row, its delimiter
+// row, and the rows up to a blank line.
+func tableLines(lines []string) []bool {
+	in := make([]bool, len(lines))
+	for i := 1; i < len(lines); i++ {
+		t := strings.TrimSpace(lines[i])
+		if !strings.Contains(t, "-") || !tableDelimiter.MatchString(t) || !strings.Contains(lines[i-1], "|") {
+			continue
+		}
+		in[i-1], in[i] = true, true
+		for j := i + 1; j < len(lines) && strings.TrimSpace(lines[j]) != ""; j++ {
+			in[j] = true
+		}
 	}
-	i := 0
-	for i < len(t) && i < 9 && t[i] >= '0' && t[i] <= '9' {
-		i++
-	}
-	return i > 0 && i+1 < len(t) && (t[i] == '.' || t[i] == ')') && t[i+1] == ' '
+	return in
 }
 
 // foldRepeats shortens a repeat cell's output for a notebook: a run of

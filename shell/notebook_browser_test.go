@@ -207,3 +207,45 @@ func TestNotebookReplayFences(t *testing.T) {
 		})
 	}
 }
+
+// TestNotebookUntrustedWords: a lesson file's title, section and prose and
+// a learner's comment are words, never markup that acts: in the page they
+// are escaped, risky links are not links, and the page's policy runs no
+// script — checked in Chromium too, where one would change the title.
+func TestNotebookUntrustedWords(t *testing.T) {
+	src, err := os.ReadFile(filepath.Join("..", "lessons", "tour.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	evil := strings.Replace(string(src), "title: A tour of an RDMA device", `title: T <img src=x onerror="document.title='PWNED'">`, 1)
+	evil = strings.Replace(evil, "\n## Devices\n", "\n## Devices <img src=y onerror=\"document.title='PWNED'\">\n\nSee [this](javascript:document.title='PWNED').\n", 1)
+	files := newMemFiles()
+	files.m["evil.md"] = []byte(evil)
+	sh := newTestShell(t, 2, 1, true, files)
+	defer sh.Close()
+	for _, l := range []string{"lesson evil.md", "# see [notes](javascript:document.title='PWNED') <script>document.title='PWNED'</script>", "devices", "save x.html"} {
+		if out, err := sh.Exec(l); err != nil {
+			t.Fatalf("%s: %v\n%s", l, err, out)
+		}
+	}
+	page := string(files.m["x.html"])
+	for _, bad := range []string{"<img", `href="javascript:`, "<script>"} {
+		if strings.Contains(page, bad) {
+			t.Errorf("the page holds %q", bad)
+		}
+	}
+	if !strings.Contains(page, `content="default-src 'none'; style-src 'unsafe-inline'; img-src data:"`) {
+		t.Error("the page has no policy against scripts")
+	}
+	chromium, err := exec.LookPath("chromium")
+	if err != nil || testing.Short() {
+		return // TestNotebookInBrowser says why the browser is missing
+	}
+	file := filepath.Join(t.TempDir(), "x.html")
+	if err := os.WriteFile(file, []byte(page), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if dom := browse(t, chromium, "--dump-dom", "file://"+file); strings.Contains(dom, "<title>PWNED") || !strings.Contains(dom, "onerror") {
+		t.Errorf("in the browser: a script ran, or the words are gone:\n%.600s", dom)
+	}
+}

@@ -16,6 +16,15 @@ func TestUnwrapParagraphs(t *testing.T) {
 		{"heading", "# Title\nbody\nmore", "# Title\nbody more"},
 		{"quote and html", "> a quote\n<b>x</b>\ny", "> a quote\n<b>x</b>\ny"},
 		{"a number that is not a list", "in 2024. Then\n2024 was", "in 2024. Then 2024 was"},
+		{"a number and ) mid-paragraph", "a TCP connection (port\n18515) and", "a TCP connection (port 18515) and"},
+		{"an ordered list from 1 interrupts", "steps:\n1. one\n2. two\n   more", "steps:\n1. one\n2. two more"},
+		{"a hash that is no heading", "issue\n#5 is", "issue #5 is"},
+		{"hard break kept", "a  \nb\nc", "a  \nb c"},
+		{"hard break of a joined line", "x\ny  \nthen", "x y  \nthen"},
+		{"indented code", "text\n\n    a := 1\n    b := 2\n\nafter\nmore", "text\n\n    a := 1\n    b := 2\n\nafter more"},
+		{"setext heading", "Para\n---\nnext", "Para\n---\nnext"},
+		{"table without outer bars", "a | b\n--- | ---\n1 | 2\n\nx\ny", "a | b\n--- | ---\n1 | 2\n\nx y"},
+		{"four-backtick fence holds three", "````md\n```\ninner\n````\nafter\nmore", "````md\n```\ninner\n````\nafter more"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -59,19 +68,49 @@ func TestFoldRepeats(t *testing.T) {
 }
 
 // TestNotebookCommentParagraphs: comment lines typed in a row are one
-// paragraph, an empty comment starts another, and they sit under the
-// heading of the step whose cell follows them.
+// paragraph, an empty comment starts another, and they sit in the step
+// the tutor was at when they were typed: under its heading, before its
+// cells — the tutor's too, after lesson skip — or, typed before a
+// lesson, before it.
 func TestNotebookCommentParagraphs(t *testing.T) {
 	files := newMemFiles()
 	sh := newTestShell(t, 2, 1, true, files)
 	defer sh.Close()
-	for _, l := range []string{"lesson tour", "devices", "# first line", "# second line", "#", "# new paragraph", "lesson next", "# about the next step", "open_device A", "save nb.md"} {
+	for _, l := range []string{"# before the lesson", "open_device A", "# still before", "lesson tour --force", "devices",
+		"# first line", "# second line", "#", "# new paragraph", "lesson next", "# about step 2", "open_device A",
+		"# step 3: I let the tutor do it", "lesson skip", "# [a link](javascript:alert(1)) *bold* | <b>", "# 1. not a list", "# ---", "save nb.md"} {
 		sh.Exec(l)
 	}
 	nb := string(files.m["nb.md"])
-	for _, want := range []string{"\nfirst line second line\n\nnew paragraph\n\n## Step 2 of 9", "</details>\n\nabout the next step\n\n```vsh cell="} {
+	for _, want := range []string{
+		"# vsh notebook: Lesson tour: A tour of an RDMA device\n",
+		"\nbefore the lesson\n\n```vsh cell=1\nopen_device A\n```",
+		"\nstill before\n\nThe tutor ran:\n```vsh cell=3\nreset\n```", // the lesson's fresh start
+		"</details>\n\n## Step 1 of 9 · Devices\n",
+		"</details>\n\nfirst line second line\n\nnew paragraph\n\nabout step 2\n\n```vsh cell=",
+		"## Step 3 of 9 · What the device can do\n<details",
+		"</details>\n\nstep 3: I let the tutor do it\n\nThe tutor ran:\n```vsh cell=",
+		"\n\\[a link\\](javascript:alert(1)) \\*bold\\* \\| &lt;b&gt; 1\\. not a list \\---\n",
+	} {
 		if !strings.Contains(nb, want) {
 			t.Errorf("the notebook has no %q:\n%s", want, nb)
+		}
+	}
+}
+
+// TestProseHTML: one line, words kept apart where the Markdown broke a
+// line, code's newlines kept, raw HTML and risky links left out.
+func TestProseHTML(t *testing.T) {
+	for _, tt := range []struct{ md, want, not string }{
+		{"> a\n> b", "a b", "ab"},
+		{"text <https://example.com/x> more", "example.com/x", "\n"},
+		{"```\nline 1\nline 2\n```", "line 1&#10;line 2", "\n"},
+		{"hi <img src=x onerror=alert(1)> [x](javascript:alert(1))", "hi", "onerror"},
+		{"[x](javascript:alert(1))", "x", "javascript:"},
+	} {
+		got := proseHTML(tt.md)
+		if !strings.Contains(got, tt.want) || strings.Contains(got, tt.not) || strings.Contains(got, "\n") {
+			t.Errorf("proseHTML(%q) = %q, want %q and no %q", tt.md, got, tt.want, tt.not)
 		}
 	}
 }

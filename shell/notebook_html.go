@@ -15,7 +15,8 @@ import (
 // page: its Markdown as HTML, with the pictures cells drew (trace ladder,
 // show QP --diagram) inline as SVG after their output, and a style sheet
 // of its own. It loads nothing: no script, font, image or style from
-// elsewhere.
+// elsewhere, and its Content-Security-Policy runs no script at all, so a
+// lesson file's or a comment's words can never act in a reader's browser.
 func (s *Shell) NotebookHTML() (string, error) {
 	md := s.notebook(true)
 	var body bytes.Buffer
@@ -34,6 +35,7 @@ const notebookPage = `<!DOCTYPE html>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="generator" content="vsh">
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; img-src data:">
 <title>%s</title>
 <style>
 %s</style>
