@@ -94,6 +94,7 @@ type notebook struct {
 	s      *Shell
 	b      *strings.Builder
 	titled *lessons.Lesson // the lesson the title names
+	reps   repeatFold      // the repetitions shown, for repeat cells
 	l      *lessons.Lesson // the lesson of the last step shown
 	step   int
 	// The block being gathered: commands and their output, of cells
@@ -120,8 +121,8 @@ func (nb *notebook) head() (fromNote bool) {
 		title, fromNote = noteText(nb.s.notes[0].text), true // a comment before any command
 	}
 	fmt.Fprintf(nb.b, "# vsh notebook: %s\n\n", title)
-	fmt.Fprintf(nb.b, "A session on %s, saved by vsh. Replay it with `vsh -f` and this file: each `vsh` block runs as cells "+
-		"numbered as here, and a line starting with `! ` must fail.\n", nb.s.backendDesc())
+	fmt.Fprintf(nb.b, "A session on %s, saved by vsh. Replay it with `vsh -f` and this file: each command after a prompt runs, "+
+		"numbered as here, and one marked `! ` must fail.\n", nb.s.backendDesc())
 	return fromNote
 }
 
@@ -206,7 +207,7 @@ func (nb *notebook) cell(c Cell, before []note, noteAfter bool) {
 	}
 	line, out := nb.s.plainCell(c)
 	if c.cmd == "repeat" {
-		out = foldRepeats(out)
+		out = nb.reps.fold(c.N, out)
 	}
 	if c.Failed() && !c.ExpectFail {
 		nb.flush()
@@ -294,7 +295,6 @@ func (nb *notebook) flush() {
 		return
 	}
 	if nb.kind == "tutor" {
-		nb.b.WriteString("\nThe tutor ran:")
 		nb.tutorBlock()
 		nb.cmds, nb.outs, nb.pics = nil, nil, nil
 		return
@@ -303,17 +303,40 @@ func (nb *notebook) flush() {
 	nb.cmds, nb.outs, nb.pics = nil, nil, nil
 }
 
-// block writes commands numbered from first, then their output.
+// block writes cells numbered from first as the terminal showed them: each
+// command after its prompt, "[7] vsh> ", then its output.
 func (nb *notebook) block(first int, cmds, outs []string) {
-	code := strings.Join(cmds, "\n")
-	f := fenceFor(code)
-	fmt.Fprintf(nb.b, "\n%svsh cell=%d\n%s\n%s\n", f, first, code, f)
-	out := strings.Join(outs, "")
-	if strings.TrimSpace(out) != "" {
-		f := fenceFor(out)
-		fmt.Fprintf(nb.b, "%stext\n%s%s\n", f, out, f) // right under its commands: one cell
+	var b strings.Builder
+	for i, cmd := range cmds {
+		fmt.Fprintf(&b, "[%d] vsh> %s\n", first+i, cmd)
+		if i < len(outs) {
+			b.WriteString(notPrompt(outs[i]))
+		}
 	}
+	body := strings.TrimRight(b.String(), "\n")
+	f := fenceFor(body)
+	fmt.Fprintf(nb.b, "\n%svsh cell=%d\n%s\n%s\n", f, first, body, f)
 	nb.pictures()
+}
+
+// promptLine is a transcript's command line, "[7] vsh> COMMAND", or
+// "[7] tutor> COMMAND" for one the tutor ran: what a replay runs of a
+// notebook's block.
+var promptLine = regexp.MustCompile(`^\[([0-9]+)\] (?:vsh|tutor)> (.*)$`)
+
+// notPrompt keeps output from reading as a command to a replay: a line
+// that looks like a prompt gets a blank in front.
+func notPrompt(out string) string {
+	if !strings.Contains(out, "> ") {
+		return out
+	}
+	lines := strings.SplitAfter(out, "\n")
+	for i, l := range lines {
+		if promptLine.MatchString(strings.TrimRight(l, "\n")) {
+			lines[i] = " " + l
+		}
+	}
+	return strings.Join(lines, "")
 }
 
 // pictures writes the block's pictures as SVG, in an HTML notebook.
@@ -336,15 +359,20 @@ func (nb *notebook) pictures() {
 	}
 }
 
-// tutorBlock writes the tutor's commands gathered, and their output
-// folded on one line: it is the lesson's, the same for every learner.
+// tutorBlock writes the tutor's commands gathered, each after a
+// "[7] tutor> " prompt, and their output folded on one line: it is the
+// lesson's, the same for every learner.
 func (nb *notebook) tutorBlock() {
-	code := strings.Join(nb.cmds, "\n")
+	var cmds []string
+	for i, c := range nb.cmds {
+		cmds = append(cmds, fmt.Sprintf("[%d] tutor> %s", nb.first+i, c))
+	}
+	code := strings.Join(cmds, "\n")
 	f := fenceFor(code)
-	fmt.Fprintf(nb.b, "\n%svsh cell=%d\n%s\n%s\n", f, nb.first, code, f) // under "The tutor ran:"
+	fmt.Fprintf(nb.b, "\n%svsh cell=%d\n%s\n%s\n", f, nb.first, code, f)
 	if out := strings.Join(nb.outs, ""); strings.TrimSpace(out) != "" {
 		out = strings.ReplaceAll(html.EscapeString(strings.TrimRight(out, "\n")), "\n", "&#10;")
-		fmt.Fprintf(nb.b, "<details class=\"tutor\"><summary>Its output</summary><pre><code>%s</code></pre></details>\n", out)
+		fmt.Fprintf(nb.b, "<details class=\"tutor\"><summary>The tutor's output</summary><pre><code>%s</code></pre></details>\n", out)
 	}
 	nb.pictures()
 }
@@ -561,7 +589,39 @@ func tableLines(lines []string) []bool {
 // repetitions that printed the same as the one before them becomes one
 // line ("#1 to #3: the same output as #0"). Repetitions that differ, and
 // what follows the last (the states, an error), stay as they were.
-func foldRepeats(out string) string {
+func foldRepeats(out string) string { return (&repeatFold{}).fold(0, out) }
+
+// A repeatFold folds the repeat cells of one notebook, remembering the
+// repetitions shown whole: a later cell's repetition that printed the
+// same is "the same output as [34] #0".
+type repeatFold struct {
+	shown []shownRep
+}
+
+// shownRep is a repetition shown whole: its command, its lines, and how
+// to name it.
+type shownRep struct {
+	cmd   string
+	body  []string
+	label string
+}
+
+// sameAs reports whether repetition (cmd, body) printed what r did; the
+// last repetition of a cell may print more after it (the states).
+func (r *shownRep) sameAs(cmd string, body []string, last bool) bool {
+	if r.cmd != cmd || len(body) < len(r.body) || !last && len(body) != len(r.body) {
+		return false
+	}
+	for i := range r.body {
+		if r.body[i] != body[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// fold folds the output of cell n (0: names no cell).
+func (f *repeatFold) fold(n int, out string) string {
 	lines := strings.SplitAfter(out, "\n")
 	if len(lines) < 2 || !strings.HasPrefix(lines[0], "[") {
 		return out
@@ -586,7 +646,6 @@ func foldRepeats(out string) string {
 	if len(starts) < 2 || starts[0] != 0 {
 		return out
 	}
-	// A repetition is its header's command and the lines up to the next.
 	type rep struct {
 		cmd  string
 		body []string
@@ -597,55 +656,62 @@ func foldRepeats(out string) string {
 		if k+1 < len(starts) {
 			end = starts[k+1]
 		}
-		h := body(lines[st])
-		reps[k] = rep{cmd: strings.TrimPrefix(h, "#"+strconv.Itoa(k)+" "), body: lines[st+1 : end]}
-	}
-	same := func(a, b rep, last bool) bool {
-		if a.cmd != b.cmd || len(b.body) < len(a.body) || !last && len(b.body) != len(a.body) {
-			return false
-		}
-		for i := range a.body {
-			if a.body[i] != b.body[i] {
-				return false
-			}
-		}
-		return true
+		reps[k] = rep{cmd: strings.TrimPrefix(body(lines[st]), "#"+strconv.Itoa(k)+" "), body: lines[st+1 : end]}
 	}
 	var b strings.Builder
-	indent := strings.Repeat(" ", w)
-	ref := 0 // the repetition shown whole that the run repeats
-	run := func(from, to int) {
-		if from > to {
+	tag, indent := lines[0][:w], strings.Repeat(" ", w)
+	var cur *shownRep // what the run being folded repeats
+	from := -1        // the run's first repetition
+	run := func(to int) {
+		if from < 0 || from > to {
 			return
 		}
+		lead := indent
+		if from == 0 {
+			lead = tag
+		}
 		if from == to {
-			fmt.Fprintf(&b, "%s#%d: the same output as #%d\n", indent, from, ref)
+			fmt.Fprintf(&b, "%s#%d: the same output as %s\n", lead, from, cur.label)
 		} else {
-			fmt.Fprintf(&b, "%s#%d to #%d: the same output as #%d\n", indent, from, to, ref)
+			fmt.Fprintf(&b, "%s#%d to #%d: the same output as %s\n", lead, from, to, cur.label)
 		}
+		from = -1
 	}
-	write := func(k int) {
-		b.WriteString(lines[starts[k]])
-		for _, l := range reps[k].body {
-			b.WriteString(l)
-		}
-	}
-	write(0)
-	from := 1
-	for k := 1; k < len(reps); k++ {
+	for k, r := range reps {
 		last := k == len(reps)-1
-		if same(reps[ref], reps[k], last) {
+		folded := cur != nil && cur.sameAs(r.cmd, r.body, last)
+		if !folded {
+			run(k - 1)
+			for i := range f.shown {
+				if f.shown[i].sameAs(r.cmd, r.body, last) {
+					cur, folded = &f.shown[i], true
+					break
+				}
+			}
+		}
+		if folded {
+			if from < 0 {
+				from = k
+			}
 			if last {
-				run(from, k)
-				for _, l := range reps[k].body[len(reps[ref].body):] {
+				run(k)
+				for _, l := range r.body[len(cur.body):] {
 					b.WriteString(l) // what follows the repetitions
 				}
 			}
 			continue
 		}
-		run(from, k-1)
-		write(k)
-		ref, from = k, k+1
+		b.WriteString(lines[starts[k]])
+		for _, l := range r.body {
+			b.WriteString(l)
+		}
+		cur = &shownRep{cmd: r.cmd, body: r.body, label: "#" + strconv.Itoa(k)}
+		if n > 0 && !last && len(f.shown) < maxShownReps {
+			f.shown = append(f.shown, shownRep{cmd: r.cmd, body: r.body, label: fmt.Sprintf("[%d] #%d", n, k)})
+		}
 	}
 	return b.String()
 }
+
+// maxShownReps bounds the repetitions a notebook remembers.
+const maxShownReps = 1000

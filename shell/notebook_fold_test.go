@@ -84,12 +84,12 @@ func TestNotebookCommentParagraphs(t *testing.T) {
 	nb := string(files.m["nb.md"])
 	for _, want := range []string{
 		"# vsh notebook: Lesson tour: A tour of an RDMA device\n",
-		"\nbefore the lesson\n\n```vsh cell=1\nopen_device A\n```",
-		"\nstill before\n\nThe tutor ran:\n```vsh cell=3\nreset\n```", // the lesson's fresh start
+		"\nbefore the lesson\n\n```vsh cell=1\n[1] vsh> open_device A\n[1] ibv_open_device(A = sim0) → ctx0  [control path]\n```",
+		"\nstill before\n\n```vsh cell=3\n[3] tutor> reset\n```", // the lesson's fresh start
 		"</details>\n\n## Step 1 of 9 · Devices\n",
 		"</details>\n\nfirst line second line\n\nnew paragraph\n\nabout step 2\n\n```vsh cell=",
 		"## Step 3 of 9 · What the device can do\n<details",
-		"</details>\n\nstep 3: I let the tutor do it\n\nThe tutor ran:\n```vsh cell=",
+		"</details>\n\nstep 3: I let the tutor do it\n\n```vsh cell=8\n[8] tutor> query_device ctx0\n```",
 		"\n\\[a link\\](javascript:alert(1)) \\*bold\\* \\| &lt;b&gt; 1\\. not a list \\---\n",
 	} {
 		if !strings.Contains(nb, want) {
@@ -112,5 +112,23 @@ func TestProseHTML(t *testing.T) {
 		if !strings.Contains(got, tt.want) || strings.Contains(got, tt.not) || strings.Contains(got, "\n") {
 			t.Errorf("proseHTML(%q) = %q, want %q and no %q", tt.md, got, tt.want, tt.not)
 		}
+	}
+}
+
+// TestFoldRepeatsAcrossCells: a later cell's repetitions that printed
+// what an earlier cell's did name it; a different one is shown.
+func TestFoldRepeatsAcrossCells(t *testing.T) {
+	var f repeatFold
+	first := "[34] #0 do send; poll\n     sent\n     polled\n     #1 do send; poll\n     sent\n     polled\n     qp0 SQ 0/1\n"
+	if got, want := f.fold(34, first), "[34] #0 do send; poll\n     sent\n     polled\n     #1: the same output as #0\n     qp0 SQ 0/1\n"; got != want {
+		t.Errorf("first cell:\n%s\nwant\n%s", got, want)
+	}
+	later := "[37] #0 do send; poll\n     sent\n     polled\n     #1 do send; poll\n     sent\n     polled\n     #2 do send; poll\n     sent\n     polled\n     qp0 SQ 0/3\n"
+	if got, want := f.fold(37, later), "[37] #0 to #2: the same output as [34] #0\n     qp0 SQ 0/3\n"; got != want {
+		t.Errorf("later cell:\n%s\nwant\n%s", got, want)
+	}
+	other := "[40] #0 do send; poll\n     sent\n     NOT polled\n     #1 do send; poll\n     sent\n     polled\n"
+	if got, want := f.fold(40, other), "[40] #0 do send; poll\n     sent\n     NOT polled\n     #1: the same output as [34] #0\n"; got != want {
+		t.Errorf("a different one:\n%s\nwant\n%s", got, want)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"html"
+	"regexp"
 	"strings"
 
 	"github.com/yuin/goldmark"
@@ -24,10 +25,17 @@ func (s *Shell) NotebookHTML() (string, error) {
 	if err := gm.Convert([]byte(md), &body); err != nil {
 		return "", fmt.Errorf("save: rendering the notebook as HTML: %v", err)
 	}
+	page := promptHTML.ReplaceAllString(body.String(), `$1<span class="prompt">$2</span><span class="cmd">$3</span>`)
+	body.Reset()
+	body.WriteString(page)
 	title, _, _ := strings.Cut(md, "\n")
 	title = html.UnescapeString(strings.TrimPrefix(title, "# ")) // the title is Markdown text
 	return fmt.Sprintf(notebookPage, html.EscapeString(title), notebookCSS, body.String()), nil
 }
+
+// promptHTML finds a transcript's prompts in the page's vsh blocks, to
+// set the commands apart from their output.
+var promptHTML = regexp.MustCompile(`(?m)(^|<code class="language-vsh">)(\[[0-9]+\] (?:vsh|tutor)&gt; )(.*)$`)
 
 const notebookPage = `<!DOCTYPE html>
 <html lang="en">
@@ -55,7 +63,7 @@ body { margin: 0; background: var(--bg); color: var(--fg); font: 16px/1.5 system
 main { max-width: 64rem; margin: 0 auto; padding: 1.5rem; }
 h1 { font-size: 1.6rem; } h2 { font-size: 1.25rem; border-bottom: 1px solid var(--rule); padding-bottom: .2rem; margin-top: 2rem; }
 pre { background: var(--code); padding: .6rem .8rem; overflow-x: auto; border-radius: 4px; font: 13px/1.4 ui-monospace, monospace; }
-pre code.language-vsh { color: var(--accent); font-weight: 600; }
+pre code.language-vsh .prompt { color: var(--muted); } pre code.language-vsh .cmd { color: var(--accent); font-weight: 600; }
 code { font-family: ui-monospace, monospace; }
 details { margin: .6rem 0; } summary { cursor: pointer; }
 details.failed { border-left: 3px solid #c0392b; padding-left: .8rem; margin: 1rem 0; }

@@ -9,6 +9,7 @@ import (
 	"io"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -103,7 +104,8 @@ func (s *Shell) runScript(ctx context.Context, r io.Reader, w io.Writer, name st
 			}
 			continue
 		}
-		if skip, bad := nb.skip(line); skip {
+		cmd, skip, bad := nb.take(line)
+		if skip {
 			if bad != "" {
 				if se := fail(lineno, usagef("```vsh, or ```vsh cell=N as save writes it", "%s", bad)); se != nil {
 					return se
@@ -111,6 +113,7 @@ func (s *Shell) runScript(ctx context.Context, r io.Reader, w io.Writer, name st
 			}
 			continue
 		}
+		line = cmd
 		if pending.Len() == 0 {
 			pendingLine = lineno
 		}
@@ -184,8 +187,40 @@ func vshFence(t string) (string, bool) {
 type notebookLines struct {
 	on, sniffed, inBlock bool
 	fence                string
-	jump                 int // the cell number the block's first command had (cell=N)
+	jump                 int // the cell number the next command had (cell=N, or its prompt's)
 	blocks               int
+	// started is set once the block's first line that is not blank is
+	// read; transcript, when that line is a prompt ("[7] vsh> CMD"): then
+	// the block is a transcript, whose prompts are its commands and whose
+	// other lines are their output.
+	started, transcript bool
+}
+
+// take returns the command line holds: line itself in a script or a
+// block of commands, the command after the prompt in a transcript. skip
+// says line holds none (prose, a fence, output), and bad what is wrong
+// with a fence meant for vsh that would not run.
+func (n *notebookLines) take(line string) (cmd string, skip bool, bad string) {
+	if skip, bad := n.skip(line); skip {
+		return "", true, bad
+	}
+	if !n.on || !n.inBlock {
+		return line, false, ""
+	}
+	if !n.started && strings.TrimSpace(line) != "" {
+		n.started, n.transcript = true, promptLine.MatchString(line)
+	}
+	if !n.transcript {
+		return line, false, ""
+	}
+	m := promptLine.FindStringSubmatch(line)
+	if m == nil {
+		return "", true, "" // the output of the command above
+	}
+	if num, err := strconv.Atoi(m[1]); err == nil && num > 0 && num <= MaxCells {
+		n.jump = num
+	}
+	return m[2], false, ""
 }
 
 // skip reports whether line is no command to run (prose, a fence), and
@@ -219,6 +254,7 @@ func (n *notebookLines) skip(line string) (skip bool, bad string) {
 
 func (n *notebookLines) open(fence, t string) {
 	n.inBlock, n.fence, n.jump = true, fence, blockCell(t)
+	n.started, n.transcript = false, false
 	n.blocks++
 }
 
@@ -316,9 +352,10 @@ func fenceFor(text string) string {
 func saveCmd() *command {
 	return &command{Name: "save", Group: gSession, Usage: "save [-f] FILE.md | FILE.html | FILE.vsh",
 		Summary: "Save the session as a Markdown notebook (vsh -f FILE.md replays it), or what you typed as a script",
-		Help: "save FILE.md: each command goes in a ```vsh block followed by its output; a command that failed is saved as a \"! \" line, " +
-			"which a replay expects to fail. A repeat's repetitions that printed the same are shown once; in a lesson each step's goal heads its " +
-			"commands, with the lesson's prose and the tutor's output folded under it. save, source and quit are left out (the commands source ran are saved instead).\n\n" +
+		Help: "save FILE.md: the session as the terminal showed it, in ```vsh blocks: each command after its prompt ([7] vsh> ), then its output; " +
+			"a command that failed is saved as a \"! \" line, which a replay expects to fail. A repeat's repetitions that printed the same are shown once; " +
+			"in a lesson each step's goal heads its commands, with the lesson's prose folded under it, and the tutor's commands have tutor> prompts " +
+			"and their output folded. vsh -f FILE.md runs the prompts' commands. save, source and quit are left out (the commands source ran are saved instead).\n\n" +
 			"save FILE.html: the same notebook as one self-contained web page, the pictures drawn (trace ladder, show QP --diagram) inline as SVG.\n\n" +
 			"save FILE.vsh: the lines you typed, as you typed them, one a line — in a lesson, those since it started, " +
 			"lesson and predict commands included, not what the tutor ran. It is what an instructor grades: " +

@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -248,7 +247,7 @@ func TestNotebookRoundTrip(t *testing.T) {
 
 	nb := files.m["nb.md"]
 	require.NotEmpty(t, nb)
-	assert.Contains(t, string(nb), "\n! modify_qp qp0 state=rtr\n")
+	assert.Contains(t, string(nb), "\n[11] vsh> ! modify_qp qp0 state=rtr\n[11] ibv_modify_qp(qp0")
 	assert.Contains(t, string(nb), "# vsh notebook: a session with a failure expected\n")
 
 	second := newTestShell(t, 2, 1, true, files)
@@ -475,7 +474,7 @@ func TestNotebookLesson(t *testing.T) {
 		"</b></summary><p>Before a program can move a byte with RDMA it must find a device",
 		"\nfirst, the list of devices\n",
 		"<details class=\"failed\"><summary>A failed attempt: <code>open_device Z</code></summary>",
-		"\nThe tutor ran:\n```vsh cell=6\nquery_device ctx0\n```\n<details class=\"tutor\"><summary>Its output</summary><pre><code>[6] ibv_query_device(ctx0) = 0",
+		"\n```vsh cell=6\n[6] tutor> query_device ctx0\n```\n<details class=\"tutor\"><summary>The tutor's output</summary><pre><code>[6] ibv_query_device(ctx0) = 0",
 		"&#10;    max_inline_data            512</code></pre></details>\n", "\n## Summary\n",
 	} {
 		if !strings.Contains(nb, want) {
@@ -485,22 +484,15 @@ func TestNotebookLesson(t *testing.T) {
 	if strings.Contains(nb, "## Devices") {
 		t.Errorf("the step's own heading is in its prose:\n%s", nb)
 	}
-	// A replay numbers each command as the notebook's blocks say.
-	want := regexp.MustCompile("(?m)^`{3,}vsh cell=(\\d+)\\n([^`]*)")
-	var numbers []string
-	for _, m := range want.FindAllStringSubmatch(nb, -1) {
-		n, _ := strconv.Atoi(m[1])
-		for _, l := range strings.Split(strings.TrimSpace(m[2]), "\n") {
-			numbers = append(numbers, fmt.Sprintf("[%d] vsh> %s", n, l))
-			n++
-		}
-	}
+	// A replay numbers each command as the notebook's prompts say.
+	prompts := regexp.MustCompile(`(?m)^\[\d+\] vsh> .*$`)
+	numbers := prompts.FindAllString(strings.ReplaceAll(nb, "] tutor> ", "] vsh> "), -1) // the replay runs the tutor's too
 	replay := newTestShell(t, 2, 1, true, files)
 	defer replay.Close()
 	var out bytes.Buffer
 	replay.RunScript(strings.NewReader(nb), &out, "nb.md", true)
-	got := regexp.MustCompile(`(?m)^\[\d+\] vsh> .*$`).FindAllString(out.String(), -1)
-	if strings.Join(got, "\n") != strings.Join(numbers, "\n") {
+	got := prompts.FindAllString(out.String(), -1)
+	if len(numbers) < 4 || strings.Join(got, "\n") != strings.Join(numbers, "\n") {
 		t.Errorf("replayed as\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(numbers, "\n"))
 	}
 	// In a lesson a failure is part of the output.
