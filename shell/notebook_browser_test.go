@@ -191,6 +191,10 @@ func TestNotebookReplayFences(t *testing.T) {
 		{"numbers go down", "```vsh cell=3\ndevices\n```\n\n```vsh cell=2\ndevices\n```\n", "",
 			"note: nb.md:5: the block says cell=2, but cell 3 ran already: numbers only grow, so it is cell 4"},
 		{"auto cells are the tutor's", "```vsh auto\ndevices\n```\n\n```vsh\ndevices\n```\n", "", "[1] vsh> devices"},
+		{"a transcript runs its prompts' commands, numbered by them",
+			"```vsh cell=4\n[4] vsh> open_device A\n[4] ibv_open_device(A = sim0) → ctx0\n    [5] vsh> devices\n[6] tutor> alloc_pd ctx0\n```\n\n```vsh\ndevices\n```\n", "",
+			"[4] vsh> open_device A\n[4] ibv_open_device(A = sim0) → ctx0  [control path]\n[6] vsh> alloc_pd ctx0\n[6] ibv_alloc_pd(ctx0) → pd0  [control path]\n[7] vsh> devices"},
+		{"a transcript's ! line", "```vsh cell=2\n[2] vsh> ! open_device Z\n[2] error: no device\n```\n", "", "[2] vsh> ! open_device Z"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
