@@ -23,7 +23,7 @@ func NewNotebookTutor(env Env, l *Lesson) (*Tutor, string, error) {
 	t.started, t.since = t.now(), t.now()
 	t.j = NewJudge(env, l, t.absent)
 	var b strings.Builder
-	b.WriteString(Header(l))
+	b.WriteString(headerAt(l, envWidth(env)))
 	fmt.Fprintf(&b, "%d step%s. Run the cells in order; %%check N says whether step N's goal is reached.\n",
 		len(l.Steps), plural(len(l.Steps)))
 	var quiet strings.Builder
@@ -121,7 +121,7 @@ func (t *Tutor) Check(n int) (text string, met bool, err error) {
 		d = &v.Diffs[0]
 	}
 	if d != nil {
-		b.WriteString(wrapPrefixed("» ", d.Text))
+		b.WriteString(t.wrapPrefixed("» ", d.Text))
 	}
 	switch {
 	case v.Lost() != nil:
@@ -134,7 +134,7 @@ func (t *Tutor) Check(n int) (text string, met bool, err error) {
 			kind = d.Kind
 		}
 		h := t.hintText(false, kind)
-		h = strings.ReplaceAll(h, "» lesson hint again shows the lesson's own commands\n", "")
+		h = strings.ReplaceAll(h, "» lesson hint again: the lesson's own commands\n", "")
 		h = strings.ReplaceAll(h, "lesson goal shows what is still missing", "%check says what is still missing")
 		b.WriteString(h)
 	}

@@ -56,32 +56,38 @@ type PlayError struct {
 func (e *PlayError) Error() string { return fmt.Sprintf("%s:%d: %s", e.Name, e.Line, e.Msg) }
 
 // Header is the lesson's title block, as play and the tutor print it.
-func Header(l *Lesson) string {
+func Header(l *Lesson) string { return headerAt(l, Width) }
+
+// headerAt is Header wrapped at width columns.
+func headerAt(l *Lesson, width int) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Lesson %s: %s\n", l.ID, l.Title)
 	meta := fmt.Sprintf("%s, about %d minute%s", l.Level, l.Minutes, plural(l.Minutes))
 	if l.Mirrors != "" {
 		meta += "; follows " + l.Mirrors
 	}
-	b.WriteString(wrap(meta, Width) + "\n")
+	b.WriteString(wrap(meta, width) + "\n")
 	if len(l.Needs) > 0 {
 		b.WriteString("needs: " + strings.Join(l.Needs, ", ") + "\n")
 	}
 	for _, sn := range SectionNeeds(l) {
-		b.WriteString(wrap(fmt.Sprintf("section %q needs: %s (skipped without)", sn.Section, strings.Join(sn.Needs, ", ")), Width) + "\n")
+		b.WriteString(wrap(fmt.Sprintf("section %q needs: %s (skipped without)", sn.Section, strings.Join(sn.Needs, ", ")), width) + "\n")
 	}
 	return b.String()
 }
 
 // stepHeader is the rule above a step: "── step 3 of 14 · Connect ──".
-func stepHeader(l *Lesson, i int) string {
+func stepHeader(l *Lesson, i int) string { return stepHeaderAt(l, i, Width) }
+
+// stepHeaderAt is stepHeader as wide as width.
+func stepHeaderAt(l *Lesson, i, width int) string {
 	s := l.Steps[i]
 	t := fmt.Sprintf("── step %d of %d", i+1, len(l.Steps))
 	if s.Section != "" {
 		t += " · " + s.Section
 	}
 	t += " "
-	if n := Width - runeLen(t); n > 2 {
+	if n := width - runeLen(t); n > 2 {
 		t += strings.Repeat("─", n)
 	}
 	return t + "\n"
@@ -272,7 +278,7 @@ func (p *player) jump(to int) error {
 func (p *player) step(i int, s *Step) error {
 	l, w := p.l, p.w
 	io.WriteString(w, "\n"+stepHeader(l, i))
-	prose := RenderMarkdownStyle(visibleProse(l, i, p.skips), proseStyle(p.env))
+	prose := RenderMarkdownWidth(visibleProse(l, i, p.skips), proseStyle(p.env), envWidth(p.env))
 	io.WriteString(w, prose)
 	if p.skips[i] != nil {
 		if prose != "" {
@@ -286,10 +292,10 @@ func (p *player) step(i int, s *Step) error {
 	}
 	io.WriteString(w, "\n")
 	if s.Cell.Goal != "" {
-		io.WriteString(w, wrapPrefixed("» goal: ", s.Cell.Goal))
+		io.WriteString(w, wrapPrefixedAt("» goal: ", s.Cell.Goal, envWidth(p.env)))
 	}
 	if pr := s.Cell.Predict; pr != nil {
-		io.WriteString(w, wrapPrefixed("» predict: ", pr.Ask()))
+		io.WriteString(w, wrapPrefixedAt("» predict: ", pr.Ask(), envWidth(p.env)))
 	}
 	if j := p.j; j != nil {
 		if err := j.Begin(i); err != nil && p.o.Judge {
@@ -409,7 +415,7 @@ func showAnswer(env Env, l *Lesson, c *Cell, start int, w io.Writer) error {
 		return &PlayError{Name: l.Name, Line: p.AnswerLine, Msg: fmt.Sprintf("answer: %s cannot be read after the cell: %v", p.Answer, err)}
 	}
 	got := p.show(v)
-	io.WriteString(w, wrapPrefixed("» the answer: ", got))
+	io.WriteString(w, wrapPrefixedAt("» the answer: ", got, envWidth(env)))
 	if p.Kind == PredictChoice && !slices.Contains(p.Choices, got) {
 		return &PlayError{Name: l.Name, Line: p.Line, Msg: fmt.Sprintf("predict: the answer after the cell is %s, which is none of the choices (%s); add it, or read another answer:",
 			got, strings.Join(p.Choices, " | "))}

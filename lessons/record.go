@@ -209,12 +209,12 @@ func (t *Tutor) askPrediction(b *strings.Builder) {
 		return
 	}
 	r := &t.rec[t.step].pred
-	b.WriteString(wrapPrefixed("» predict first: ", t.j.Translate(p.Ask())))
+	b.WriteString(t.wrapPrefixed("» predict first: ", t.j.Translate(p.Ask())))
 	if r.answered {
 		fmt.Fprintf(b, "  (you predicted %s)\n", r.answer)
 		return
 	}
-	b.WriteString(wrapPrefixed("  ", "answer with predict ANSWER before you run the step; the tutor tells you after it whether you were right"))
+	b.WriteString(t.wrapPrefixed("  ", "answer with predict ANSWER before you run the step; the tutor tells you after it whether you were right"))
 }
 
 // judgePrediction judges the current step's prediction, now that the step
@@ -235,12 +235,12 @@ func (t *Tutor) judgePrediction(b *strings.Builder) {
 	r.observed = p.show(v)
 	switch {
 	case !r.answered:
-		b.WriteString(wrapPrefixed("» prediction: ", "none made; what happened: "+r.observed))
+		b.WriteString(t.wrapPrefixed("» prediction: ", "none made; what happened: "+r.observed))
 	case r.given.equal(v) && v.equal(r.given):
 		r.right = true
-		b.WriteString(wrapPrefixed("» prediction: ", r.observed+" — right"))
+		b.WriteString(t.wrapPrefixed("» prediction: ", r.observed+" — right"))
 	default:
-		b.WriteString(wrapPrefixed("» prediction: ", fmt.Sprintf("you said %s; what happened: %s", r.answer, r.observed)))
+		b.WriteString(t.wrapPrefixed("» prediction: ", fmt.Sprintf("you said %s; what happened: %s", r.answer, r.observed)))
 	}
 }
 

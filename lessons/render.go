@@ -60,7 +60,10 @@ func proseStyle(env Env) ProseStyle {
 // ANSI escapes. In every style headings show as their words (a step's
 // prose is not a Markdown source) and inline code is not padded.
 // Trailing blanks are trimmed from every line.
-func RenderMarkdownStyle(md string, st ProseStyle) string {
+func RenderMarkdownStyle(md string, st ProseStyle) string { return RenderMarkdownWidth(md, st, Width) }
+
+// RenderMarkdownWidth is RenderMarkdownStyle wrapped at width columns.
+func RenderMarkdownWidth(md string, st ProseStyle, width int) string {
 	if strings.TrimSpace(md) == "" {
 		return ""
 	}
@@ -96,7 +99,7 @@ func RenderMarkdownStyle(md string, st ProseStyle) string {
 	}
 	var lines []string
 	for _, l := range strings.Split(out, "\n") {
-		lines = append(lines, rewrap(strings.TrimRight(l, " "), Width)...)
+		lines = append(lines, rewrap(strings.TrimRight(l, " "), width)...)
 	}
 	return strings.Trim(strings.Join(lines, "\n"), "\n") + "\n"
 }

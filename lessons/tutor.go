@@ -74,10 +74,10 @@ func NewTutor(env Env, l *Lesson) (*Tutor, string, error) {
 	t.started, t.since = t.now(), t.now()
 	t.j = NewJudge(env, l, t.absent)
 	var b strings.Builder
-	b.WriteString(Header(l))
+	b.WriteString(headerAt(l, envWidth(env)))
 	b.WriteString(wrap(fmt.Sprintf("%d step%s. Type the commands yourself: the tutor compares what you build with what the lesson builds, "+
 		"so any commands that get there will do. lesson hint helps, lesson skip does a step for you, lesson reset starts a step over.",
-		len(l.Steps), plural(len(l.Steps))), Width) + "\n")
+		len(l.Steps), plural(len(l.Steps))), envWidth(env)) + "\n")
 	t.enter(0, &b)
 	return t, b.String(), nil
 }
@@ -164,8 +164,8 @@ func (t *Tutor) enter(i int, b *strings.Builder) {
 		t.start = t.env.RecordCount()
 		s := t.l.Steps[i]
 		if !t.driven { // a notebook shows the prose in its own cells
-			b.WriteString("\n" + stepHeader(t.l, i))
-			b.WriteString(RenderMarkdownStyle(visibleProse(t.l, i, t.absent), proseStyle(t.env)))
+			b.WriteString("\n" + stepHeaderAt(t.l, i, t.width()))
+			b.WriteString(RenderMarkdownWidth(visibleProse(t.l, i, t.absent), proseStyle(t.env), t.width()))
 		}
 		switch {
 		case t.absent[i] != nil:
@@ -241,25 +241,28 @@ func (t *Tutor) enter(i int, b *strings.Builder) {
 func (t *Tutor) goalLine() string {
 	c := t.l.Steps[t.step].Cell
 	if c.Goal != "" {
-		return wrapPrefixed("» your turn: ", t.j.Translate(c.Goal))
+		return t.wrapPrefixed("» your turn: ", t.j.Translate(c.Goal))
 	}
 	return "» your turn: do what the text above says (lesson goal shows what is still missing)\n"
 }
 
 // wrapPrefixed wraps text after a prefix, continuing lines under it (two
 // columns in, after a long prefix).
-func wrapPrefixed(prefix, text string) string {
+func wrapPrefixed(prefix, text string) string { return wrapPrefixedAt(prefix, text, Width) }
+
+// wrapPrefixedAt is wrapPrefixed at width columns.
+func wrapPrefixedAt(prefix, text string, width int) string {
 	lead := prefix[:len(prefix)-len(strings.TrimLeft(prefix, " "))]
 	indent := runeLen(prefix)
 	if indent > 12 {
 		indent = len(lead) + 2
 	}
-	first := lead + wrap(prefix[len(lead):]+text, Width-len(lead))
+	first := lead + wrap(prefix[len(lead):]+text, width-len(lead))
 	head, rest, _ := strings.Cut(first, "\n")
 	if rest == "" {
 		return head + "\n"
 	}
-	rest = wrap(strings.Join(strings.Fields(rest), " "), Width-indent)
+	rest = wrap(strings.Join(strings.Fields(rest), " "), width-indent)
 	pad := strings.Repeat(" ", indent)
 	return head + "\n" + pad + strings.ReplaceAll(rest, "\n", "\n"+pad) + "\n"
 }
@@ -404,7 +407,7 @@ func (t *Tutor) Observe() string {
 	case d != nil:
 		if !t.said[d.Text] {
 			t.said[d.Text] = true
-			b.WriteString(wrapPrefixed("» this step's goal is out of reach from here: ", d.Text))
+			b.WriteString(t.wrapPrefixed("» this step's goal is out of reach from here: ", d.Text))
 			b.WriteString("» lesson reset rebuilds the session as it was at this step's start; lesson skip does the step for you\n")
 		}
 	case last.Err != nil && !last.ExpectFail && !t.expectedFailure(last):
@@ -413,7 +416,7 @@ func (t *Tutor) Observe() string {
 		kind := DiffKind("")
 		if d := aboutCommand(v, last); d != nil {
 			t.said[d.Text] = true
-			b.WriteString(wrapPrefixed("» not yet: ", d.Text))
+			b.WriteString(t.wrapPrefixed("» not yet: ", d.Text))
 			kind = d.Kind
 		}
 		b.WriteString(t.hintText(false, kind))
@@ -422,7 +425,7 @@ func (t *Tutor) Observe() string {
 		for _, d := range v.Diffs {
 			if !d.Pending && !t.said[d.Text] {
 				t.said[d.Text] = true
-				b.WriteString(wrapPrefixed("» not yet: ", d.Text))
+				b.WriteString(t.wrapPrefixed("» not yet: ", d.Text))
 				b.WriteString(t.hintText(false, d.Kind))
 				break
 			}
@@ -483,7 +486,7 @@ func (t *Tutor) hintText(solution bool, kind DiffKind) string {
 		} else {
 			b.WriteString("hint: this step has no hint of its own; lesson goal shows what is still missing\n")
 		}
-		b.WriteString("» lesson hint again shows the lesson's own commands\n")
+		b.WriteString("» lesson hint again: the lesson's own commands\n")
 		return b.String()
 	}
 	b.WriteString("» the lesson's commands for this step:\n")
@@ -498,6 +501,26 @@ func (t *Tutor) hintText(solution bool, kind DiffKind) string {
 // ErrNoStep is returned by a tutor command that needs a step when the
 // lesson is over.
 var ErrNoStep = errors.New("the lesson is over; lesson back returns to its last step, lesson quit leaves it")
+
+// wrapPrefixed is wrapPrefixedAt at the session's width (envWidth).
+func (t *Tutor) wrapPrefixed(prefix, text string) string {
+	return wrapPrefixedAt(prefix, text, t.width())
+}
+
+// width is the column the tutor's words wrap at (envWidth).
+func (t *Tutor) width() int { return envWidth(t.env) }
+
+// envWidth is the column a session's prose wraps at: Width, or less when
+// the session's output must fit a narrower width (an Env with a Width
+// method says which; 0 or less: no width).
+func envWidth(env Env) int {
+	if w, ok := env.(interface{ Width() int }); ok {
+		if n := w.Width(); n > 0 && n < Width {
+			return max(n, 20)
+		}
+	}
+	return Width
+}
 
 // doWords splits a tutor command into its word and argument, refusing
 // an argument where none goes, and the terminal's moves in a notebook.
@@ -528,8 +551,8 @@ func (t *Tutor) Do(cmd string) (string, error) {
 			t.finish(&b)
 			return b.String(), nil
 		}
-		b.WriteString("\n" + stepHeader(t.l, t.step))
-		b.WriteString(RenderMarkdownStyle(visibleProse(t.l, t.step, t.absent), proseStyle(t.env)))
+		b.WriteString("\n" + stepHeaderAt(t.l, t.step, t.width()))
+		b.WriteString(RenderMarkdownWidth(visibleProse(t.l, t.step, t.absent), proseStyle(t.env), t.width()))
 		if t.l.Steps[t.step].Interactive() && !t.solved[t.step] {
 			b.WriteString(t.goalLine())
 			t.askPrediction(&b)
@@ -650,7 +673,7 @@ func (t *Tutor) goal(b *strings.Builder, detail bool) {
 		return
 	}
 	if s.Cell.Goal != "" {
-		b.WriteString(wrapPrefixed("goal: ", t.j.Translate(s.Cell.Goal)))
+		b.WriteString(t.wrapPrefixed("goal: ", t.j.Translate(s.Cell.Goal)))
 	}
 	if t.solved[t.step] {
 		b.WriteString("✓ reached\n")
@@ -666,7 +689,7 @@ func (t *Tutor) goal(b *strings.Builder, detail bool) {
 		if w := v.Lost(); w != nil {
 			d, label = *w, "✗ out of reach from here (lesson reset): "
 		}
-		b.WriteString(wrapPrefixed(label, d.Text))
+		b.WriteString(t.wrapPrefixed(label, d.Text))
 		if n := len(v.Diffs) - 1; n > 0 {
 			fmt.Fprintf(b, "  (and %d more; lesson goal --detail lists them)\n", n)
 		}
@@ -714,7 +737,7 @@ func (t *Tutor) goal(b *strings.Builder, detail bool) {
 		if d.Detail != "" {
 			text = d.Detail
 		}
-		b.WriteString(wrapPrefixed(fmt.Sprintf("  [%s] %s: ", mark, d.Kind), text))
+		b.WriteString(t.wrapPrefixed(fmt.Sprintf("  [%s] %s: ", mark, d.Kind), text))
 	}
 }
 

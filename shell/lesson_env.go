@@ -89,6 +89,10 @@ func (e lessonEnv) Provider() verbs.Provider { return e.s.prov }
 
 func (e lessonEnv) Plain() bool { return e.s.st.Plain() }
 
+// Width is the width the session's output must fit, 0 for none: the
+// tutor wraps its words to it (lessons.Width at most).
+func (e lessonEnv) Width() int { return e.s.width() }
+
 // Light reports whether the session's colours are a light background's;
 // lessons render their prose to match (lessons.RenderMarkdownFor).
 func (e lessonEnv) Light() bool { return e.s.st.Theme() == render.Light }

@@ -144,3 +144,22 @@ func TestPicturesFitTheSession(t *testing.T) {
 		sh.Close()
 	}
 }
+
+// TestLessonFitsWidth: at a width under the lessons' 78 columns, the
+// tutor's words — header, step rules, prose, goals, verdicts — wrap to it;
+// only a hint (a command to type back) may run past.
+func TestLessonFitsWidth(t *testing.T) {
+	sh := newTestShell(t, 2, 1, true, nil)
+	defer sh.Close()
+	sh.opts.Width = func() int { return 50 }
+	var all []string
+	for _, l := range []string{"lesson rc-pingpong", "lesson next", "create_qp pd0 type=uc send_cq=cq0 recv_cq=cq0", "lesson goal"} {
+		out, err := sh.Exec(l)
+		all = append(all, out, sh.FormatError(err))
+	}
+	for _, line := range strings.Split(strings.Join(all, "\n"), "\n") {
+		if render.Width(line) > 50 && !strings.HasPrefix(strings.TrimSpace(line), "hint:") && !strings.HasPrefix(strings.TrimSpace(line), "hint ") {
+			t.Errorf("%d columns: %q", render.Width(line), line)
+		}
+	}
+}
