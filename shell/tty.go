@@ -54,6 +54,7 @@ import (
 	"time"
 
 	prompt "github.com/c-bata/go-prompt"
+	"github.com/vsh-rdma/vsh/shell/render"
 	"golang.org/x/sys/unix"
 	"golang.org/x/term"
 )
@@ -223,7 +224,11 @@ func (s *Shell) RunTTY(in, out *os.File, intro string) (int, error) {
 	}
 	stopSignals := t.watchSignals()
 	defer stopSignals()
-	io.WriteString(out, s.Banner())
+	for _, l := range strings.Split(strings.TrimRight(s.Banner(), "\n"), "\n") {
+		for _, w := range render.Wrap(render.Line{Text: l, Kind: render.Para}, s.width()) {
+			io.WriteString(out, w+"\n")
+		}
+	}
 	if intro != "" {
 		io.WriteString(out, "\n"+intro)
 	}
