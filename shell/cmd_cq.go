@@ -213,6 +213,7 @@ func cmdGetCQEvent(c *call) error {
 			name = c.s.hn(x)
 		}
 	}
+	c.s.flushWire(c, nil) // the packets that led to the event, above it
 	c.verbs(VerbCall{Name: "ibv_get_cq_event", Args: c.s.hn(o), Result: fmt.Sprintf("→ %s", name)})
 	c.line("acknowledge it with ack_cq_events, arm the CQ again with req_notify_cq, then poll it")
 	return nil

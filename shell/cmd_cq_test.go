@@ -59,3 +59,23 @@ func TestPollWaitBoundsVirtualTime(t *testing.T) {
 		t.Errorf("poll_cq wait=100ms: %v\n%s", err, out)
 	}
 }
+
+// TestGetCQEventWireFirst: with tracing on, the packets that a wait let
+// through — a retransmission and its ACK — print above the event they
+// caused, in the order they happened.
+func TestGetCQEventWireFirst(t *testing.T) {
+	sh := newTestShell(t, 2, 1, true, nil)
+	defer sh.Close()
+	for _, l := range []string{"open_device A", "alloc_pd ctx0", "reg_mr pd0 length=64 access=local_write", "create_comp_channel ctx0",
+		"create_cq ctx0 channel=ch0", "create_qp pd0 type=rc send_cq=cq0 recv_cq=cq0", "create_qp pd0 type=rc send_cq=cq0 recv_cq=cq0",
+		"connect qp0 qp1", "req_notify_cq cq0", "fault drop opcode=send_only nth=1", "trace on", "post_recv qp1 mr=mr0", "post_send qp0 mr=mr0"} {
+		if _, err := sh.Exec(l); err != nil {
+			t.Fatalf("%s: %v", l, err)
+		}
+	}
+	out, err := sh.Exec("get_cq_event ch0 wait=1s")
+	wire, event := strings.Index(out, "ACKNOWLEDGE"), strings.Index(out, "ibv_get_cq_event(ch0) → cq0")
+	if err != nil || wire < 0 || event < 0 || wire > event {
+		t.Errorf("get_cq_event: %v\n%s", err, out)
+	}
+}
