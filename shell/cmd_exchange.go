@@ -391,7 +391,7 @@ var errInterrupted = errors.New("interrupted")
 func (c *call) netErr(err error, what string, wait time.Duration, hint string) error {
 	switch {
 	case errors.Is(err, errInterrupted):
-		return usagef("run the command again when the peer is ready", "%s: interrupted", what)
+		return c.s.stopped("%s stopped; run the command again when the peer is ready", what)
 	case exchange.IsTimeout(err):
 		return usagef(hint+"; or give the peer more time with wait=", "%s: nothing came for %s", what, wait)
 	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, syscall.ECONNRESET):
@@ -427,10 +427,10 @@ func (c *call) xchgConnect(host string, names []string, wait time.Duration) erro
 		if errors.As(err, &noHost) {
 			return usagef("give the server's host name or address: localhost, 192.168.1.2", "no host %q: %v", host, noHost.Why)
 		}
-		why := err.Error()
 		if c.s.interrupted() {
-			why = "interrupted"
+			return c.s.stopped("exchange connect stopped trying %s; start the server, then run it again", addr)
 		}
+		why := err.Error()
 		return usagef(fmt.Sprintf("start the server first (%s -g 1, without a host), on the same port: port=%d is its -p %d", prog.Program(), port, port),
 			"couldn't connect to %s within %s: %s", addr, wait, why)
 	}
@@ -507,7 +507,7 @@ func (c *call) xchgListen(names []string, wait time.Duration) error {
 	switch {
 	case err == nil:
 	case c.s.interrupted():
-		return usagef("run exchange listen again, then start the client", "no client came: interrupted")
+		return c.s.stopped("exchange listen stopped waiting for a client on port %d; run it again, then start the client", port)
 	case exchange.IsTimeout(err):
 		return usagef(fmt.Sprintf("start the client within wait= (now %s): %s -g 1%s THIS_HOST, or give a longer wait=", wait, prog.Program(), pflag),
 			"no client connected to port %d within %s", port, wait)
