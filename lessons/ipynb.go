@@ -50,7 +50,7 @@ func ExportNotebook(l *Lesson, ref string, solutions bool) ([]byte, error) {
 	}
 	intro, _ := proseParts(l, 0)
 	nb.markdown("intro", titleText(l, intro, solutions))
-	nb.code("lesson", nil, "%lesson "+quoteRef(ref))
+	nb.code("lesson", nil, "%lesson "+QuoteRef(ref))
 	for i, s := range l.Steps {
 		step := i + 1
 		id := fmt.Sprintf("step-%d", step)
@@ -230,10 +230,10 @@ func cellText(c *Cell) string {
 	return strings.Join(lines, "\n")
 }
 
-// quoteRef quotes a lesson reference for the %lesson line as vsh's
+// QuoteRef quotes a lesson reference for a lesson or %lesson line as vsh's
 // command line reads words: bare when it can be, else in single quotes,
 // else double quotes with \" and \\ escaped.
-func quoteRef(ref string) string {
+func QuoteRef(ref string) string {
 	if !strings.ContainsAny(ref, " \t\"'#\\") {
 		return ref
 	}

@@ -3,7 +3,6 @@ package lessons
 import (
 	"fmt"
 	"strings"
-	"time"
 )
 
 // NewNotebookTutor starts lesson l in env for a notebook (the Jupyter
@@ -14,14 +13,10 @@ import (
 // the notebook asks, through Check. It returns the tutor and the lesson's
 // header.
 func NewNotebookTutor(env Env, l *Lesson) (*Tutor, string, error) {
-	caps := &capChecker{p: env.Provider()}
-	if miss := caps.missing(l.Needs); len(miss) > 0 {
-		return nil, "", &SkipError{Lesson: l, Reasons: miss}
+	t, err := newTutor(env, l, true)
+	if err != nil {
+		return nil, "", err
 	}
-	t := &Tutor{env: env, l: l, solved: make([]bool, len(l.Steps)), skip: make([]bool, len(l.Steps)),
-		absent: stepSkips(l, skippedSections(l, caps)), rec: make([]stepRecord, len(l.Steps)), now: time.Now, driven: true}
-	t.started, t.since = t.now(), t.now()
-	t.j = NewJudge(env, l, t.absent)
 	var b strings.Builder
 	b.WriteString(headerAt(l, envWidth(env)))
 	fmt.Fprintf(&b, "%d step%s. Run the cells in order; %%check N says whether step N's goal is reached.\n",
@@ -116,7 +111,8 @@ func (t *Tutor) Check(n int) (text string, met bool, err error) {
 		fmt.Fprintf(&b, "✗ step %d: not yet\n", n)
 	}
 	v := t.j.Verdict()
-	d := v.Lost()
+	lost := v.Lost()
+	d := lost
 	if d == nil && len(v.Diffs) > 0 {
 		d = &v.Diffs[0]
 	}
@@ -124,7 +120,7 @@ func (t *Tutor) Check(n int) (text string, met bool, err error) {
 		b.WriteString(t.wrapPrefixed("» ", d.Text))
 	}
 	switch {
-	case v.Lost() != nil:
+	case lost != nil:
 		fmt.Fprintf(&b, "» step %d is out of reach from this session (a step skipped, or done out of order): Kernel → Restart and run the cells again, in order\n", cur+1)
 	case c != nil && c.Auto:
 		fmt.Fprintf(&b, "» step %d is the tutor's: run its cell, above the goal of step %d\n", cur+1, cur+2)
@@ -133,10 +129,7 @@ func (t *Tutor) Check(n int) (text string, met bool, err error) {
 		if d != nil {
 			kind = d.Kind
 		}
-		h := t.hintText(false, kind)
-		h = strings.ReplaceAll(h, "» lesson hint again: the lesson's own commands\n", "")
-		h = strings.ReplaceAll(h, "lesson goal shows what is still missing", "%check says what is still missing")
-		b.WriteString(h)
+		b.WriteString(t.hintText(false, kind))
 	}
 	return b.String(), false, nil
 }

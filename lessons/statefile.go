@@ -70,20 +70,8 @@ func writeStateFile(path, what string, v any) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("saving %s: %v; set XDG_STATE_HOME to a folder vsh can write", what, err)
 	}
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+"-*")
-	if err != nil {
-		return fmt.Errorf("saving %s: %v", what, err)
-	}
-	_, werr := tmp.Write(append(data, '\n'))
-	if cerr := tmp.Close(); werr == nil {
-		werr = cerr
-	}
-	if werr == nil {
-		werr = os.Rename(tmp.Name(), path)
-	}
-	if werr != nil {
-		os.Remove(tmp.Name())
-		return fmt.Errorf("saving %s to %s: %v", what, path, werr)
+	if err := safefile.WriteAtomic(path, append(data, '\n'), 0o600); err != nil {
+		return fmt.Errorf("saving %s to %s: %v", what, path, err)
 	}
 	return nil
 }

@@ -65,14 +65,10 @@ var TutorCommands = []struct{ Name, Doc string }{
 // needs the backend lacks are skipped, with the reason, when the lesson
 // reaches them.
 func NewTutor(env Env, l *Lesson) (*Tutor, string, error) {
-	caps := &capChecker{p: env.Provider()}
-	if miss := caps.missing(l.Needs); len(miss) > 0 {
-		return nil, "", &SkipError{Lesson: l, Reasons: miss}
+	t, err := newTutor(env, l, false)
+	if err != nil {
+		return nil, "", err
 	}
-	t := &Tutor{env: env, l: l, solved: make([]bool, len(l.Steps)), skip: make([]bool, len(l.Steps)),
-		absent: stepSkips(l, skippedSections(l, caps)), rec: make([]stepRecord, len(l.Steps)), now: time.Now}
-	t.started, t.since = t.now(), t.now()
-	t.j = NewJudge(env, l, t.absent)
 	var b strings.Builder
 	b.WriteString(headerAt(l, envWidth(env)))
 	b.WriteString(wrap(fmt.Sprintf("%d step%s. Type the commands yourself: the tutor compares what you build with what the lesson builds, "+
@@ -80,6 +76,20 @@ func NewTutor(env Env, l *Lesson) (*Tutor, string, error) {
 		len(l.Steps), plural(len(l.Steps))), envWidth(env)) + "\n")
 	t.enter(0, &b)
 	return t, b.String(), nil
+}
+
+// newTutor makes the tutor of lesson l in env, for a terminal or, driven,
+// for a notebook; a *SkipError when the backend lacks what l needs.
+func newTutor(env Env, l *Lesson, driven bool) (*Tutor, error) {
+	caps := &capChecker{p: env.Provider()}
+	if miss := caps.missing(l.Needs); len(miss) > 0 {
+		return nil, &SkipError{Lesson: l, Reasons: miss}
+	}
+	t := &Tutor{env: env, l: l, solved: make([]bool, len(l.Steps)), skip: make([]bool, len(l.Steps)),
+		absent: stepSkips(l, skippedSections(l, caps)), rec: make([]stepRecord, len(l.Steps)), now: time.Now, driven: driven}
+	t.started, t.since = t.now(), t.now()
+	t.j = NewJudge(env, l, t.absent)
+	return t, nil
 }
 
 // Lesson returns the lesson being taught.
@@ -154,11 +164,6 @@ func (t *Tutor) plain() bool { return t.env.Plain() }
 // enter shows step i and, for an auto cell, runs it.
 func (t *Tutor) enter(i int, b *strings.Builder) {
 	t.tick()
-	if i >= len(t.l.Steps) {
-		t.step = len(t.l.Steps) - 1
-		t.finish(b)
-		return
-	}
 	for i < len(t.l.Steps) {
 		t.step, t.hints, t.said = i, 0, map[string]bool{}
 		t.start = t.env.RecordCount()
@@ -175,22 +180,12 @@ func (t *Tutor) enter(i int, b *strings.Builder) {
 			}
 			b.WriteString(skipNote(sec))
 			i = sec.Last + 1
-			if i == len(t.l.Steps) {
-				t.step = len(t.l.Steps) - 1
-				t.finish(b)
-				return
-			}
 			continue
 		case t.driven:
 			if !t.enterDriven(i, b) {
 				return
 			}
 			i++
-			if i == len(t.l.Steps) {
-				t.step = len(t.l.Steps) - 1
-				t.finish(b)
-				return
-			}
 			continue
 		case s.Cell == nil:
 			t.solved[i] = true
@@ -225,17 +220,15 @@ func (t *Tutor) enter(i int, b *strings.Builder) {
 				b.WriteString("✓ goal reached: you did this already\n")
 				t.judgePrediction(b)
 				i++
-				if i == len(t.l.Steps) {
-					t.step = len(t.l.Steps) - 1
-					t.finish(b)
-					return
-				}
 				continue
 			}
 			t.askPrediction(b)
 			return
 		}
 	}
+	// Past the last step: the lesson is over.
+	t.step = len(t.l.Steps) - 1
+	t.finish(b)
 }
 
 func (t *Tutor) goalLine() string {
@@ -479,14 +472,18 @@ func (t *Tutor) hintText(solution bool, kind DiffKind) string {
 		if h := c.Hints[kind]; h != "" {
 			hint = h
 		}
+		goal, again := "lesson goal", "» lesson hint again: the lesson's own commands\n"
+		if t.driven { // a notebook asks %check; lesson hint is the terminal's
+			goal, again = "%check", ""
+		}
 		if hint != "" {
 			for _, l := range strings.Split(t.j.Translate(hint), "\n") {
 				b.WriteString("hint: " + l + "\n")
 			}
 		} else {
-			b.WriteString("hint: this step has no hint of its own; lesson goal shows what is still missing\n")
+			b.WriteString("hint: this step has no hint of its own; " + goal + " shows what is still missing\n")
 		}
-		b.WriteString("» lesson hint again: the lesson's own commands\n")
+		b.WriteString(again)
 		return b.String()
 	}
 	b.WriteString("» the lesson's commands for this step:\n")

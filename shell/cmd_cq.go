@@ -374,19 +374,21 @@ func (s *Shell) virtualClock() (verbs.Stepper, time.Duration) {
 // fabric that can be stepped, in auto mode, waiting lets virtual time pass;
 // elsewhere it polls in real time.
 func (s *Shell) poll(cq verbs.CQ, wcs []verbs.WC, wait time.Duration) (got, calls int, err error) {
-	realTime := false
-	if rt, ok := s.prov.(verbs.RealTimeClock); ok {
-		realTime = rt.RealTime() // on the simulator's UDP link a peer's packets arrive in real time
+	var st verbs.Stepper
+	virtual := false // time is the simulator's: a wait moves it
+	if wait > 0 {
+		st, virtual = s.prov.(verbs.Stepper)
+		if rt, ok := s.prov.(verbs.RealTimeClock); ok && rt.RealTime() {
+			virtual = false // on the simulator's UDP link a peer's packets arrive in real time
+		}
 	}
-	st, virtual := s.prov.(verbs.Stepper)
-	virtual = virtual && !realTime
-	if virtual && wait > 0 && st.DeliveryMode() == verbs.DeliverAuto {
+	if virtual && st.DeliveryMode() == verbs.DeliverAuto {
 		// A wait lets exactly wait of virtual time pass: its polls must not
 		// each run the clock on to the next timer, as an empty poll does.
 		st.SetDeliveryMode(verbs.DeliverStep)
 		defer st.SetDeliveryMode(verbs.DeliverAuto)
 		st.Run() // what is due now, as the auto mode's poll delivers it
-	} else if virtual && wait > 0 {
+	} else if virtual {
 		wait = 0 // stepping by hand: the person moves time
 	}
 	n, err := cq.Poll(wcs)

@@ -103,27 +103,18 @@ func cmdLesson(c *call) error {
 // header; it reports whether it started.
 func startLesson(c *call, l *lessons.Lesson, force, intro bool) (bool, error) {
 	st := c.s.lessonState()
-	if err := lessons.CheckVersion(l, c.s.opts.Version); err != nil {
-		return false, usagef("vsh --version says which vsh this is", "%v", err)
+	if err := c.s.canTake(l); err != nil {
+		return false, err
 	}
 	env := c.s.LessonEnv()
-	if miss := lessons.Missing(l, c.s.prov); len(miss) > 0 {
-		return false, usagef("vsh --backend sim has everything the lessons need",
-			"lesson %s needs what this backend lacks: %s", l.ID, strings.Join(miss, "; "))
-	}
 	if st.tutor != nil && !st.tutor.Quit() {
 		if stay, err := leaveLesson(c, st.tutor, l, force); stay || err != nil {
 			return false, err
 		}
 	}
-	if st.tutor != nil {
-		st.tutor.Close()
-	}
-	st.tutor = nil
-	if len(c.s.h.all()) > 0 {
-		if _, err := env.Exec("reset"); err != nil {
-			return false, err
-		}
+	if reset, err := c.s.freshForLesson(); err != nil {
+		return false, err
+	} else if reset {
 		c.out.addRaw("» the session is reset: a lesson starts from a fresh backend")
 	}
 	st.starting = l
@@ -139,6 +130,36 @@ func startLesson(c *call, l *lessons.Lesson, force, intro bool) (bool, error) {
 	}
 	c.out.addRaw(c.s.prerequisites(l) + first + st.takeNote())
 	c.out.addRaw(c.s.keepPlace())
+	return true, nil
+}
+
+// canTake says why lesson l cannot run in this session (a newer vsh, a
+// backend without what it needs), or nil.
+func (s *Shell) canTake(l *lessons.Lesson) error {
+	if err := lessons.CheckVersion(l, s.opts.Version); err != nil {
+		return usagef("vsh --version says which vsh this is", "%v", err)
+	}
+	if miss := lessons.Missing(l, s.prov); len(miss) > 0 {
+		return usagef("vsh --backend sim has everything the lessons need",
+			"lesson %s needs what this backend lacks: %s", l.ID, strings.Join(miss, "; "))
+	}
+	return nil
+}
+
+// freshForLesson ends the lesson in progress, if any, and resets the
+// session when it holds objects; it reports whether it reset.
+func (s *Shell) freshForLesson() (bool, error) {
+	st := s.lessonState()
+	if st.tutor != nil {
+		st.tutor.Close()
+		st.tutor = nil
+	}
+	if len(s.h.all()) == 0 {
+		return false, nil
+	}
+	if _, err := s.LessonEnv().Exec("reset"); err != nil {
+		return false, err
+	}
 	return true, nil
 }
 

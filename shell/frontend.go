@@ -32,7 +32,8 @@ func (s *Shell) ExecDisplay(ctx context.Context, line string) (Display, error) {
 		return d, err
 	}
 	c := s.log[len(s.log)-1]
-	d.HTML = s.lastOut.html(c.N, s.lastPlain, text)
+	// text is the rendered output, then what followed it (ExecContext).
+	d.HTML = s.lastOut.html(c.N, strings.TrimPrefix(text, s.lastPlain))
 	for _, draw := range c.svgs {
 		if svg, derr := draw(); derr == nil && len(svg) <= maxCellSVG {
 			d.SVG = append(d.SVG, svg)
@@ -83,53 +84,47 @@ func (s *Shell) Help(name string) (string, bool) {
 	return b.String(), true
 }
 
-// html renders the output as HTML: its lines preformatted as plain
-// renders them, each table as an HTML table. plain is the output as
-// rendered plain with the cell's tag, and text what the line showed in
-// all (the error and the tutor's words may follow the output): what text
-// holds after plain is added, preformatted.
-func (o *output) html(n int, plain, text string) string {
+// html renders the output of cell n as HTML: its lines preformatted as
+// plain renders them, each table as an HTML table, then extra (what the
+// cell showed after its output: the error, the tutor's words),
+// preformatted.
+func (o *output) html(n int, extra string) string {
 	var b strings.Builder
 	b.WriteString(`<div class="vsh-output">`)
-	if o != nil && len(o.lines) > 0 {
-		tag := fmt.Sprintf("[%d] ", n)
-		pad := strings.Repeat(" ", len(tag))
-		var pre []string
-		flush := func() {
-			if len(pre) > 0 {
-				b.WriteString("<pre>" + html.EscapeString(strings.Join(pre, "\n")) + "</pre>")
-				pre = nil
-			}
+	var pre []string
+	flush := func() {
+		if len(pre) > 0 {
+			b.WriteString("<pre>" + html.EscapeString(strings.Join(pre, "\n")) + "</pre>")
+			pre = nil
 		}
-		for i, l := range o.lines {
-			lead := pad
+	}
+	tag := fmt.Sprintf("[%d] ", n)
+	pad := strings.Repeat(" ", len(tag))
+	for i, l := range o.lines {
+		lead := pad
+		if i == 0 {
+			lead = tag
+		}
+		switch {
+		case l.table != nil:
 			if i == 0 {
-				lead = tag
+				pre = append(pre, strings.TrimSpace(tag))
 			}
-			switch {
-			case l.table != nil:
-				if i == 0 {
-					pre = append(pre, strings.TrimSpace(tag))
-				}
-				flush()
-				b.WriteString(tableHTML(l.table.Columns, l.table.Rows))
-			case l.raw:
-				pre = append(pre, l.text)
-			default:
-				pre = append(pre, strings.TrimRight(lead+l.text, " "))
-			}
+			flush()
+			b.WriteString(tableHTML(l.table.Columns, l.table.Rows))
+		case l.raw:
+			pre = append(pre, l.text)
+		default:
+			pre = append(pre, strings.TrimRight(lead+l.text, " "))
 		}
-		flush()
-	} else {
-		plain = ""
 	}
-	if rest, ok := strings.CutPrefix(text, plain); ok && strings.TrimSpace(rest) != "" {
-		b.WriteString("<pre>" + html.EscapeString(strings.TrimRight(rest, "\n")) + "</pre>")
-	} else if !ok && strings.TrimSpace(text) != "" && plain != "" {
-		// The output was not as rendered (never expected): show it all.
-		b.Reset()
-		b.WriteString(`<div class="vsh-output"><pre>` + html.EscapeString(strings.TrimRight(text, "\n")) + "</pre>")
+	if o.cut {
+		pre = append(pre, pad+"(the rest of this cell's output is cut)")
 	}
+	if extra = strings.TrimRight(extra, "\n"); strings.TrimSpace(extra) != "" {
+		pre = append(pre, extra)
+	}
+	flush()
 	b.WriteString("</div>")
 	return b.String()
 }
@@ -163,27 +158,17 @@ func (s *Shell) NotebookLesson(ref string) (string, error) {
 	if err != nil {
 		return "", usagef("vsh lesson list shows the lessons", "%s", firstLines(err.Error(), 12))
 	}
-	if err := lessons.CheckVersion(l, s.opts.Version); err != nil {
-		return "", usagef("vsh --version says which vsh this is", "%v", err)
+	if err := s.canTake(l); err != nil {
+		return "", err
 	}
-	if miss := lessons.Missing(l, s.prov); len(miss) > 0 {
-		return "", usagef("the simulator (the default backend) has everything the lessons need",
-			"lesson %s needs what this backend lacks: %s", l.ID, strings.Join(miss, "; "))
-	}
-	st := s.lessonState()
-	if st.tutor != nil {
-		st.tutor.Close()
-		st.tutor = nil
-	}
-	if len(s.h.all()) > 0 {
-		if _, err := s.LessonEnv().Exec("reset"); err != nil {
-			return "", err
-		}
+	if _, err := s.freshForLesson(); err != nil {
+		return "", err
 	}
 	t, head, err := lessons.NewNotebookTutor(s.LessonEnv(), l)
 	if err != nil {
 		return "", err
 	}
+	st := s.lessonState()
 	st.tutor, st.marked, st.startedAt = t, "", s.cell
 	return head, nil
 }

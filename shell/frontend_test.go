@@ -178,3 +178,13 @@ func TestNotebookTutorRefusesTerminalMoves(t *testing.T) {
 		t.Errorf("lesson hint: %v\n%s", err, out)
 	}
 }
+
+// TestQuoteRefReadsBack: a lesson path quoted for a command line is read
+// back whole by the shell's words.
+func TestQuoteRefReadsBack(t *testing.T) {
+	for _, p := range []string{"tour", "my lessons/rc pp.md", "it's.md", `we#ird\path "x".md`, "a'b \"c\".md"} {
+		if got, err := Words("lesson " + lessons.QuoteRef(p)); err != nil || len(got) != 2 || got[1] != p {
+			t.Errorf("%q quoted as %s reads back as %q (%v)", p, lessons.QuoteRef(p), got, err)
+		}
+	}
+}

@@ -306,9 +306,17 @@ func (nb *notebook) flush() {
 // block writes cells numbered from first as the terminal showed them: each
 // command after its prompt, "[7] vsh> ", then its output.
 func (nb *notebook) block(first int, cmds, outs []string) {
+	nb.transcript("vsh", first, cmds, outs)
+	nb.pictures()
+}
+
+// transcript writes a vsh block of the commands numbered from first,
+// each after a "[7] who> " prompt and followed by its output (none when
+// outs is nil).
+func (nb *notebook) transcript(who string, first int, cmds, outs []string) {
 	var b strings.Builder
 	for i, cmd := range cmds {
-		fmt.Fprintf(&b, "[%d] vsh> %s\n", first+i, cmd)
+		fmt.Fprintf(&b, "[%d] %s> %s\n", first+i, who, cmd)
 		if i < len(outs) {
 			b.WriteString(notPrompt(outs[i]))
 		}
@@ -316,7 +324,6 @@ func (nb *notebook) block(first int, cmds, outs []string) {
 	body := strings.TrimRight(b.String(), "\n")
 	f := fenceFor(body)
 	fmt.Fprintf(nb.b, "\n%svsh cell=%d\n%s\n%s\n", f, first, body, f)
-	nb.pictures()
 }
 
 // promptLine is a transcript's command line, "[7] vsh> COMMAND", or
@@ -363,13 +370,7 @@ func (nb *notebook) pictures() {
 // "[7] tutor> " prompt, and their output folded on one line: it is the
 // lesson's, the same for every learner.
 func (nb *notebook) tutorBlock() {
-	var cmds []string
-	for i, c := range nb.cmds {
-		cmds = append(cmds, fmt.Sprintf("[%d] tutor> %s", nb.first+i, c))
-	}
-	code := strings.Join(cmds, "\n")
-	f := fenceFor(code)
-	fmt.Fprintf(nb.b, "\n%svsh cell=%d\n%s\n%s\n", f, nb.first, code, f)
+	nb.transcript("tutor", nb.first, nb.cmds, nil)
 	if out := strings.Join(nb.outs, ""); strings.TrimSpace(out) != "" {
 		out = strings.ReplaceAll(html.EscapeString(strings.TrimRight(out, "\n")), "\n", "&#10;")
 		fmt.Fprintf(nb.b, "<details class=\"tutor\"><summary>The tutor's output</summary><pre><code>%s</code></pre></details>\n", out)
@@ -585,15 +586,11 @@ func tableLines(lines []string) []bool {
 	return in
 }
 
-// foldRepeats shortens a repeat cell's output for a notebook: a run of
-// repetitions that printed the same as the one before them becomes one
-// line ("#1 to #3: the same output as #0"). Repetitions that differ, and
-// what follows the last (the states, an error), stay as they were.
-func foldRepeats(out string) string { return (&repeatFold{}).fold(0, out) }
-
-// A repeatFold folds the repeat cells of one notebook, remembering the
-// repetitions shown whole: a later cell's repetition that printed the
-// same is "the same output as [34] #0".
+// A repeatFold shortens the repeat cells' output of one notebook: a run
+// of repetitions that printed the same as one shown before becomes one
+// line ("#1 to #3: the same output as #0", or "as [34] #0" for an earlier
+// cell's). Repetitions that differ, and what follows the last (the
+// states, an error), stay as they were.
 type repeatFold struct {
 	shown []shownRep
 }

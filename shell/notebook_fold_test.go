@@ -60,8 +60,8 @@ func TestFoldRepeats(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := foldRepeats(tt.in); got != tt.want {
-				t.Errorf("foldRepeats\n%s\n got\n%s\nwant\n%s", tt.in, got, tt.want)
+			if got := (&repeatFold{}).fold(0, tt.in); got != tt.want {
+				t.Errorf("fold\n%s\n got\n%s\nwant\n%s", tt.in, got, tt.want)
 			}
 		})
 	}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -10,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/vsh-rdma/vsh/internal/safefile"
 	"github.com/vsh-rdma/vsh/lessons"
 )
 
@@ -154,27 +154,8 @@ func writeNotebook(path string, l *lessons.Lesson, data []byte, force bool) erro
 			return fmt.Errorf("%s exists; add -f to overwrite it, or give another name", path)
 		}
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		var pe *os.PathError
-		if errors.As(err, &pe) {
-			err = pe.Err // not the temporary file's name
-		}
+	if err := safefile.WriteAtomic(path, data, 0o644); err != nil { // a notebook is handed out: readable
 		return fmt.Errorf("cannot write %s: %v; give a file in a folder you can write to", path, err)
-	}
-	_, err = tmp.Write(data)
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(tmp.Name(), 0o644) // CreateTemp's is 0600; a notebook is handed out
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
-		return fmt.Errorf("cannot write %s: %v", path, err)
 	}
 	return nil
 }

@@ -434,7 +434,7 @@ func (r *lessonRun) interactive(which string) int {
 		return 1
 	}
 	defer sh.Close()
-	out, err := sh.Exec("lesson " + shellQuote(which))
+	out, err := sh.Exec("lesson " + lessons.QuoteRef(which))
 	tu := sh.Tutor()
 	if err != nil || tu == nil {
 		io.WriteString(r.stdout, out)
@@ -532,30 +532,10 @@ func (f *reportFile) write(finished bool) error {
 	if err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(f.path), "."+filepath.Base(f.path)+".*")
-	if err != nil {
+	if err := safefile.WriteAtomic(f.path, append(data, '\n'), 0o644); err != nil {
 		return fmt.Errorf("cannot write %s: %v; give a file in a folder you can write to", f.path, err)
 	}
-	_, err = tmp.Write(append(data, '\n'))
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), f.path)
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
-		return fmt.Errorf("cannot write %s: %v", f.path, err)
-	}
 	return nil
-}
-
-// shellQuote quotes a lesson path for the shell's tokenizer when needed.
-func shellQuote(s string) string {
-	if strings.ContainsAny(s, " \t\"'#") {
-		return "'" + s + "'"
-	}
-	return s
 }
 
 // lastLines is the end of text, at most n lines.

@@ -37,3 +37,26 @@ func TestOpen(t *testing.T) {
 		t.Errorf("a missing file: %v", err)
 	}
 }
+
+func TestWriteAtomic(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "out.json")
+	if err := os.WriteFile(path, []byte("old"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteAtomic(path, []byte("new"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(path)
+	fi, _ := os.Stat(path)
+	if string(b) != "new" || fi.Mode().Perm() != 0o644 {
+		t.Errorf("wrote %q with mode %v", b, fi.Mode().Perm())
+	}
+	err := WriteAtomic(filepath.Join(dir, "no", "such", "dir", "x"), []byte("x"), 0o644)
+	if err == nil || strings.Contains(err.Error(), ".x.") {
+		t.Errorf("a missing folder: %v (the error must not name the temporary file)", err)
+	}
+	if left, _ := filepath.Glob(filepath.Join(dir, ".*")); len(left) != 0 {
+		t.Errorf("temporary files left: %v", left)
+	}
+}

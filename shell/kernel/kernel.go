@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"log"
-	"net"
 	"path"
 	"regexp"
 	"strconv"
@@ -103,9 +102,6 @@ func New(cfg Config) (*Kernel, error) {
 	}
 	return k, nil
 }
-
-// Addr returns the address the shell channel listens on.
-func (k *Kernel) Addr() net.Addr { return k.shellS.Addr() }
 
 // Close ends the session and closes the sockets.
 func (k *Kernel) Close() error {
