@@ -136,6 +136,25 @@ test-rxe: lab-setup rxe-binaries
 	  sh -c './$(RXE_TEST) -test.count=1 -test.timeout=14m; s=$$?; \
 	    ./$(RXE_DOCS) -test.count=1 -test.v -test.run TestTranscripts || s=1; exit $$s'
 
+# ---- The simulator and kernel soft-RoCE on one wire: internal/interop in the lab ------------
+# make test-interop  in the lab guest, kernel rxe1 on one end of a veth pair and the simulator's
+#                    UDP link (namespace vshpeer) on the other: rdma-core's ibv_rc/uc/ud/srq_pingpong
+#                    on rxe1 against pingpong on the simulator, -c on both, each way round, over IPv6
+#                    and IPv4, on the grid of docs/lab.md; INTEROP_SEED=N adds INTEROP_POINTS (12)
+#                    points sampled from the grid's space. It prints
+#                    "RXE↔SIM interop: N of N pairs passed" and fails on any other count.
+INTEROP_TEST := bin/interop.test
+INTEROP_SEED ?=
+INTEROP_POINTS ?=
+
+.PHONY: test-interop
+
+test-interop: lab-setup rxe-binaries
+	$(GO) test -c -o $(INTEROP_TEST) ./internal/interop
+	$(LAB_ENV) $(RXE_LAB) run -q -timeout 25m -e VSH_RXE_SIM=1 -e VSH_RXE_SIM_PINGPONG=./$(RXE_PP) -e VSH_RXE_SIM_VSH=./$(RXE_VSH) \
+	  $(if $(INTEROP_SEED),-e INTEROP_SEED=$(INTEROP_SEED)) $(if $(INTEROP_POINTS),-e INTEROP_POINTS=$(INTEROP_POINTS)) -- \
+	  ./$(INTEROP_TEST) -test.count=1 -test.timeout=24m
+
 bench-rxe: lab-setup rxe-binaries
 	$(LAB_ENV) $(RXE_LAB) run -q -timeout 30m -e VSH_RXE=1 -e VSH_RXE_BENCH=./$(RXE_PP) -- \
 	  ./$(RXE_TEST) -test.count=1 -test.timeout=29m -test.run '^TestBenchRXE$$'

@@ -3,6 +3,7 @@ package shell
 import (
 	"fmt"
 	"github.com/vsh-rdma/vsh/shell/render"
+	"net/netip"
 	"strconv"
 	"strings"
 
@@ -208,8 +209,8 @@ var faultRule = &command{Name: "fault", Usage: "fault ACTION [opcode=NAME] [psn=
 		pos("ACTION", vFaultAction, true, "drop, duplicate, reorder, delay, corrupt or cut"),
 		key("opcode", vText, "any", "matches when the packet's opcode name contains it (send_only, acknowledge)"),
 		key("psn", vNum, "any", "matches one PSN"),
-		key("from", vDevice, "any", "the sending device"),
-		key("to", vDevice, "any", "the receiving device"),
+		key("from", vDevice, "any", "the sending device (on the UDP link, also a peer's address)"),
+		key("to", vDevice, "any", "the receiving device (on the UDP link, also a peer's address)"),
 		key("nth", vNum, "every", "act on the nth matching packet only, counting from 1"),
 		key("count", vNum, "no limit", "retire the rule after this many hits"),
 		key("prob", vText, "1", "act with this probability, drawn from the seed", "probability"),
@@ -223,6 +224,8 @@ func faultCmd() *command {
 		Help: "ACTION is drop, duplicate, reorder, delay, corrupt or cut. opcode= matches the packet's opcode name " +
 			"(send_only, rdma_write_first, acknowledge: any part of it); nth=2 acts on the second matching packet only; " +
 			"count=N retires the rule after N hits; prob=0.1 acts at random, from the seed. " +
+			"On the UDP link (--sim-addr), from= or to= may name a peer by its address: a rule from a peer acts on its packets " +
+			"as they arrive, so the peer (another vsh, or kernel rxe) sees the loss. " +
 			"Example: fault drop opcode=acknowledge nth=1, then watch the requester retransmit.",
 		rawArgs: true, run: cmdFault, complete: completeFault}
 }
@@ -282,14 +285,16 @@ func cmdFault(c *call) error {
 		if !fc.has(k) {
 			continue
 		}
-		d, err := c.s.device(fc.raw(k))
-		if err != nil {
-			return err
+		name := fc.raw(k)
+		if d, err := c.s.device(name); err == nil {
+			name = d.Name()
+		} else if _, perr := netip.ParseAddr(name); perr != nil {
+			return err // an address is a peer beyond the UDP link: AddFault decides
 		}
 		if k == "from" {
-			r.From = d.Name()
+			r.From = name
 		} else {
-			r.To = d.Name()
+			r.To = name
 		}
 	}
 	if r.Nth, err = fc.intOr("nth", 0); err != nil {

@@ -7,9 +7,10 @@
 //	pingpong rc -g 1 -c server     # client
 //
 // On the simulator (--backend sim, or no RDMA device), each process's
-// simulated RNIC is on the simulator's UDP link, bound to a loopback
-// address of its own (--sim-addr 127.0.0.2; by default the first free one),
-// so two pingpong processes on one host run against each other:
+// simulated RNIC is on the simulator's UDP link, bound to an address of its
+// own (--sim-addr 127.0.0.2; by default the first free loopback one), so
+// two pingpong processes on one host run against each other, and one on a
+// host's real address runs against kernel soft-RoCE on another host:
 //
 //	pingpong rc -g 1 --sim-addr 127.0.0.2               # server
 //	pingpong rc -g 1 --sim-addr 127.0.0.3 127.0.0.1     # client
@@ -58,8 +59,9 @@ func run(ctx context.Context, argv []string, stdout, stderr io.Writer) int {
 		}
 		opened = prov
 		if f, ok := prov.(*sim.Fabric); ok {
-			p.Hint = fmt.Sprintf("this side is on the simulator's UDP link at %s, so the peer must be a pingpong "+
-				"on the simulator (--backend sim) on this host", f.UDPAddr())
+			p.Hint = fmt.Sprintf("this side is on the simulator's UDP link at %s: the peer must reach it over RoCEv2 "+
+				"from an address of the same kind (a pingpong on the simulator at another loopback address, "+
+				"or kernel soft-RoCE or a RoCE NIC on the same link, with -g naming its GID of that family)", f.UDPAddr())
 		}
 		return prov, nil
 	}

@@ -89,22 +89,6 @@ func freeTCPPort(t *testing.T) int {
 	return ln.Addr().(*net.TCPAddr).Port
 }
 
-// udpSetupLines make an RC QP in INIT with a receive posted, as pingpong
-// has before the exchange (its defaults: -s 4096, pkey 0, port 1, access
-// 0); mr0 sends, mr1 receives.
-func udpSetupLines() []string {
-	return []string{
-		"open_device A",
-		"alloc_pd ctx0",
-		"reg_mr pd0 length=4096 access=local_write",
-		"reg_mr pd0 length=4096 access=local_write",
-		"create_cq ctx0 cqe=16",
-		"create_qp pd0 type=rc send_cq=cq0 recv_cq=cq0",
-		"modify_qp qp0 state=init pkey_index=0 port=1 access=0",
-		"post_recv qp0 mr=mr1 wr_id=1",
-	}
-}
-
 // patternLines write -c's pattern into mr0: 0x7b everywhere but the first
 // byte of each page, which is 0 (docs/pingpong.md, "-c").
 func patternLines() []string {
@@ -122,7 +106,7 @@ func udpVshClient(t *testing.T, b udpBins, ppAddr, vshAddr string) {
 	t0 := time.Now()
 	srv := proctest.Start(ctx, t, b.pingpong, "rc", "-g", "1", "-n", "1", "-c", "--sim-addr", ppAddr, "-p", strconv.Itoa(port))
 	v := proctest.StartVsh(ctx, t, b.vsh, "--plain", "--sim-addr", vshAddr)
-	v.Send(udpSetupLines()...)
+	v.Send(proctest.RCSetupLines("A")...)
 	v.Send(patternLines()...)
 	// exchange connect retries while the server is not listening yet.
 	v.Send(fmt.Sprintf("exchange connect 127.0.0.1 qp0 port=%d gid_index=1 wait=20s", port))
@@ -141,7 +125,7 @@ func udpVshServer(t *testing.T, b udpBins, ppAddr, vshAddr string) {
 	port := freeTCPPort(t)
 	t0 := time.Now()
 	v := proctest.StartVsh(ctx, t, b.vsh, "--plain", "--sim-addr", vshAddr)
-	v.Send(udpSetupLines()...)
+	v.Send(proctest.RCSetupLines("A")...)
 	v.Send(patternLines()...) // the answer, as the client's -c expects it
 	v.Send(fmt.Sprintf("exchange listen qp0 port=%d gid_index=1 wait=20s", port))
 	args := []string{"rc", "-g", "1", "-n", "1", "-c", "--sim-addr", ppAddr, "-p", strconv.Itoa(port), "127.0.0.1"}

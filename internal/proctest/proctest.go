@@ -3,7 +3,9 @@ package proctest
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"io"
+	"os"
 	"os/exec"
 	"regexp"
 	"strconv"
@@ -131,6 +133,9 @@ func StartVsh(ctx context.Context, t testing.TB, bin string, args ...string) *Vs
 	return v
 }
 
+// Pid returns vsh's process ID.
+func (v *Vsh) Pid() int { return v.cmd.Process.Pid }
+
 // Send types lines into vsh.
 func (v *Vsh) Send(lines ...string) {
 	for _, l := range lines {
@@ -225,4 +230,44 @@ func CheckOneIteration(t testing.TB, vout string, verr error, peer, pout string,
 	if !itersRe.MatchString(pout) {
 		t.Errorf("%s did not finish its iteration", peer)
 	}
+}
+
+// RCSetupLines are the vsh commands that make an RC QP in INIT on device
+// with a receive posted, as rdma-core's ping-pongs have before the
+// exchange (-s 4096, pkey 0, port 1, access 0): mr0 sends, mr1 receives.
+func RCSetupLines(device string) []string {
+	return []string{
+		"open_device " + device,
+		"alloc_pd ctx0",
+		"reg_mr pd0 length=4096 access=local_write",
+		"reg_mr pd0 length=4096 access=local_write",
+		"create_cq ctx0 cqe=16",
+		"create_qp pd0 type=rc send_cq=cq0 recv_cq=cq0",
+		"modify_qp qp0 state=init pkey_index=0 port=1 access=0",
+		"post_recv qp0 mr=mr1 wr_id=1",
+	}
+}
+
+// Listening reports whether TCP port is in the LISTEN state in the network
+// namespace of process pid (0: this process's).
+func Listening(pid, port int) bool {
+	dir := "/proc/net"
+	if pid != 0 {
+		dir = fmt.Sprintf("/proc/%d/net", pid)
+	}
+	want := fmt.Sprintf(":%04X ", port)
+	for _, f := range []string{"tcp", "tcp6"} {
+		b, err := os.ReadFile(dir + "/" + f)
+		if err != nil {
+			continue
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			fields := strings.Fields(line)
+			// local_address is field 1, st (0A = LISTEN) field 3.
+			if len(fields) > 3 && strings.HasSuffix(fields[1]+" ", want) && fields[3] == "0A" {
+				return true
+			}
+		}
+	}
+	return false
 }

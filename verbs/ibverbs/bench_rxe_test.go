@@ -14,6 +14,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/vsh-rdma/vsh/internal/proctest"
 )
 
 // TestBenchRXE compares the Go ping-pong (cmd/pingpong on this backend)
@@ -95,7 +97,7 @@ func pingPongPair(bin string, args []string, port int) (usec, mbit float64, err 
 	defer srv.Wait()
 	// Wait until the server listens (connecting to find out would be
 	// taken for the client).
-	for deadline := time.Now().Add(30 * time.Second); !listening(port) && time.Now().Before(deadline); {
+	for deadline := time.Now().Add(30 * time.Second); !proctest.Listening(0, port) && time.Now().Before(deadline); {
 		time.Sleep(20 * time.Millisecond)
 	}
 	cli := exec.CommandContext(ctx, bin, append(append(append([]string{}, args...), p...), "localhost")...)
@@ -113,25 +115,6 @@ func pingPongPair(bin string, args []string, port int) (usec, mbit float64, err 
 	usec, _ = strconv.ParseFloat(u[1], 64)
 	mbit, _ = strconv.ParseFloat(m[1], 64)
 	return usec, mbit, nil
-}
-
-// listening reports whether something listens on TCP port (IPv4 or IPv6).
-func listening(port int) bool {
-	want := fmt.Sprintf(":%04X ", port)
-	for _, f := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			continue
-		}
-		for _, line := range strings.Split(string(b), "\n") {
-			fields := strings.Fields(line)
-			// local_address is field 1, st (0A = LISTEN) field 3.
-			if len(fields) > 3 && strings.HasSuffix(fields[1]+" ", want) && fields[3] == "0A" {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 func median(v []float64) float64 {

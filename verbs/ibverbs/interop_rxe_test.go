@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/vsh-rdma/vsh/internal/proctest"
 )
 
 // knownInterop is a transport whose interop with rdma-core's program fails
@@ -109,7 +111,7 @@ func interopPair(server, client []string, port int) (string, error) {
 	if err := srv.Start(); err != nil {
 		return "", err
 	}
-	for deadline := time.Now().Add(30 * time.Second); !listening(port) && time.Now().Before(deadline); {
+	for deadline := time.Now().Add(30 * time.Second); !proctest.Listening(0, port) && time.Now().Before(deadline); {
 		time.Sleep(20 * time.Millisecond)
 	}
 	cctx, ccancel := stdcontext.WithCancel(ctx)

@@ -45,30 +45,15 @@ func TestVshExchangeRXE(t *testing.T) {
 	fmt.Println("RXE " + summary)
 }
 
-// setupLines make an RC QP in INIT with a receive posted, as the programs
-// have before the exchange.
-func setupLines() []string {
-	return []string{
-		"open_device " + rxeDevice(),
-		"alloc_pd ctx0",
-		"reg_mr pd0 length=4096 access=local_write",
-		"reg_mr pd0 length=4096 access=local_write",
-		"create_cq ctx0 cqe=16",
-		"create_qp pd0 type=rc send_cq=cq0 recv_cq=cq0",
-		"modify_qp qp0 state=init pkey_index=0 port=1 access=0",
-		"post_recv qp0 mr=mr1 wr_id=1",
-	}
-}
-
 func vshClient(t *testing.T, bin, cPP string, port int) {
 	ctx, cancel := stdcontext.WithTimeout(stdcontext.Background(), 90*time.Second)
 	defer cancel()
 	srv := proctest.Start(ctx, t, cPP, "-d", rxeDevice(), "-g", "1", "-n", "1", "-p", strconv.Itoa(port))
-	for deadline := time.Now().Add(30 * time.Second); !listening(port) && time.Now().Before(deadline); {
+	for deadline := time.Now().Add(30 * time.Second); !proctest.Listening(0, port) && time.Now().Before(deadline); {
 		time.Sleep(20 * time.Millisecond)
 	}
 	v := proctest.StartVsh(ctx, t, bin, "--backend", "ibverbs", "--plain")
-	for _, l := range setupLines() {
+	for _, l := range proctest.RCSetupLines(rxeDevice()) {
 		v.Send(l)
 	}
 	v.Send(fmt.Sprintf("exchange connect 127.0.0.1 qp0 port=%d wait=30s", port))
@@ -89,11 +74,11 @@ func vshServer(t *testing.T, bin, cPP string, port int) {
 	ctx, cancel := stdcontext.WithTimeout(stdcontext.Background(), 90*time.Second)
 	defer cancel()
 	v := proctest.StartVsh(ctx, t, bin, "--backend", "ibverbs", "--plain")
-	for _, l := range setupLines() {
+	for _, l := range proctest.RCSetupLines(rxeDevice()) {
 		v.Send(l)
 	}
 	v.Send(fmt.Sprintf("exchange listen qp0 port=%d wait=30s", port))
-	for deadline := time.Now().Add(30 * time.Second); !listening(port) && time.Now().Before(deadline); {
+	for deadline := time.Now().Add(30 * time.Second); !proctest.Listening(0, port) && time.Now().Before(deadline); {
 		time.Sleep(20 * time.Millisecond)
 	}
 	cli := proctest.Start(ctx, t, cPP, "-d", rxeDevice(), "-g", "1", "-n", "1", "-p", strconv.Itoa(port), "127.0.0.1")

@@ -22,6 +22,13 @@ type carrier interface {
 	// peerErr explains why no peer can answer for g (op and field name
 	// the verb and its argument), or returns nil.
 	peerErr(op, field string, d *device, g verbs.GID) error
+	// peerName returns the canonical name of the device beyond the
+	// fabric that name (an address) means, as fault rules match it, and
+	// whether there can be one.
+	peerName(name string) (string, bool)
+	// peerHint completes "use one of DEVICES" for a fault rule's device:
+	// how to name a peer, or "" when there are none.
+	peerHint() string
 	// send carries p to its destination, a peer's stand-in.
 	send(p *packet) error
 	// settled is told that a verb's work is done.
@@ -45,6 +52,8 @@ var _ carrier = inProcess{}
 func (inProcess) elapsed() time.Duration                           { return 0 }
 func (inProcess) peer(*device, verbs.GID) *device                  { return nil }
 func (inProcess) peerErr(string, string, *device, verbs.GID) error { return nil }
+func (inProcess) peerName(string) (string, bool)                   { return "", false }
+func (inProcess) peerHint() string                                 { return "" }
 func (inProcess) settled()                                         {}
 func (inProcess) stop()                                            {}
 

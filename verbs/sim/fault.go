@@ -52,13 +52,17 @@ func (f *Fabric) addFault(r verbs.FaultRule) (int, error) {
 	if r.HasPSN && r.PSN > wire.PSNMask {
 		return 0, verbs.Errorf(op, verbs.EINVAL, "PSNs have 24 bits: 0 to 0xffffff", "PSN %#x does not fit 24 bits", r.PSN)
 	}
-	for _, dev := range []string{r.From, r.To} {
-		if dev != "" && f.deviceByName(dev) == nil && !f.mcastName(dev) {
+	for _, dev := range []*string{&r.From, &r.To} {
+		if name, ok := f.carrier.peerName(*dev); ok {
+			*dev = name // a peer beyond the UDP link, by its address
+			continue
+		}
+		if dev := *dev; dev != "" && f.deviceByName(dev) == nil && !f.mcastName(dev) {
 			names := make([]string, len(f.devs))
 			for i, d := range f.devs {
 				names[i] = d.name
 			}
-			return 0, verbs.Errorf(op, verbs.ENODEV, "use one of "+strings.Join(names, ", "),
+			return 0, verbs.Errorf(op, verbs.ENODEV, "use one of "+strings.Join(names, ", ")+f.carrier.peerHint(),
 				"there is no device %q on this fabric", dev)
 		}
 	}

@@ -37,6 +37,9 @@ type network struct {
 	pktOrd   uint64
 	timerOrd uint64
 	seq      uint64 // packets sent
+	// ipv4IDs counts IPv4 packets from the UDP link checked with the
+	// identification and DF their ICRC implies (icrcOK).
+	ipv4IDs  uint64
 	pool     packetPool
 	borrowed []*packet // packets that may hold a borrowed payload
 	held     []*packet // held back by a reorder fault
@@ -578,9 +581,25 @@ func (f *Fabric) receive(p *packet) (*qp, string) {
 	return q, ""
 }
 
-// icrcOK checks the ICRC of an encoded packet against its framing.
+// icrcOK checks the ICRC of an encoded packet against its framing. A
+// packet that came in over IPv4 on the UDP link has a framing without the
+// sender's identification and DF bit, which the socket does not show: it
+// is checked with the ones its ICRC implies (wire.RecoverIPv4), which then
+// become its framing.
 func (f *Fabric) icrcOK(p *packet) bool {
-	return wire.VerifyICRC(p.enc, p.network()) == nil
+	nw := p.network()
+	if !p.linked || p.ipv6 {
+		return wire.VerifyICRC(p.enc, nw) == nil
+	}
+	got, err := wire.RecoverIPv4(p.enc, nw)
+	if err != nil {
+		return false
+	}
+	if got.ID != nw.ID || got.NoDF != nw.NoDF {
+		f.net.ipv4IDs++
+		*nw = got
+	}
+	return true
 }
 
 // rcvPkt is rxe_rcv_pkt: requests to the responder, the rest to the

@@ -69,6 +69,7 @@ type packetState struct {
 	corrupt  bool // a fault flipped a bit of enc
 	held     bool // held back by a reorder fault
 	dup      bool // a copy made by a duplicate fault
+	linked   bool // came in over the UDP link: netw is what its socket saw
 
 	tr *train // the packets that follow this one as a train (train.go)
 }

@@ -17,8 +17,10 @@ import (
 // API boundary, which holds the one lock, and the UDP carrier, which has
 // goroutines, sockets and the wall clock.
 var boundary = map[string]string{
-	"api.go":     "the lock at the API boundary",
-	"udplink.go": "the UDP carrier: goroutines, sockets, wall clock",
+	"api.go":                   "the lock at the API boundary",
+	"udplink.go":               "the UDP carrier: goroutines, sockets, wall clock",
+	"udplink_sockopt_linux.go": "the UDP carrier's socket options",
+	"udplink_sockopt_other.go": "the UDP carrier's socket options",
 }
 
 // impureImports are packages the core must not import.

@@ -10,6 +10,9 @@ import (
 	"syscall"
 	"time"
 
+	"golang.org/x/net/ipv4"
+	"golang.org/x/net/ipv6"
+
 	"github.com/vsh-rdma/vsh/verbs"
 	"github.com/vsh-rdma/vsh/verbs/rules"
 	"github.com/vsh-rdma/vsh/verbs/wire"
@@ -27,16 +30,21 @@ import (
 // xmit hands it here, and it leaves at once as one datagram to
 // PEER:4791 — BTH through ICRC, encoded by verbs/wire.
 //
-// The ICRC covers the IP and UDP headers, and a plain UDP socket cannot
-// choose the IPv4 identification the kernel puts in them
-// (reference/rocev2-wire.md §7). Sim-to-sim traffic therefore computes it
-// over a canonical header: the real addresses and ports of the datagram
-// (source: this socket, ADDR:4791), DF set and the identification vsh
-// always uses (wire.IPv4ID: the PSN's low 16 bits); the receiver rebuilds
-// the same header from the datagram's source and its own address and
-// checks it (wire.VerifyICRC), exactly as the in-process fabric checks an
-// encoded packet. An IPv6 address gives a real header (IPv6 has no
-// identification), which is what kernel rxe interop needs later.
+// The ICRC covers the IP and UDP headers as they are on the wire
+// (reference/rocev2-wire.md §3), and the link computes and checks it over
+// the real ones, so that kernel rxe and the link accept each other's
+// packets. What it cannot read from its socket it knows from how it sends:
+// an unconnected IPv4 socket with DF (IP_PMTUDISC_DO) gets the
+// identification 0 from the kernel, so the link frames its own packets
+// with ID 0 and DF. Over IPv6, which has no identification, every field
+// the ICRC covers is known to both ends. A datagram that comes in over
+// IPv4 may carry another ID (rxe hashes one): the link then checks its
+// ICRC with the ID and DF bit it implies (wire.RecoverIPv4: the CRC is
+// linear, so at most one does), covering every other bit, and counts it
+// (UDPLinkStats.IPv4IDs). The source port is the socket's, 4791, on every
+// packet (rxe derives one per QP; the receiver ignores it); TTL and
+// traffic class are the resolved AV's, the IPv6 flow label 0, as rxe
+// sends them.
 //
 // Receiving: one goroutine reads datagrams into a queue, so that a burst
 // is taken off the socket at once; another takes the fabric's lock, turns
@@ -99,8 +107,13 @@ const (
 type udpLink struct {
 	f     *Fabric
 	conn  *net.UDPConn
-	local netip.AddrPort // the bound address, ADDR:4791
+	local netip.AddrPort // the bound address, ADDR:4791 (with its zone)
+	addr  netip.Addr     // the address without zone: the device's GID
 	dev   *device        // the device on the link (sim0)
+
+	// The TTL (hop limit) and TOS (traffic class) the socket now sends
+	// with: set from each packet's framing when it differs (ttlTOS).
+	ttl, tos int
 
 	// peers is the table of stand-ins (at most maxPeers), used counts
 	// their uses (each stand-in keeps the count of its last), and
@@ -147,18 +160,22 @@ type standIn struct {
 }
 
 // NewUDP builds a fabric (as New does) whose device sim0 is on the UDP
-// link: bound to addr on UDP port 4791, its GID index 1 the IPv4-mapped
-// form of addr (an IPv6 addr is its own GID), its link-local GID and MAC
-// derived from addr, and its netdev MTU that of the loopback interface
-// (65535 here, so the active MTU is 4096) unless cfg.Link.MTU says
-// otherwise. The other devices, if cfg.Devices asks for more than one,
-// stay inside this process.
+// link: bound to addr on UDP port 4791, with the GID table a kernel
+// device on that address has: index 0 the default GID, fe80::/64 with the
+// EUI-64 of its MAC (the MAC of the interface that holds addr; for a
+// loopback address, which has none, one derived from addr), index 1 the
+// RoCEv2 GID of addr (IPv4-mapped for IPv4). Its netdev MTU is 65535 (so
+// the active MTU is 4096) unless cfg.Link.MTU says otherwise. The other
+// devices, if cfg.Devices asks for more than one, stay inside this
+// process.
 //
-// addr is an IP address, optionally with ":4791"; "" picks the first free
-// loopback address from 127.0.0.2 up. QPs of sim0 reach any address of the
-// link's kind (with a loopback addr, any other 127.0.0.0/8 address) on
-// which another process runs a UDP link. Close stops the link and frees
-// the port.
+// addr is a unicast IP address of this host, IPv4 or IPv6, optionally
+// with ":4791"; a link-local IPv6 address takes its zone (fe80::2%eth1).
+// "" picks the first free loopback address from 127.0.0.2 up. QPs of sim0
+// reach any address of the same IP version and scope (a loopback addr
+// only loopback addresses, a link-local one only link-local addresses on
+// its zone): another process's UDP link, or a kernel RoCEv2 device such
+// as rxe. Close stops the link and frees the port.
 func NewUDP(cfg Config, addr string) (*Fabric, error) {
 	conn, local, err := bindUDP(addr)
 	if err != nil {
@@ -167,7 +184,8 @@ func NewUDP(cfg Config, addr string) (*Fabric, error) {
 	mtu := cfg.Link.MTU
 	f := New(cfg)
 	l := &udpLink{
-		f: f, conn: conn, local: local, dev: f.devs[0],
+		f: f, conn: conn, local: local, addr: local.Addr().WithZone(""), dev: f.devs[0],
+		ttl: -1, tos: -1,
 		peers:     map[netip.Addr]*standIn{},
 		strangers: map[netip.Addr]*device{},
 		start:     time.Now(),
@@ -177,10 +195,14 @@ func NewUDP(cfg Config, addr string) (*Fabric, error) {
 	}
 	_ = conn.SetReadBuffer(4 << 20) // as much as net.core.rmem_max allows
 	_ = conn.SetWriteBuffer(4 << 20)
+	if err := rocev2Socket(conn, local.Addr().Is4()); err != nil {
+		conn.Close()
+		return nil, fmt.Errorf("the simulator's UDP link cannot set up its socket on %s: %w", local, err)
+	}
 	d := l.dev
-	ip := local.Addr()
+	ip := l.addr
 	d.ip = ip
-	d.mac = wire.MACFor(ip)
+	d.mac = interfaceMAC(local.Addr())
 	e := eui64(d.mac)
 	d.guid = uint64(e[0])<<56 | uint64(e[1])<<48 | uint64(e[2])<<40 | uint64(e[3])<<32 |
 		uint64(e[4])<<24 | uint64(e[5])<<16 | uint64(e[6])<<8 | uint64(e[7])
@@ -231,6 +253,11 @@ type UDPLinkStats struct {
 	Evicted    uint64 // idle stand-ins evicted to make room for another peer
 	QueueDrops uint64 // datagrams dropped: the reader's queue held udpQueueMax (16384) datagrams or udpQueueBytes (32 MiB)
 	HeldDrops  uint64 // datagrams dropped in step mode: the fabric held udpHeldMax (1024) packets
+	// IPv4IDs counts IPv4 datagrams whose sender did not use the link's
+	// own identification 0 with DF (kernel rxe hashes one): a UDP socket
+	// does not show it, so their ICRC was checked with the ID and DF it
+	// implies (wire.RecoverIPv4), all else covered as usual.
+	IPv4IDs uint64
 }
 
 // UDPStats returns the UDP link's counters; all zero for an in-process
@@ -244,7 +271,7 @@ func (f *Fabric) UDPStats() UDPLinkStats {
 	}
 	l.inMu.Lock()
 	defer l.inMu.Unlock()
-	return UDPLinkStats{Peers: len(l.peers), Evicted: l.evicted, QueueDrops: l.dropped, HeldDrops: l.heldDrops}
+	return UDPLinkStats{Peers: len(l.peers), Evicted: l.evicted, QueueDrops: l.dropped, HeldDrops: l.heldDrops, IPv4IDs: l.f.net.ipv4IDs}
 }
 
 // ParseUDPAddr checks a --sim-addr value: an IP address, optionally with
@@ -254,23 +281,25 @@ func ParseUDPAddr(s string) (netip.Addr, error) {
 	if s == "" {
 		return netip.Addr{}, nil
 	}
-	if a, err := netip.ParseAddr(s); err == nil {
-		if a.Zone() != "" {
-			return netip.Addr{}, fmt.Errorf("--sim-addr %s: a scoped (zone) address cannot be a GID; use a loopback address such as 127.0.0.2", s)
-		}
-		return a.Unmap(), nil
-	}
-	ap, err := netip.ParseAddrPort(s)
+	a, err := netip.ParseAddr(s)
 	if err != nil {
-		return netip.Addr{}, fmt.Errorf("--sim-addr %q is not an IP address: give one such as 127.0.0.2 (each process its own)", s)
+		ap, err := netip.ParseAddrPort(s)
+		if err != nil {
+			return netip.Addr{}, fmt.Errorf("--sim-addr %q is not an IP address: give one such as 127.0.0.2, 2001:db8::2 or fe80::2%%eth1 (each process its own)", s)
+		}
+		if ap.Port() != UDPPort {
+			return netip.Addr{}, fmt.Errorf("--sim-addr %s: the UDP link uses port %d, where every RoCEv2 peer sends; give the address alone (127.0.0.2)", s, UDPPort)
+		}
+		a = ap.Addr()
 	}
-	if ap.Port() != UDPPort {
-		return netip.Addr{}, fmt.Errorf("--sim-addr %s: the UDP link uses port %d, where every RoCEv2 peer sends; give the address alone (127.0.0.2)", s, UDPPort)
+	a = a.Unmap()
+	switch {
+	case a.Zone() != "" && !a.IsLinkLocalUnicast():
+		return netip.Addr{}, fmt.Errorf("--sim-addr %s: only a link-local IPv6 address (fe80::/10) takes a zone; give %s alone", s, a.WithZone(""))
+	case a.Is6() && a.IsLinkLocalUnicast() && a.Zone() == "":
+		return netip.Addr{}, fmt.Errorf("--sim-addr %s: a link-local address needs its interface as a zone, as in %s%%eth1 (ip -6 addr shows which interface has it)", s, a)
 	}
-	if ap.Addr().Zone() != "" {
-		return netip.Addr{}, fmt.Errorf("--sim-addr %s: a scoped (zone) address cannot be a GID; use a loopback address such as 127.0.0.2", s)
-	}
-	return ap.Addr().Unmap(), nil
+	return a, nil
 }
 
 // bindUDP binds the link's socket: to addr, or to the first free address
@@ -281,8 +310,8 @@ func bindUDP(addr string) (*net.UDPConn, netip.AddrPort, error) {
 		return nil, netip.AddrPort{}, err
 	}
 	if a.IsValid() {
-		if a.IsUnspecified() || a.IsMulticast() {
-			return nil, netip.AddrPort{}, fmt.Errorf("--sim-addr %s: the link needs an address of its own, which becomes the device's GID; use a loopback address such as 127.0.0.2", a)
+		if a.IsUnspecified() || a.IsMulticast() || a.Is4() && a.As4()[0] == 255 {
+			return nil, netip.AddrPort{}, fmt.Errorf("--sim-addr %s: the link needs a unicast address of its own, which becomes the device's GID; use a loopback address such as 127.0.0.2, or an address of this host (ip addr)", a)
 		}
 		ap := netip.AddrPortFrom(a, UDPPort)
 		c, err := net.ListenUDP(udpNet(a), net.UDPAddrFromAddrPort(ap))
@@ -306,6 +335,50 @@ func bindUDP(addr string) (*net.UDPConn, netip.AddrPort, error) {
 	return nil, netip.AddrPort{}, fmt.Errorf("the simulator's UDP link found no free address from 127.0.0.2 to 127.0.0.254 on port %d (%v): stop some of the processes that hold them, or give one with --sim-addr", UDPPort, last)
 }
 
+// interfaceMAC returns the MAC of the interface that holds address a, as
+// a kernel device bound to it would have, or, when there is none (a
+// loopback address, a point-to-point link), wire.MACFor(a).
+func interfaceMAC(a netip.Addr) [6]byte {
+	ifs, _ := net.Interfaces()
+	for _, ifc := range ifs {
+		if len(ifc.HardwareAddr) != 6 || a.Zone() != "" && a.Zone() != ifc.Name {
+			continue
+		}
+		addrs, _ := ifc.Addrs()
+		for _, ia := range addrs {
+			if n, ok := ia.(*net.IPNet); ok {
+				if ip, ok := netip.AddrFromSlice(n.IP); ok && ip.Unmap() == a.WithZone("") {
+					return [6]byte(ifc.HardwareAddr)
+				}
+			}
+		}
+	}
+	return wire.MACFor(a.WithZone(""))
+}
+
+// ttlTOS makes the socket send with nw's hop limit (TTL) and traffic class
+// (TOS), which rxe takes from the AH (rxe_prepare); the socket option is
+// set only when they change.
+func (l *udpLink) ttlTOS(nw *wire.Network) {
+	ttl, tos := int(nw.HopLimit), int(nw.TrafficClass)
+	if ttl == 0 {
+		ttl = wire.DefaultHopLimit
+	}
+	if ttl == l.ttl && tos == l.tos {
+		return
+	}
+	l.ttl, l.tos = ttl, tos
+	if l.addr.Is4() {
+		c := ipv4.NewConn(l.conn)
+		_ = c.SetTTL(ttl)
+		_ = c.SetTOS(tos)
+		return
+	}
+	c := ipv6.NewConn(l.conn)
+	_ = c.SetHopLimit(ttl)
+	_ = c.SetTrafficClass(tos)
+}
+
 func udpNet(a netip.Addr) string {
 	if a.Is4() {
 		return "udp4"
@@ -320,7 +393,10 @@ func bindError(ap netip.AddrPort, err error) error {
 		why = ": another process (another vsh or pingpong, or the kernel's rdma_rxe, which holds 0.0.0.0:4791) has it; " +
 			"give each process its own address (--sim-addr 127.0.0.3), or leave --sim-addr out to take the first free one"
 	case errors.Is(err, syscall.EADDRNOTAVAIL):
-		why = ": no interface has that address; use a loopback address (127.0.0.2, 127.0.0.3, ...), which every Linux host has"
+		why = ": no interface of this host has that address (ip addr lists them); give one it has, " +
+			"or a loopback address (127.0.0.2, 127.0.0.3, ...), which every Linux host has"
+	case errors.Is(err, syscall.EACCES):
+		why = ": binding a port below 1024 needs privilege here; 4791 does not, so this is a firewall or security module's refusal"
 	}
 	return fmt.Errorf("the simulator's UDP link cannot bind %s: %w%s", ap, err, why)
 }
@@ -351,6 +427,24 @@ func (l *udpLink) peerAddr(d *device, g verbs.GID) (netip.Addr, bool) {
 	return a, l.reaches(a)
 }
 
+// peerName returns the canonical form of name when it is an address the
+// link reaches: a fault rule's From or To naming a peer.
+func (l *udpLink) peerName(name string) (string, bool) {
+	a, err := netip.ParseAddr(strings.TrimSpace(name))
+	if err != nil {
+		return "", false
+	}
+	a = a.Unmap().WithZone("")
+	if !l.reaches(a) {
+		return "", false
+	}
+	return a.String(), true
+}
+
+func (l *udpLink) peerHint() string {
+	return ", or a peer's address beyond the UDP link (" + l.addr.String() + "'s peers, e.g. the address of the other side's GID)"
+}
+
 // peerErr is resolveAV's error for a GID the link reaches but has no room
 // for: the table holds maxPeers stand-ins, and a live QP or AH is aimed
 // at each. It is nil otherwise.
@@ -367,18 +461,19 @@ func (l *udpLink) peerErr(op, field string, d *device, g verbs.GID) error {
 }
 
 // reaches reports whether the link can send to address a: the same IP
-// version as the link, unicast, not the link's own address, and a
-// loopback address when the link has one (the kernel will not route from
-// 127.0.0.0/8 to elsewhere).
+// version as the link, unicast, not the link's own address, and of the
+// link's scope: loopback from a loopback address (the kernel routes
+// 127.0.0.0/8 nowhere else) and only from one, link-local from a
+// link-local address (on its zone) and only from one.
 func (l *udpLink) reaches(a netip.Addr) bool {
-	own := l.local.Addr()
+	own := l.addr
 	if !a.IsValid() || a == own || a.Is4() != own.Is4() || a.IsMulticast() || a.IsUnspecified() {
 		return false
 	}
-	if own.IsLoopback() && !a.IsLoopback() {
+	if a.Is4() && a.As4()[0] == 255 {
 		return false
 	}
-	return !a.Is6() || !a.IsLinkLocalUnicast()
+	return own.IsLoopback() == a.IsLoopback() && own.IsLinkLocalUnicast() == a.IsLinkLocalUnicast()
 }
 
 // newStandIn makes a stand-in device for the host at address a.
@@ -505,10 +600,14 @@ func (l *udpLink) send(p *packet) error {
 	n := &f.net
 	n.seq++
 	p.seq = n.seq
-	// The canonical framing: this socket's address and port.
+	// The framing the kernel gives the datagram: this socket's address
+	// and port, and over IPv4 the identification 0 with DF, which an
+	// unconnected socket with IP_PMTUDISC_DO gets (ip_select_ident_segs).
 	nw := p.network()
 	nw.SrcPort = l.local.Port()
 	nw.DstPort = UDPPort
+	nw.FixedID, nw.ID, nw.NoDF = true, 0, false
+	nw.FlowLabel = 0
 	f.uplink(p.from, p.size())
 	drop, dup := "", false
 	if len(n.faults) > 0 {
@@ -530,7 +629,8 @@ func (l *udpLink) send(p *packet) error {
 		return nil
 	}
 	l.lookup(p.to.ip) // the peer is in use
-	dst := netip.AddrPortFrom(p.to.ip, UDPPort)
+	dst := netip.AddrPortFrom(p.to.ip.WithZone(l.local.Addr().Zone()), UDPPort)
+	l.ttlTOS(nw)
 	for i := 0; i < 1+b2i(dup); i++ {
 		if _, err := l.conn.WriteToUDPAddrPort(p.enc, dst); err != nil {
 			f.observe(p, "dropped", "the UDP link could not send it: "+err.Error())
@@ -752,19 +852,39 @@ func (l *udpLink) injectLocked(b []byte, from netip.AddrPort) []byte {
 		l.heldDrops++
 		return b
 	}
-	src := from.Addr().Unmap()
+	src := from.Addr().Unmap().WithZone("")
 	p := n.pool.get()
 	spare := p.enc[:0]
 	p.enc, p.encoded = b, true
 	p.to = l.dev
-	p.sgid, p.dgid = verbs.GID(src.As16()), verbs.GID(l.local.Addr().As16())
-	p.netw = wire.Network{Src: src, Dst: l.local.Addr(), SrcPort: from.Port(), DstPort: l.local.Port()}
+	p.sgid, p.dgid = verbs.GID(src.As16()), verbs.GID(l.addr.As16())
+	// What the socket knows of the framing; over IPv4 the ID and DF are
+	// assumed to be the link's own until the ICRC says otherwise (icrcOK).
+	p.netw = wire.Network{Src: src, Dst: l.addr, SrcPort: from.Port(), DstPort: l.local.Port(), FixedID: true}
 	p.netwSet = true
+	p.linked = true
 	p.ipv6 = !src.Is4()
 	p.from = l.source(src, p)
 	n.seq++
 	p.seq = n.seq
 	p.at = f.clock.now()
+	if len(n.faults) > 0 && wire.Decode(p.enc, &p.hdr) == nil {
+		// The fault rules act on arrival too, on what the peer sent.
+		drop, dup := f.applyFaults(p)
+		if drop != "" {
+			f.observe(p, "dropped", drop+", on arrival")
+			n.pool.put(p)
+			return spare
+		}
+		if p.corrupt {
+			flipBit(p)
+		}
+		if dup {
+			c := f.clonePacket(p)
+			c.dup = true
+			f.enqueue(c)
+		}
+	}
 	f.enqueue(p)
 	return spare
 }

@@ -128,7 +128,12 @@ func TestParseUDPAddr(t *testing.T) {
 		{"[::1]:4791", "::1", ""},
 		{"127.0.0.2:5000", "", "uses port 4791"},
 		{"localhost", "", "not an IP address"},
-		{"fe80::1%lo", "", "zone"},
+		{"fe80::1%lo", "fe80::1%lo", ""},
+		{"[fe80::2%veth1]:4791", "fe80::2%veth1", ""},
+		{"fe80::1", "", "needs its interface as a zone"},
+		{"2001:db8::2%eth0", "", "only a link-local IPv6 address"},
+		{"2001:db8::2", "2001:db8::2", ""},
+		{"192.0.2.7", "192.0.2.7", ""},
 		{"300.1.1.1", "", "not an IP address"},
 	} {
 		a, err := ParseUDPAddr(tc.in)
@@ -212,9 +217,8 @@ func TestUDPLinkDataPath(t *testing.T) {
 	for _, ev := range seen {
 		if ev.Verdict == "delivered" {
 			delivered++
-			var n wire.Network
-			n.Src, n.Dst = fa.UDPAddr().Addr(), fb.UDPAddr().Addr()
-			n.SrcPort = 4791
+			// The framing the kernel gave it: ID 0 with DF.
+			n := wire.Network{Src: fa.UDPAddr().Addr(), Dst: fb.UDPAddr().Addr(), SrcPort: 4791, FixedID: true}
 			if err := wire.VerifyICRC(ev.Bytes, &n); err != nil && ev.From == fa.UDPAddr().Addr().String() {
 				t.Errorf("#%d from %s: %v", ev.Seq, ev.From, err)
 			}
@@ -436,4 +440,53 @@ func TestUDPLinkRandomDatagrams(t *testing.T) {
 		}
 	}
 	t.Error("after the random datagrams, a good UD datagram was not received")
+}
+
+// Fault rules act on what a peer sends too, on arrival: a rule naming the
+// peer by its address drops its first SEND, which the peer then
+// retransmits, and the message still arrives once.
+func TestUDPLinkFaultOnArrival(t *testing.T) {
+	fa, fb := newUDPFabric(t), newUDPFabric(t)
+	ea, eb := udpEnv(t, fa), udpEnv(t, fb)
+	qa, qb := ea.qp(verbs.QPTypeRC, verbs.QPCap{}), eb.qp(verbs.QPTypeRC, verbs.QPCap{})
+	connectRC(t, ea, eb, qa, qb, verbs.MTU1024)
+	peer := fa.UDPAddr().Addr().String()
+	if _, err := fb.AddFault(verbs.FaultRule{Action: verbs.FaultDrop, From: "nosuch"}); err == nil || !strings.Contains(err.Error(), "peer's address") {
+		t.Errorf("a rule from an unknown device: %v, want an error that names peers' addresses", err)
+	}
+	if _, err := fb.AddFault(verbs.FaultRule{Action: verbs.FaultDrop, From: peer, To: "sim0", Opcode: "SEND_ONLY", Count: 1}); err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var verdicts []string
+	cancel := fb.ObservePackets(func(ev verbs.PacketEvent) {
+		mu.Lock()
+		verdicts = append(verdicts, ev.Verdict)
+		mu.Unlock()
+	})
+	defer cancel()
+	mb, err := eb.pd.AllocMR(4096, verbs.AccessLocalWrite)
+	mustT(t, err)
+	ma, err := ea.pd.AllocMR(4096, verbs.AccessLocalWrite)
+	mustT(t, err)
+	_, err = qb.PostRecv([]verbs.RecvWR{{WRID: 1, SGList: []verbs.SGE{{Addr: mb.Addr(), Length: 4096, LKey: mb.LKey()}}}})
+	mustT(t, err)
+	_, err = qa.PostSend([]verbs.SendWR{{WRID: 1, Opcode: verbs.WRSend, Flags: verbs.SendSignaled,
+		SGList: []verbs.SGE{{Addr: ma.Addr(), Length: 100, LKey: ma.LKey()}}}})
+	mustT(t, err)
+	if wc := waitWC(t, ea, 1); wc[0].Status != verbs.WCSuccess {
+		t.Fatalf("sender: %+v", wc)
+	}
+	if wc := waitWC(t, eb, 1); wc[0].Status != verbs.WCSuccess || wc[0].ByteLen != 100 {
+		t.Fatalf("receiver: %+v", wc)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	got := strings.Join(verdicts, "; ")
+	if !strings.Contains(got, "fault rule 1 (drop), on arrival") || strings.Count(got, "delivered") < 1 {
+		t.Errorf("B's trace: %s; want the first SEND dropped on arrival, then the retransmission delivered", got)
+	}
+	if rules := fb.Faults(); len(rules) != 0 {
+		t.Errorf("the rule with count=1 is still there: %+v", rules)
+	}
 }

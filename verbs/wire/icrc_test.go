@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"hash/crc32"
+	"net/netip"
 	"strings"
 	"testing"
 )
@@ -147,6 +148,91 @@ func TestUpdateSmall(t *testing.T) {
 		for _, seed := range []uint32{0, lrhSeed, 0x12345678} {
 			if got, want := updateSmall(seed, data[:n]), crc32.Update(seed, crc32.IEEETable, data[:n]); got != want {
 				t.Errorf("updateSmall(%#x, %d bytes) = %#x, want %#x", seed, n, got, want)
+			}
+		}
+	}
+}
+
+// TestRecoverIPv4 receives IPv4 packets as a UDP socket does, without the
+// sender's identification and DF bit, and checks that RecoverIPv4 finds
+// them from the ICRC, and that a corrupted packet is refused.
+func TestRecoverIPv4(t *testing.T) {
+	// scapy's vector: ID 0x0478, DF; the UDP socket knows addresses and
+	// ports only.
+	ip := unhex(t, icrcVector2)
+	got := Network{Src: netip.MustParseAddr("192.168.0.7"), Dst: netip.MustParseAddr("192.168.0.7"), SrcPort: 0xc000, FixedID: true}
+	n, err := RecoverIPv4(ip[28:], &got)
+	if err != nil || n.ID != 0x0478 || n.NoDF {
+		t.Fatalf("RecoverIPv4(scapy vector) = ID %#04x NoDF %v, %v; want ID 0x0478 with DF", n.ID, n.NoDF, err)
+	}
+	tests := []struct {
+		name    string
+		id      uint16
+		noDF    bool
+		payload int
+	}{
+		{"ID 0 with DF: the link's own", 0, false, 64},
+		{"rxe's hashed ID", 0xb7e1, false, 4096},
+		{"all ones", 0xffff, false, 1},
+		{"no DF", 0x1234, true, 0},
+		{"64 KiB", 0x8001, false, 65536 - 100},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p := samplePacket(RCSendOnly, 0x123456, tc.payload)
+			sent := testNet4()
+			sent.FixedID, sent.ID, sent.NoDF = true, tc.id, tc.noDF
+			b, err := p.Append(nil, &sent)
+			if err != nil {
+				t.Fatal(err)
+			}
+			recv := testNet4()
+			recv.FixedID = true // ID 0 with DF: what the socket assumes
+			n, err := RecoverIPv4(b, &recv)
+			if err != nil || n.ID != tc.id || n.NoDF != tc.noDF || !n.FixedID {
+				t.Fatalf("RecoverIPv4 = ID %#04x NoDF %v, %v; want ID %#04x NoDF %v", n.ID, n.NoDF, err, tc.id, tc.noDF)
+			}
+			if err := VerifyICRC(b, &n); err != nil {
+				t.Errorf("VerifyICRC with the recovered network: %v", err)
+			}
+			// Every single-bit error the ICRC covers outside the ID is refused.
+			for i := 0; i < len(b)-ICRCLen; i += 1 + len(b)/97 {
+				for _, bit := range []byte{0x01, 0x80} {
+					if i == 4 && bit != 0 { // BTH byte 4 is masked
+						continue
+					}
+					c := append([]byte(nil), b...)
+					c[i] ^= bit
+					if _, err := RecoverIPv4(c, &recv); !errors.Is(err, ErrBadICRC) {
+						t.Fatalf("byte %d ^ %#02x: RecoverIPv4 = %v, want ErrBadICRC", i, bit, err)
+					}
+				}
+			}
+			// A wrong address is an error too: it is not among the unknowns.
+			wrong := recv
+			wrong.Src = netip.MustParseAddr("10.0.0.9")
+			if _, err := RecoverIPv4(b, &wrong); !errors.Is(err, ErrBadICRC) {
+				t.Errorf("wrong source: RecoverIPv4 = %v, want ErrBadICRC", err)
+			}
+		})
+	}
+	if _, err := RecoverIPv4(make([]byte, 20), &Network{Src: netip.MustParseAddr("::1"), Dst: netip.MustParseAddr("::2")}); !errors.Is(err, ErrBadNetwork) {
+		t.Errorf("IPv6: %v, want ErrBadNetwork", err)
+	}
+	if _, err := RecoverIPv4(make([]byte, 3), &got); !errors.Is(err, ErrShort) {
+		t.Errorf("short: %v, want ErrShort", err)
+	}
+}
+
+// TestXPow8 checks the GF(2) shift against the CRC register run over zeros.
+func TestXPow8(t *testing.T) {
+	for _, n := range []int{0, 1, 2, 7, 100, 4096, 65000} {
+		for _, d := range []uint32{1, 0x80000000, 0xdeadbeef} {
+			// The raw register difference d after n zero bytes, two ways.
+			zeros := make([]byte, n)
+			want := ^crc32.Update(^d, crc32.IEEETable, zeros) ^ ^crc32.Update(^uint32(0), crc32.IEEETable, zeros)
+			if got := gfMul(d, xPow8(n)); got != want {
+				t.Errorf("n=%d d=%#x: gfMul(d, xPow8) = %#x, want %#x", n, d, got, want)
 			}
 		}
 	}

@@ -1,0 +1,182 @@
+package interop
+
+import (
+	"bytes"
+	"context"
+	"encoding/hex"
+	"fmt"
+	"net/netip"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/vsh-rdma/vsh/internal/proctest"
+)
+
+// labWire is the lab's second wire as the guest's environment describes it.
+type labWire struct {
+	netns   string // the simulator's namespace
+	dev     string // the kernel's device on the veth (rxe1)
+	kernel4 netip.Addr
+	kernel6 netip.Addr
+	sim4    netip.Addr
+	sim6    netip.Addr
+	gid4    int    // rxe1's GID index of kernel4
+	gid6    int    // rxe1's GID index of kernel6
+	pp      string // cmd/pingpong, built on the host
+	vsh     string // cmd/vsh
+}
+
+// needWire returns the lab's wire, or skips the test outside the lab.
+func needWire(t *testing.T) *labWire {
+	t.Helper()
+	if os.Getenv("VSH_RXE_SIM") == "" {
+		t.Skip("runs in the lab guest, next to rxe1 and the namespace vshpeer: make test-interop")
+	}
+	w := &labWire{netns: os.Getenv("VSH_LAB_PEER_NETNS"), dev: os.Getenv("VSH_LAB_PEER_DEVICE"),
+		pp: os.Getenv("VSH_RXE_SIM_PINGPONG"), vsh: os.Getenv("VSH_RXE_SIM_VSH")}
+	for _, a := range []struct {
+		p   *netip.Addr
+		env string
+	}{{&w.kernel4, "VSH_LAB_KERNEL_ADDR4"}, {&w.kernel6, "VSH_LAB_KERNEL_ADDR6"},
+		{&w.sim4, "VSH_LAB_PEER_ADDR4"}, {&w.sim6, "VSH_LAB_PEER_ADDR6"}} {
+		v, err := netip.ParseAddr(os.Getenv(a.env))
+		if err != nil {
+			t.Fatalf("$%s: %v (the lab sets it)", a.env, err)
+		}
+		*a.p = v
+	}
+	if w.netns == "" || w.dev == "" {
+		t.Fatal("$VSH_LAB_PEER_NETNS or $VSH_LAB_PEER_DEVICE is empty: this lab has no second wire")
+	}
+	for _, p := range []*string{&w.pp, &w.vsh} {
+		if *p != "" {
+			abs, err := filepath.Abs(*p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			*p = abs
+		}
+	}
+	var err error
+	if w.gid4, err = gidIndex(w.dev, w.kernel4); err != nil {
+		t.Fatal(err)
+	}
+	if w.gid6, err = gidIndex(w.dev, w.kernel6); err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+// gidIndex finds the index of address a's RoCEv2 GID in dev's table.
+func gidIndex(dev string, a netip.Addr) (int, error) {
+	dir := "/sys/class/infiniband/" + dev + "/ports/1/gids"
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return 0, fmt.Errorf("%s's GID table: %w", dev, err)
+	}
+	for _, e := range ents {
+		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			continue
+		}
+		raw, err := hex.DecodeString(strings.ReplaceAll(strings.TrimSpace(string(b)), ":", ""))
+		if err != nil || len(raw) != 16 {
+			continue
+		}
+		if netip.AddrFrom16([16]byte(raw)).Unmap() == a {
+			return strconv.Atoi(e.Name())
+		}
+	}
+	return 0, fmt.Errorf("%s has no GID for %s in %s", dev, a, dir)
+}
+
+// family is one of the two IP versions the pairs run over.
+type family struct {
+	name      string
+	kernelGID int
+	simAddr   netip.Addr
+}
+
+func (w *labWire) families() []family {
+	return []family{{"IPv6", w.gid6, w.sim6}, {"IPv4", w.gid4, w.sim4}}
+}
+
+// inNetns returns argv run in the simulator's namespace.
+func (w *labWire) inNetns(argv ...string) []string {
+	return append([]string{"ip", "netns", "exec", w.netns}, argv...)
+}
+
+// proc is a process of a pair, with its output.
+type proc struct {
+	cmd *exec.Cmd
+	out bytes.Buffer
+	err chan error
+}
+
+func start(ctx context.Context, argv []string) (*proc, error) {
+	p := &proc{err: make(chan error, 1)}
+	p.cmd = exec.CommandContext(ctx, argv[0], argv[1:]...)
+	p.cmd.Stdout, p.cmd.Stderr = &p.out, &p.out
+	p.cmd.WaitDelay = 2 * time.Second
+	if err := p.cmd.Start(); err != nil {
+		return nil, err
+	}
+	go func() { p.err <- p.cmd.Wait() }()
+	return p, nil
+}
+
+// runPair starts server, waits until it listens, runs client, and returns
+// both outputs; it fails when either exits with an error or the pair takes
+// longer than limit.
+func runPair(server, client []string, port int, limit time.Duration) (sout, cout string, err error) {
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
+	defer cancel()
+	srv, err := start(ctx, server)
+	if err != nil {
+		return "", "", err
+	}
+	for deadline := time.Now().Add(20 * time.Second); !proctest.Listening(srv.cmd.Process.Pid, port); {
+		select {
+		case err := <-srv.err:
+			return srv.out.String(), "", fmt.Errorf("the server exited before it listened: %v", err)
+		default:
+		}
+		if time.Now().After(deadline) {
+			cancel()
+			<-srv.err
+			return srv.out.String(), "", fmt.Errorf("the server did not listen on TCP %d within 20 s", port)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	cli, err := start(ctx, client)
+	if err != nil {
+		cancel()
+		<-srv.err
+		return srv.out.String(), "", err
+	}
+	var serr, cerr error
+	select {
+	case serr = <-srv.err:
+		if serr != nil {
+			time.AfterFunc(2*time.Second, cancel)
+		}
+		cerr = <-cli.err
+	case cerr = <-cli.err:
+		if cerr != nil {
+			time.AfterFunc(2*time.Second, cancel)
+		}
+		serr = <-srv.err
+	}
+	if ctx.Err() != nil && serr == nil && cerr == nil {
+		serr = ctx.Err()
+	}
+	if serr != nil || cerr != nil {
+		err = fmt.Errorf("server: %v, client: %v", serr, cerr)
+	}
+	return srv.out.String(), cli.out.String(), err
+}

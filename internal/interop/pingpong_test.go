@@ -1,0 +1,185 @@
+package interop
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// A point of the interop grid: one ping-pong pair.
+type point struct {
+	tr           string // rc, uc, ud, srq
+	size         int    // -s
+	mtu          int    // -m (0: UD, which takes the port's active MTU, 4096 on the lab's veth)
+	iters        int    // -n
+	kernelServer bool   // rdma-core's program is the server
+	v4           bool   // RoCEv2 over IPv4 GIDs, else IPv6
+}
+
+func (p point) String() string {
+	m := "port MTU"
+	if p.mtu != 0 {
+		m = "-m " + strconv.Itoa(p.mtu)
+	}
+	dir := "sim server, kernel client"
+	if p.kernelServer {
+		dir = "kernel server, sim client"
+	}
+	fam := "IPv6"
+	if p.v4 {
+		fam = "IPv4"
+	}
+	return fmt.Sprintf("%s -s %d %s -n %d, %s, %s", p.tr, p.size, m, p.iters, fam, dir)
+}
+
+// interopIters is -n on the grid: enough that PSNs wrap through ACK
+// coalescing and the receive queue is refilled (rx depth 500).
+const interopIters = 500
+
+// fullGrid is the interop grid's whole space: RC, UC and SRQ at 1 B,
+// 4 KiB and 64 KiB with path MTU 1024 and 4096; UD at 1 B and the port's
+// MTU (4096 on the lab's veth); each over IPv6 and over IPv4 GIDs, with
+// the kernel as server and as client. 80 pairs.
+func fullGrid() []point {
+	var pts []point
+	for _, tr := range []string{"rc", "uc", "srq", "ud"} {
+		mtus, sizes := []int{1024, 4096}, []int{1, 4096, 65536}
+		if tr == "ud" {
+			mtus, sizes = []int{0}, []int{1, 4096}
+		}
+		for _, mtu := range mtus {
+			for _, size := range sizes {
+				for _, v4 := range []bool{false, true} {
+					for _, ks := range []bool{true, false} {
+						pts = append(pts, point{tr, size, mtu, interopIters, ks, v4})
+					}
+				}
+			}
+		}
+	}
+	return pts
+}
+
+// grid is the interop grid make test-interop runs (docs/lab.md): every
+// transport, size and MTU of fullGrid once, the direction and IP version
+// taking their four combinations in turn, so that each transport runs
+// both ways over both versions. 20 pairs, about 7 minutes under TCG.
+func grid() []point {
+	var pts []point
+	seen := map[[3]any]bool{}
+	for _, p := range fullGrid() {
+		k := [3]any{p.tr, p.size, p.mtu}
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
+		i := len(pts)
+		p.v4, p.kernelServer = i%4 >= 2, i%2 == 0
+		pts = append(pts, p)
+	}
+	return pts
+}
+
+// sampled returns n points of fullGrid that grid does not run, drawn with
+// seed (all of them when n is as large).
+func sampled(seed uint64, n int) []point {
+	in := map[point]bool{}
+	for _, p := range grid() {
+		in[p] = true
+	}
+	var rest []point
+	for _, p := range fullGrid() {
+		if !in[p] {
+			rest = append(rest, p)
+		}
+	}
+	r := rand.New(rand.NewPCG(seed, 0x1e7))
+	r.Shuffle(len(rest), func(i, j int) { rest[i], rest[j] = rest[j], rest[i] })
+	return rest[:min(n, len(rest))]
+}
+
+// argv returns the two programs of point p: rdma-core's on the kernel's
+// device, cmd/pingpong on the simulator in its namespace.
+func (w *labWire) argv(p point, port int) (kernel, sim []string) {
+	fam := w.families()[0]
+	if p.v4 {
+		fam = w.families()[1]
+	}
+	common := []string{"-c", "-s", strconv.Itoa(p.size), "-n", strconv.Itoa(p.iters), "-p", strconv.Itoa(port)}
+	if p.mtu != 0 {
+		common = append(common, "-m", strconv.Itoa(p.mtu))
+	}
+	kernel = append([]string{"ibv_" + p.tr + "_pingpong", "-d", w.dev, "-g", strconv.Itoa(fam.kernelGID)}, common...)
+	sim = w.inNetns(append([]string{w.pp, p.tr, "--backend", "sim", "--sim-addr", fam.simAddr.String(), "-g", "1"}, common...)...)
+	// The TCP exchange runs over IPv4 whatever the GIDs are.
+	if p.kernelServer {
+		sim = append(sim, w.kernel4.String())
+	} else {
+		kernel = append(kernel, w.sim4.String())
+	}
+	return kernel, sim
+}
+
+// TestPingpongGrid plays rdma-core's ibv_rc/uc/ud/srq_pingpong on kernel
+// rxe1 against cmd/pingpong on the simulator, on the grid (and, with
+// INTEROP_SEED, on INTEROP_POINTS more points of the full grid), with -c
+// on both sides: every pair must pass.
+func TestPingpongGrid(t *testing.T) {
+	w := needWire(t)
+	if w.pp == "" {
+		t.Fatal("set VSH_RXE_SIM_PINGPONG to cmd/pingpong (make test-interop does)")
+	}
+	pts := grid()
+	if s := os.Getenv("INTEROP_SEED"); s != "" {
+		seed, err := strconv.ParseUint(s, 0, 64)
+		if err != nil {
+			t.Fatalf("INTEROP_SEED=%q: want a number", s)
+		}
+		n := 12
+		if v := os.Getenv("INTEROP_POINTS"); v != "" {
+			if n, err = strconv.Atoi(v); err != nil || n < 0 {
+				t.Fatalf("INTEROP_POINTS=%q: want a count", v)
+			}
+		}
+		extra := sampled(seed, n)
+		t.Logf("INTEROP_SEED=%d: %d more points of the full grid", seed, len(extra))
+		pts = append(pts, extra...)
+	}
+	start := time.Now()
+	passed := 0
+	port := 20000
+	for _, p := range pts {
+		port++
+		kernel, sim := w.argv(p, port)
+		server, client := sim, kernel
+		if p.kernelServer {
+			server, client = kernel, sim
+		}
+		t0 := time.Now()
+		sout, cout, err := runPair(server, client, port, 3*time.Minute)
+		if err == nil && (!strings.Contains(sout, "iters in") || !strings.Contains(cout, "iters in")) {
+			err = fmt.Errorf("a side printed no result line")
+		}
+		if err != nil {
+			t.Errorf("%v: %v\nserver: %s\n%s\nclient: %s\n%s", p, err, strings.Join(server, " "), sout, strings.Join(client, " "), cout)
+			continue
+		}
+		passed++
+		t.Logf("%v: ok in %.1f s: %s", p, time.Since(t0).Seconds(), lastLine(cout))
+	}
+	line := fmt.Sprintf("RXE↔SIM interop: %d of %d pairs passed", passed, len(pts))
+	t.Logf("%s in %.0f s", line, time.Since(start).Seconds())
+	fmt.Println(line)
+}
+
+func lastLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
+		return s[i+1:]
+	}
+	return s
+}
