@@ -111,10 +111,11 @@ type Options struct {
 	NewSend bool
 	// Backend is --backend: "sim", "ibverbs", or "" for the default.
 	Backend string
-	// SimAddr is --sim-addr: the loopback address (127.0.0.2, ...) that
-	// the simulator's UDP link binds, on port 4791; its IPv4-mapped form
-	// is the device's GID 1. "" lets the program choose the first free
-	// one. It implies --backend sim.
+	// SimAddr is --sim-addr: the address the simulator's UDP link binds,
+	// on port 4791 (a loopback address such as 127.0.0.2, or one of the
+	// host's own, IPv4 or IPv6); its RoCEv2 GID is the device's GID 1. ""
+	// lets the program choose the first free loopback one. It implies
+	// --backend sim.
 	SimAddr string
 	// Timeout bounds every wait once the two sides are connected: the
 	// exchange, and the gap between two completions (--timeout, 10s).

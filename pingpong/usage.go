@@ -53,9 +53,10 @@ func Usage(w io.Writer, prog string, t Transport) {
 	row("", "in and a device exists, else sim)")
 	row("--timeout=<duration>", fmt.Sprintf("once connected, give up after this long without progress and say"))
 	row("", fmt.Sprintf("what is likely wrong (default %s; 0 waits forever, as rdma-core)", DefaultTimeout))
-	row("--sim-addr=<addr>", "the simulator's UDP link: bind this loopback address, port 4791")
-	row("", "(127.0.0.2, 127.0.0.3, ...; each side its own; default the first")
-	row("", "free one); its IPv4-mapped form is GID 1. Implies --backend sim")
+	row("--sim-addr=<addr>", "the simulator's UDP link: bind this address, port 4791 (a loopback")
+	row("", "one, 127.0.0.2, ..., each side its own, default the first free one;")
+	row("", "or this host's IPv4 or IPv6 address, to reach kernel rxe on the")
+	row("", "same link); its RoCEv2 GID is GID 1. Implies --backend sim")
 	row("-h, --help", "this help")
 	io.WriteString(w, b.String())
 }

@@ -45,8 +45,8 @@ func exchangeCmd() *command {
 			"The PSN we announce is the QP's sq_psn when it is in RTS already, else psn= when given, else one drawn at " +
 			"random (on the simulator: derived from the QP number, so a transcript is the same at every run); the " +
 			"printed RTS command sets sq_psn to it. One QP is one 52-byte message (ibv_rc, uc and ud_pingpong); a list of " +
-			"QPs, or QPs on an SRQ, is ibv_srq_pingpong's 256 slots. gid_index=1 is -g 1, the IPv4-mapped GID that RoCE " +
-			"needs (gid_index=none sends zeros, as without -g). Every network wait gives up after wait= (30s); Ctrl-C stops " +
+			"QPs, or QPs on an SRQ, is ibv_srq_pingpong's 256 slots. gid_index=1 is -g 1, on rxe and the simulator the " +
+			"RoCEv2 GID of the device's address (IPv4-mapped for IPv4) that RoCE needs (gid_index=none sends zeros, as without -g). Every network wait gives up after wait= (30s); Ctrl-C stops " +
 			"it too. vsh's own pingpong gives up on a silent peer after --timeout (10s): give it --timeout 0 (wait as " +
 			"rdma-core does) when you drive the other side by hand.",
 		Args: []argSpec{

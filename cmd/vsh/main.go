@@ -49,9 +49,10 @@ Flags:
   --backend sim|ibverbs  where the verbs run: the simulator (default) or libibverbs
   --devices N            simulated devices sim0..simN-1 (default 2)
   --seed N               the simulator's seed: same script + same seed = same transcript (default 1)
-  --sim-addr ADDR        put the simulated device sim0 on the simulator's UDP link at ADDR (127.0.0.2,
-                         127.0.0.3, ...; port 4791; GID 1 is ::ffff:ADDR), to talk to a pingpong or a
-                         vsh in another process, each with its own address
+  --sim-addr ADDR        put the simulated device sim0 on the simulator's UDP link at ADDR, port 4791
+                         (127.0.0.2, 127.0.0.3, ...; or this host's own IPv4 or IPv6 address,
+                         a link-local one with its interface as zone; GID 1 is its RoCEv2 GID), to talk to a
+                         pingpong or vsh in another process, or to kernel soft-RoCE on the same link
   --lessons DIR          add the lessons of course folder DIR to the shipped ones (lesson list, lesson ID);
                          give it again for more courses
   --plain                no colour (also when not on a terminal, or NO_COLOR is set)
