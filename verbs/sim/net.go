@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/vsh-rdma/vsh/verbs"
@@ -39,10 +40,13 @@ type network struct {
 	seq      uint64 // packets sent
 	// ipv4IDs counts IPv4 packets from the UDP link checked with the
 	// identification and DF their ICRC implies (icrcOK).
-	ipv4IDs  uint64
-	pool     packetPool
-	borrowed []*packet // packets that may hold a borrowed payload
-	held     []*packet // held back by a reorder fault
+	ipv4IDs uint64
+	// linkDrops counts the packets from the UDP link that receive
+	// dropped, by kind (UDPLinkStats).
+	linkDrops struct{ malformed, badICRC, refused uint64 }
+	pool      packetPool
+	borrowed  []*packet // packets that may hold a borrowed payload
+	held      []*packet // held back by a reorder fault
 
 	observers []observer
 	nextObs   int
@@ -499,6 +503,9 @@ func (f *Fabric) deliverOne(p *packet, ev *verbs.FabricEvent) {
 	}
 	f.observe(p, verdict, why)
 	if why != "" {
+		if p.linked {
+			f.net.countLinkDrop(why)
+		}
 		f.net.pool.put(p)
 	}
 	f.runTasks()
@@ -600,6 +607,19 @@ func (f *Fabric) icrcOK(p *packet) bool {
 		*nw = got
 	}
 	return true
+}
+
+// countLinkDrop counts a packet from the UDP link that receive dropped
+// for why.
+func (n *network) countLinkDrop(why string) {
+	switch {
+	case strings.HasPrefix(why, "malformed packet"):
+		n.linkDrops.malformed++
+	case strings.HasPrefix(why, "bad ICRC"):
+		n.linkDrops.badICRC++
+	default:
+		n.linkDrops.refused++
+	}
 }
 
 // rcvPkt is rxe_rcv_pkt: requests to the responder, the rest to the

@@ -253,6 +253,13 @@ type UDPLinkStats struct {
 	Evicted    uint64 // idle stand-ins evicted to make room for another peer
 	QueueDrops uint64 // datagrams dropped: the reader's queue held udpQueueMax (16384) datagrams or udpQueueBytes (32 MiB)
 	HeldDrops  uint64 // datagrams dropped in step mode: the fabric held udpHeldMax (1024) packets
+	// Malformed, BadICRC and Refused count the datagrams from peers that
+	// the receiver dropped, each with its reason in the trace: not RoCEv2
+	// as rxe knows it (too short, an opcode rxe has no handler for, such
+	// as a CNP), a wrong ICRC, or refused by the header checks (no such
+	// QP, a QP of another type or state, another peer's address, a wrong
+	// key).
+	Malformed, BadICRC, Refused uint64
 	// IPv4IDs counts IPv4 datagrams whose sender did not use the link's
 	// own identification 0 with DF (kernel rxe hashes one): a UDP socket
 	// does not show it, so their ICRC was checked with the ID and DF it
@@ -271,7 +278,8 @@ func (f *Fabric) UDPStats() UDPLinkStats {
 	}
 	l.inMu.Lock()
 	defer l.inMu.Unlock()
-	return UDPLinkStats{Peers: len(l.peers), Evicted: l.evicted, QueueDrops: l.dropped, HeldDrops: l.heldDrops, IPv4IDs: l.f.net.ipv4IDs}
+	return UDPLinkStats{Peers: len(l.peers), Evicted: l.evicted, QueueDrops: l.dropped, HeldDrops: l.heldDrops, IPv4IDs: l.f.net.ipv4IDs,
+		Malformed: l.f.net.linkDrops.malformed, BadICRC: l.f.net.linkDrops.badICRC, Refused: l.f.net.linkDrops.refused}
 }
 
 // ParseUDPAddr checks a --sim-addr value: an IP address, optionally with

@@ -296,7 +296,19 @@ func TestUDPLinkDropsBadDatagrams(t *testing.T) {
 	mustT(t, err)
 	bad := append([]byte(nil), good...)
 	bad[len(bad)-6] ^= 1
-	for _, b := range [][]byte{{1, 2, 3}, bad, good} {
+	// A CNP (congestion notification, opcode 0x81), which rxe does not
+	// handle, and an opcode no one defines, both with a good ICRC; a UD
+	// SEND to no QP.
+	cnp := append([]byte{0x81, 0, 0xff, 0xff, 0, 0, 0, byte(qb.Num()), 0, 0, 0, 0}, make([]byte, 16+4)...)
+	wire.PutICRC(cnp, icrcOf(t, cnp, &n))
+	unknown := append([]byte(nil), good...)
+	unknown[0] = 0x1f // RC, no such operation
+	wire.PutICRC(unknown, icrcOf(t, unknown, &n))
+	noQP := wire.Packet{BTH: wire.BTHFields{Opcode: wire.UDSendOnly, PKey: wire.DefaultPKey, DestQP: 0x4242, PSN: 1},
+		DETH: wire.DETHFields{QKey: 0x11111111, SrcQP: 0x99}}
+	toNoQP, err := noQP.Append(nil, &n)
+	mustT(t, err)
+	for _, b := range [][]byte{{1, 2, 3}, bad, cnp, unknown, toNoQP, good} {
 		if _, err := c.WriteToUDP(b, to); err != nil {
 			t.Fatal(err)
 		}
@@ -308,9 +320,26 @@ func TestUDPLinkDropsBadDatagrams(t *testing.T) {
 	mu.Lock()
 	got := strings.Join(verdicts, "\n")
 	mu.Unlock()
-	if !strings.Contains(got, "malformed") || !strings.Contains(got, "bad ICRC") || !strings.Contains(got, "delivered") {
-		t.Errorf("verdicts:\n%s", got)
+	for _, want := range []string{"malformed", "bad ICRC", "0x81", "0x1f", "no QP 0x4242", "delivered"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("no verdict says %q:\n%s", want, got)
+		}
 	}
+	if st := fb.UDPStats(); st.Malformed != 3 || st.BadICRC != 1 || st.Refused != 1 {
+		t.Errorf("UDPStats %+v, want 3 malformed (short, CNP, unknown opcode), 1 bad ICRC, 1 refused (no QP)", st)
+	}
+}
+
+// icrcOf computes the ICRC of an encoded packet b (its last four bytes
+// aside) under n, whatever its opcode.
+func icrcOf(t *testing.T, b []byte, n *wire.Network) uint32 {
+	t.Helper()
+	ip, err := (&wire.Packet{BTH: wire.BTHFields{Opcode: wire.UDSendOnly}, Payload: b[12 : len(b)-4-8]}).AppendIP(nil, n)
+	mustT(t, err)
+	copy(ip[len(ip)-len(b):], b) // the same length: replace the RoCE part
+	c, _, err := wire.PacketICRC(ip)
+	mustT(t, err)
+	return c
 }
 
 // Retransmission in real time: B's QP is not ready when A's SEND arrives
