@@ -609,3 +609,273 @@ func (s *syncBuffer) String() string {
 	defer s.mu.Unlock()
 	return s.b.String()
 }
+
+// peerScript looks at the second wire from the namespace vshpeer, where
+// rxe-lab run --peer runs it, and at the kernel's end from the root
+// namespace (PID 1's, through nsenter).
+const peerScript = `#!/bin/sh
+# peer.sh: the second wire, from the simulator's namespace and from the kernel's.
+root() { nsenter -t 1 -n "$@"; }
+echo "netns: $(ip netns identify)"
+echo "env: $VSH_LAB_PEER_NETNS $VSH_LAB_PEER_DEVICE $VSH_LAB_PEER_ADDR4 $VSH_LAB_PEER_ADDR6 $VSH_LAB_KERNEL_ADDR4 $VSH_LAB_KERNEL_ADDR6"
+ip -o link show dev rxeveth1
+ip -o addr show dev rxeveth1
+busybox ping -c1 -W5 198.51.100.1 >/dev/null && echo "ping 198.51.100.1: ok"
+busybox ping -c1 -W5 2001:db8:4791::1 >/dev/null && echo "ping 2001:db8:4791::1: ok"
+./wire bind 198.51.100.2:4791 '[2001:db8:4791::2]:4791'
+root ./wire bind 198.51.100.1:4791 | sed 's/^/root /'
+root rdma link show
+root ip -o link show dev rxeveth0
+grep -H -v -x 0000:0000:0000:0000:0000:0000:0000:0000 /sys/class/infiniband/rxe1/ports/1/gids/* | sed 's/^/sysfs /'
+ibv_devinfo -v -d rxe1
+echo "rxe0 GID 1: $(cat /sys/class/infiniband/rxe0/ports/1/gids/1)"
+# rxe1's GID index of an address: the sysfs entry that holds its GID.
+g4=$(grep -lx 0000:0000:0000:0000:0000:ffff:c633:6401 /sys/class/infiniband/rxe1/ports/1/gids/*)
+g6=$(grep -lx 2001:0db8:4791:0000:0000:0000:0000:0001 /sys/class/infiniband/rxe1/ports/1/gids/*)
+./wire ud "${g4##*/}" 198.51.100.2
+./wire ud "${g6##*/}" 2001:db8:4791::2
+./wire ud "${g6##*/}" 2001:db8:4791::2 plain
+# A capture on each end: dumpcap (tshark's capture engine) starts in about a
+# second, where tshark itself takes 20 s under TCG.
+command -v dumpcap >/dev/null || exit 0
+timeout 120 dumpcap -q -i rxeveth1 -f icmp -c 2 -w peer.pcapng 2>dumpcap1.err & p1=$!
+timeout 120 nsenter -t 1 -n dumpcap -q -i rxeveth0 -f icmp -c 2 -w kernel.pcapng 2>dumpcap0.err & p0=$!
+i=0
+until [ -e peer.pcapng ] && [ -e kernel.pcapng ] || [ $i -gt 1200 ]; do i=$((i+1)); sleep 0.05; done
+sleep 0.5
+busybox ping -c1 -W5 198.51.100.1 >/dev/null
+wait $p1; s1=$?
+wait $p0; s0=$?
+echo "dumpcap: $s1 $s0"
+`
+
+// wireSource is a stand-in for the simulator in vshpeer. "wire bind
+// ADDR..." binds UDP sockets on the addresses, all at once, as the simulator
+// will on port 4791. "wire ud GIDINDEX ADDR [plain]" listens on ADDR:4791,
+// plays ibv_ud_pingpong's server for its client on rxe1 (-g GIDINDEX) over
+// TCP, and says what the client's first packet looked like when it arrived.
+// Over IPv6 rxe sends a UDP checksum of 0, which a socket accepts only with
+// UDP_NO_CHECK6_RX; with plain, the socket does not set it, and the kernel
+// counts the packet in Udp6InCsumErrors instead.
+const wireSource = `package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+const udpNoCheck6Rx = 102 // UDP_NO_CHECK6_RX, linux/udp.h
+
+func main() {
+	switch os.Args[1] {
+	case "bind":
+		for _, a := range os.Args[2:] {
+			c, err := net.ListenPacket("udp", a)
+			if err != nil {
+				fmt.Printf("bind %s: %v\n", a, err)
+				continue
+			}
+			defer c.Close()
+			fmt.Printf("bind %s: ok\n", a)
+		}
+	case "ud":
+		plain := len(os.Args) > 4 && os.Args[4] == "plain"
+		if err := ud(os.Args[2], os.Args[3], plain); err != nil {
+			fmt.Printf("ud %s: %v\n", strings.Join(os.Args[3:], " "), err)
+		}
+	}
+}
+
+func ud(gidIndex, local string, plain bool) error {
+	ip := net.ParseIP(local)
+	lc := net.ListenConfig{Control: func(network, address string, c syscall.RawConn) error {
+		var err error
+		if ip.To4() == nil && !plain {
+			c.Control(func(fd uintptr) { err = syscall.SetsockoptInt(int(fd), syscall.IPPROTO_UDP, udpNoCheck6Rx, 1) })
+		}
+		return err
+	}}
+	u, err := lc.ListenPacket(context.Background(), "udp", net.JoinHostPort(local, "4791"))
+	if err != nil {
+		return err
+	}
+	defer u.Close()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	defer ln.Close()
+	port := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
+	cmd := exec.Command("ibv_ud_pingpong", "-d", "rxe1", "-g", gidIndex, "-s", "64", "-n", "1", "-p", port, "localhost")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	defer func() { syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); cmd.Wait() }()
+	ln.(*net.TCPListener).SetDeadline(time.Now().Add(60 * time.Second))
+	c, err := ln.Accept()
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	msg := make([]byte, 52)
+	if _, err := io.ReadFull(c, msg); err != nil {
+		return err
+	}
+	before := csumErrors()
+	// LID:QPN:PSN:GID, as rdma-core's pingpongs exchange them.
+	if _, err := fmt.Fprintf(c, "0000:000099:000000:%s\x00", hex.EncodeToString(ip.To16())); err != nil {
+		return err
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	buf := make([]byte, 9000)
+	for time.Now().Before(deadline) {
+		u.SetReadDeadline(time.Now().Add(500 * time.Millisecond))
+		n, from, err := u.ReadFrom(buf)
+		if err == nil && n >= 12 {
+			fmt.Printf("ud %s: %d bytes from %s, opcode %#02x, dest QP %#06x\n", local, n, from,
+				buf[0], int(buf[5])<<16|int(buf[6])<<8|int(buf[7]))
+			return nil
+		}
+		if after := csumErrors(); plain && after > before {
+			fmt.Printf("ud %s plain: dropped, Udp6InCsumErrors +%d\n", local, after-before)
+			return nil
+		}
+	}
+	return fmt.Errorf("nothing arrived in 60 s (client said %q)", strings.TrimRight(string(msg), "\x00"))
+}
+
+// csumErrors reads Udp6InCsumErrors from /proc/net/snmp6.
+func csumErrors() int {
+	f, err := os.Open("/proc/net/snmp6")
+	if err != nil {
+		return -1
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if k, v, ok := strings.Cut(sc.Text(), "\t"); ok && strings.TrimSpace(k) == "Udp6InCsumErrors" {
+			n, _ := strconv.Atoi(strings.TrimSpace(v))
+			return n
+		}
+	}
+	return -1
+}
+`
+
+// TestPeerWire boots one guest and runs a script in the namespace vshpeer
+// (rxe-lab run --peer): rxe1 is ACTIVE on rxeveth0 with the GIDs of both its
+// addresses (found by value: their indexes are the kernel's) and active_mtu
+// 4096; vshpeer reaches both addresses and can bind UDP port 4791 on its own,
+// which kernel rxe holds in the root namespace; packets rxe1 sends arrive at
+// such a socket over IPv4 and over IPv6 (with UDP_NO_CHECK6_RX: rxe sends a
+// zero UDP checksum); both ends can be captured; and rxe0 is as it was.
+func TestPeerWire(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "peer.sh"), []byte(peerScript), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "wire.go"), []byte(wireSource), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	build := exec.Command("go", "build", "-o", "wire", "wire.go")
+	build.Dir = dir
+	build.Env = append(os.Environ(), "CGO_ENABLED=0", "GOFLAGS=", "GOWORK=off")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	r := runLab(t, dir, "", "run", "--peer", "-timeout", "8m", "--", "./peer.sh")
+	t.Logf("guest output:\n%s", r.stdout)
+	if r.status != 0 {
+		t.Fatalf("peer.sh: status %d\nstderr: %s", r.status, r.stderr)
+	}
+	for _, re := range []string{
+		`(?m)^netns: vshpeer$`,
+		`(?m)^env: vshpeer rxe1 198\.51\.100\.2 2001:db8:4791::2 198\.51\.100\.1 2001:db8:4791::1$`,
+		`rxeveth1@\S+: <[^>]*\bUP\b[^>]*> mtu 9000 `,
+		`rxeveth1\s+inet 198\.51\.100\.2/24 `,
+		`rxeveth1\s+inet6 2001:db8:4791::2/64 scope global nodad`,
+		`(?m)^ping 198\.51\.100\.1: ok$`,
+		`(?m)^ping 2001:db8:4791::1: ok$`,
+		`(?m)^bind 198\.51\.100\.2:4791: ok$`,
+		`(?m)^bind \[2001:db8:4791::2\]:4791: ok$`,
+		`(?m)^root bind 198\.51\.100\.1:4791: .*address already in use$`,
+		`link rxe0/1 state ACTIVE physical_state LINK_UP netdev rxenet0`,
+		`link rxe1/1 state ACTIVE physical_state LINK_UP netdev rxeveth0`,
+		`rxeveth0@\S+: <[^>]*\bUP\b[^>]*> mtu 9000 `,
+		`hca_id:\s+rxe1`,
+		`state:\s+PORT_ACTIVE \(4\)`,
+		`active_mtu:\s+4096 \(5\)`,
+		`(?m)^rxe0 GID 1: 0000:0000:0000:0000:0000:ffff:c000:0201$`,
+		// 88 bytes: BTH, DETH, 64 bytes of payload, ICRC; 0x64 is UD SEND ONLY.
+		`(?m)^ud 198\.51\.100\.2: 88 bytes from 198\.51\.100\.1:\d+, opcode 0x64, dest QP 0x000099$`,
+		`(?m)^ud 2001:db8:4791::2: 88 bytes from \[2001:db8:4791::1\]:\d+, opcode 0x64, dest QP 0x000099$`,
+		`(?m)^ud 2001:db8:4791::2 plain: dropped, Udp6InCsumErrors \+1$`,
+	} {
+		if !regexp.MustCompile(re).MatchString(r.stdout) {
+			t.Errorf("the guest's output does not match %s", re)
+		}
+	}
+	// How a test finds rxe1's GID index for an address: the sysfs entry
+	// that holds it. ibv_devinfo -v must say the same.
+	index := map[string]string{}
+	for _, m := range regexp.MustCompile(`(?m)^sysfs /sys/class/infiniband/rxe1/ports/1/gids/(\d+):(\S+)$`).FindAllStringSubmatch(r.stdout, -1) {
+		index[m[2]] = m[1]
+	}
+	for _, g := range []struct{ sysfs, devinfo string }{
+		{"0000:0000:0000:0000:0000:ffff:c633:6401", "::ffff:198.51.100.1"},
+		{"2001:0db8:4791:0000:0000:0000:0000:0001", "2001:db8:4791::1"},
+	} {
+		i, ok := index[g.sysfs]
+		if !ok {
+			t.Errorf("rxe1's GID table has no %s (%s): %v", g.devinfo, g.sysfs, index)
+			continue
+		}
+		t.Logf("rxe1: GID index %s = %s", i, g.devinfo)
+		if re := `GID\[\s*` + i + `\]:\s+` + regexp.QuoteMeta(g.devinfo) + `, RoCE v2`; !regexp.MustCompile(re).MatchString(r.stdout) {
+			t.Errorf("ibv_devinfo -v -d rxe1 does not match %s", re)
+		}
+	}
+	t.Run("capture", func(t *testing.T) {
+		toolcheck.Require(t, "dumpcap", "apt-get install tshark")
+		tshark := toolcheck.Require(t, "tshark", "apt-get install tshark")
+		if !strings.Contains(r.stdout, "dumpcap: 0 0") {
+			t.Fatalf("dumpcap in the guest did not capture two packets on each end:\n%s", r.stdout)
+		}
+		for _, f := range []string{"peer.pcapng", "kernel.pcapng"} {
+			out, err := exec.Command(tshark, "-r", filepath.Join(dir, f)).CombinedOutput()
+			if err != nil || !regexp.MustCompile(`198\.51\.100\.2 \S+ 198\.51\.100\.1 +ICMP .*Echo \(ping\) request`).Match(out) ||
+				!regexp.MustCompile(`198\.51\.100\.1 \S+ 198\.51\.100\.2 +ICMP .*Echo \(ping\) reply`).Match(out) {
+				t.Errorf("%s: %v\n%s", f, err, out)
+			}
+		}
+	})
+}
+
+// TestNoPeerWireByDefault: without --peer the guest has rxe0 alone, so that
+// a program's first two devices (vsh's A and B) are rxe0 in loopback.
+func TestNoPeerWireByDefault(t *testing.T) {
+	r := runLab(t, t.TempDir(), "", "run", "-timeout", "3m", "--", "sh", "-c",
+		`ibv_devices; ls /sys/class/infiniband; ip -o link; ip netns list; env | grep -c '^VSH_LAB_PEER_'`)
+	if r.status != 1 { // grep -c found no VSH_LAB_PEER_* variable
+		t.Errorf("status %d, want 1 (no VSH_LAB_PEER_* variable)\nstdout: %s\nstderr: %s", r.status, r.stdout, r.stderr)
+	}
+	for _, no := range []string{"rxe1", "rxeveth", "vshpeer"} {
+		if strings.Contains(r.stdout, no) {
+			t.Errorf("the guest has %s without --peer:\n%s", no, r.stdout)
+		}
+	}
+	if !strings.Contains(r.stdout, "rxe0") {
+		t.Errorf("no rxe0:\n%s", r.stdout)
+	}
+}

@@ -30,6 +30,12 @@ read-only, the working directory read-write at the same path (also under /tmp).
 In the guest: rxe0 on the dummy netdev rxenet0 (192.0.2.1/24); GID index 1 is
 ::ffff:192.0.2.1. The guest has no network route out.
 
+run --peer and shell --peer give the guest a second wire, for vsh's simulated
+RNIC: rxe1 on rxeveth0 (198.51.100.1/24, 2001:db8:4791::1/64, MTU 9000), a
+veth pair whose other end, rxeveth1 (198.51.100.2/24, 2001:db8:4791::2/64), is
+in the network namespace vshpeer, where UDP port 4791 is free; CMD runs in
+vshpeer. rxe1's GID indexes are the kernel's choice: ibv_devinfo -v -d rxe1.
+
 Exit status of run and shell: the command's own; 124 when --timeout hit;
 125 when the lab could not run it; 128+N when rxe-lab got signal N.
 
@@ -179,6 +185,8 @@ func parseRunArgs(cmd string, args []string, stderr io.Writer) (*runArgs, error)
 	fs.StringVar(&r.Spec.Dir, "C", "", "working directory of the command, shared read-write (default: the current directory)")
 	interactive := fs.Bool("i", false, "pass standard input to the command (default: it reads /dev/null)")
 	tty := fs.Bool("t", false, "run the command on a terminal in the guest, as shell does")
+	fs.BoolVar(&r.Spec.Peer, "peer", false, "add a second wire, "+PeerDevice+" on the veth "+KernelVeth+
+		", and run the command in the network namespace "+PeerNetNS+" at its other end ("+PeerVeth+")")
 	if r.Shell {
 		fs.StringVar(&r.Vsh, "vsh", "", "the vsh binary to start (default: bin/vsh, else vsh on PATH)")
 	}
@@ -304,8 +312,13 @@ func mainRun(ctx context.Context, cmd string, args []string, stdin *os.File, std
 		}
 	}
 	if r.Shell && !r.Opts.Quiet {
-		fmt.Fprintf(stderr, "rxe-lab: in the guest: %s on %s (%s), GID index %d = %s. Exit the shell or press Ctrl-] to stop the guest.\n",
-			GuestDevice, GuestNetdev, GuestAddr, GuestGIDIndex, GuestGID)
+		where := ""
+		if r.Spec.Peer {
+			where = fmt.Sprintf("; the shell runs in the namespace %s (%s: %s, %s), facing %s on %s (%s, %s)",
+				PeerNetNS, PeerVeth, PeerAddr4, PeerAddr6, PeerDevice, KernelVeth, KernelAddr4, KernelAddr6)
+		}
+		fmt.Fprintf(stderr, "rxe-lab: in the guest: %s on %s (%s), GID index %d = %s%s. Exit the shell or press Ctrl-] to stop the guest.\n",
+			GuestDevice, GuestNetdev, GuestAddr, GuestGIDIndex, GuestGID, where)
 	}
 	res, err := l.Run(ctx, r.Spec)
 	if err != nil {

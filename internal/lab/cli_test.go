@@ -27,7 +27,7 @@ func TestParseRunArgs(t *testing.T) {
 			if !reflect.DeepEqual(r.Spec.Args, []string{"ibv_devinfo", "-d", "rxe0"}) {
 				return "args " + strings.Join(r.Spec.Args, " ")
 			}
-			if r.Spec.TTY || r.Spec.Stdin != nil || r.Opts.CacheDir != "/cache/from/env" {
+			if r.Spec.TTY || r.Spec.Stdin != nil || r.Spec.Peer || r.Opts.CacheDir != "/cache/from/env" {
 				return "defaults wrong"
 			}
 			return ""
@@ -64,6 +64,37 @@ func TestParseRunArgs(t *testing.T) {
 			}
 			return ""
 		}, ""},
+		{"run --peer", "run", []string{"--peer", "--", "ip", "addr"}, func(r *runArgs) string {
+			if !r.Spec.Peer || !reflect.DeepEqual(r.Spec.Args, []string{"ip", "addr"}) {
+				return "want a peer run of ip addr"
+			}
+			return ""
+		}, ""},
+		{"run -peer with other flags", "run", []string{"-q", "-peer", "-i", "vsh"}, func(r *runArgs) string {
+			if !r.Spec.Peer || !r.Opts.Quiet || r.Spec.Stdin == nil || r.Spec.Args[0] != "vsh" {
+				return "flags lost"
+			}
+			return ""
+		}, ""},
+		{"--peer after the command is the command's", "run", []string{"vsh", "--peer"}, func(r *runArgs) string {
+			if r.Spec.Peer || !reflect.DeepEqual(r.Spec.Args, []string{"vsh", "--peer"}) {
+				return "rxe-lab took the command's flag"
+			}
+			return ""
+		}, ""},
+		{"shell --peer", "shell", []string{"--peer"}, func(r *runArgs) string {
+			if !r.Spec.Peer || !r.Default || !r.Spec.TTY {
+				return "want the default shell session in the namespace"
+			}
+			return ""
+		}, ""},
+		{"shell --peer with a command", "shell", []string{"--peer", "bash"}, func(r *runArgs) string {
+			if !r.Spec.Peer || r.Default || r.Spec.Args[0] != "bash" {
+				return "want bash in the namespace"
+			}
+			return ""
+		}, ""},
+		{"--peer takes no value", "run", []string{"--peer=maybe", "x"}, nil, "invalid boolean"},
 		{"run needs a command", "run", []string{"-q"}, nil, "no command given"},
 		{"negative timeout", "run", []string{"-timeout", "-1s", "x"}, nil, "positive"},
 		{"unknown flag", "run", []string{"-nope", "x"}, nil, "not defined"},

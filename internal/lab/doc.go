@@ -13,8 +13,8 @@
 // [Setup] installs the host packages with apt-get, downloads the kernel
 // package with apt-get download and unpacks it with dpkg-deb (it is never
 // installed, so no boot hooks run on the host), copies the kernel and the
-// modules rdma_rxe, virtio-9p and virtio-serial need into the cache directory,
-// and builds the initramfs. Every step is skipped when its result is already
+// modules rdma_rxe, virtio-9p, virtio-serial and the peer wire (veth) need
+// into the cache directory, and builds the initramfs. Every step is skipped when its result is already
 // in the cache.
 //
 // # Running a command
@@ -38,9 +38,22 @@
 // status on vsh.ctl and powers off. QEMU's own exit status says nothing about
 // the command; the status on vsh.ctl is the one [Lab.Run] returns.
 //
+// A peer run ([RunSpec].Peer, rxe-lab run --peer) adds a second wire, for
+// vsh's simulated RNIC: a veth pair from the root network namespace, where
+// [KernelVeth] has 198.51.100.1/24 and 2001:db8:4791::1/64 and carries a
+// second soft-RoCE device, [PeerDevice] (rxe1), to the namespace [PeerNetNS]
+// (vshpeer), where [PeerVeth] has 198.51.100.2/24 and 2001:db8:4791::2/64
+// and UDP port 4791 is free (kernel rxe holds it in the root namespace).
+// The command runs in that namespace (ip netns exec). Stage 2 waits until
+// rxe1's port is ACTIVE and both of its addresses are in its GID table; their
+// indexes are the kernel's choice, so programs look them up by value in
+// /sys/class/infiniband/rxe1/ports/1/gids/*. Other runs have rxe0 only, so
+// that a program's first two devices (vsh's A and B) are still rxe0.
+//
 // QEMU is always stopped: at the command's end, at a timeout, on
 // cancellation, and (Linux) when this process dies, through the parent-death
-// signal. The guest has no network device.
+// signal. The guest has no network device: the addresses above exist only
+// inside it.
 //
 // # Accelerator
 //

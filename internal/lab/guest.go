@@ -2,6 +2,7 @@ package lab
 
 import (
 	"fmt"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"sort"
@@ -20,6 +21,59 @@ const (
 	// guestGIDSysfs is how the guest's sysfs shows GID index 1.
 	guestGIDSysfs = "0000:0000:0000:0000:0000:ffff:c000:0201"
 )
+
+// The second wire, made for a peer run (RunSpec.Peer, rxe-lab run --peer):
+// a veth pair from the guest's root network namespace, where the kernel's
+// second soft-RoCE device sits on one end, to the network namespace
+// PeerNetNS, which holds the other end for vsh's simulated RNIC. Kernel rxe
+// owns UDP port 4791 (0.0.0.0 and [::]) in the root namespace; in PeerNetNS
+// the port is free. The addresses are documentation prefixes (RFC 5737,
+// RFC 3849) and exist only inside the guest.
+const (
+	// PeerNetNS is the network namespace (ip netns) that holds the
+	// simulator's end of the second wire; rxe-lab run --peer runs the
+	// command in it.
+	PeerNetNS = "vshpeer"
+	// PeerDevice is the kernel's soft-RoCE device on the second wire, the
+	// one a simulator in PeerNetNS talks to. It is not the first device, so
+	// rdma-core's programs need -d rxe1 (and -g) for it.
+	PeerDevice = "rxe1"
+	// KernelVeth is the root namespace's end of the veth pair, PeerDevice's
+	// netdev.
+	KernelVeth = "rxeveth0"
+	// PeerVeth is PeerNetNS's end of the veth pair.
+	PeerVeth = "rxeveth1"
+	// KernelAddr4 and KernelAddr6 are KernelVeth's addresses, so
+	// PeerDevice's GIDs (::ffff:198.51.100.1 and 2001:db8:4791::1).
+	// Their GID indexes are the kernel's choice: look them up in
+	// /sys/class/infiniband/rxe1/ports/1/gids/*.
+	KernelAddr4 = "198.51.100.1"
+	KernelAddr6 = "2001:db8:4791::1"
+	// PeerAddr4 and PeerAddr6 are PeerVeth's addresses, the simulator's.
+	PeerAddr4 = "198.51.100.2"
+	PeerAddr6 = "2001:db8:4791::2"
+	// PeerPrefix4 and PeerPrefix6 are the prefix lengths of both ends.
+	PeerPrefix4 = 24
+	PeerPrefix6 = 64
+	// PeerMTU is the MTU of both ends: rxe's active_mtu is the netdev MTU
+	// less 80 rounded down to an IB MTU, 4096 here.
+	PeerMTU = 9000
+)
+
+// sysfsGID is how sysfs (/sys/class/infiniband/DEV/ports/1/gids/N) shows
+// the RoCE v2 GID of an IP address: 16 bytes as eight groups of four hex
+// digits; an IPv4 address as its IPv4-mapped IPv6 address.
+func sysfsGID(addr string) string {
+	a := netip.MustParseAddr(addr).As16()
+	var b strings.Builder
+	for i := 0; i < 16; i += 2 {
+		if i > 0 {
+			b.WriteByte(':')
+		}
+		fmt.Fprintf(&b, "%02x%02x", a[i], a[i+1])
+	}
+	return b.String()
+}
 
 // initFormat versions the initramfs /init; a change rebuilds cached images.
 const initFormat = 1
@@ -208,10 +262,54 @@ type GuestSpec struct {
 	TTY    bool // the command runs on hvc0 as its controlling terminal
 	Rows   int  // the terminal's size (TTY)
 	Cols   int
+	Peer   bool // make the second wire (PeerDevice, PeerNetNS) and run the command in PeerNetNS
 }
 
 // shareTag is the 9p mount tag of the i-th share.
 func shareTag(i int) string { return fmt.Sprintf("share%d", i) }
+
+// inhostPath is the PATH of the host tools stage 2 runs in the chroot.
+const inhostPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+// writePeerSetup writes the part of stage 2 that makes the second wire:
+// the namespace PeerNetNS, the veth pair, the addresses (IPv6 without DAD,
+// so that they are usable at once), PeerDevice on KernelVeth, and a wait
+// until its port is ACTIVE and both addresses are in its GID table. The
+// indexes of those GIDs are the kernel's: the wait finds them by value.
+func writePeerSetup(w func(string, ...any)) {
+	w("# The second wire: %s on %s; %s in the namespace %s is the simulator's end.\n", PeerDevice, KernelVeth, PeerVeth, PeerNetNS)
+	w("inhost ip -batch - <<'EOF' || die \"cannot create the namespace %s and the veth pair %s/%s with %s/%d and %s/%d\"\n",
+		PeerNetNS, KernelVeth, PeerVeth, KernelAddr4, PeerPrefix4, KernelAddr6, PeerPrefix6)
+	w("netns add %s\n", PeerNetNS)
+	w("link add %s mtu %d type veth peer name %s mtu %d netns %s\n", KernelVeth, PeerMTU, PeerVeth, PeerMTU, PeerNetNS)
+	w("addr add %s/%d dev %s\n", KernelAddr4, PeerPrefix4, KernelVeth)
+	w("addr add %s/%d dev %s nodad\n", KernelAddr6, PeerPrefix6, KernelVeth)
+	w("link set %s up\n", KernelVeth)
+	w("EOF\n")
+	w("inhost ip -netns %s -batch - <<'EOF' || die \"cannot set up %s in the namespace %s with %s/%d and %s/%d\"\n",
+		PeerNetNS, PeerVeth, PeerNetNS, PeerAddr4, PeerPrefix4, PeerAddr6, PeerPrefix6)
+	w("link set lo up\n")
+	w("addr add %s/%d dev %s\n", PeerAddr4, PeerPrefix4, PeerVeth)
+	w("addr add %s/%d dev %s nodad\n", PeerAddr6, PeerPrefix6, PeerVeth)
+	w("link set %s up\n", PeerVeth)
+	w("EOF\n")
+	w("inhost rdma link add %s type rxe netdev %s || die \"rdma link add %s type rxe netdev %s failed: $(dmesg | tail -n 3 | tr '\\n' ' ')\"\n",
+		PeerDevice, KernelVeth, PeerDevice, KernelVeth)
+	port := "/sys/class/infiniband/" + PeerDevice + "/ports/1"
+	g4, g6 := sysfsGID(KernelAddr4), sysfsGID(KernelAddr6)
+	// One grep reads the whole table (1024 entries) per try: "FILE:GID" lines.
+	w("i=0\nwhile :; do\n")
+	w("\tfound=\n")
+	w("\tgrep -q ACTIVE %s/state 2>/dev/null && found=$(grep -x -e %s -e %s %s/gids/* 2>/dev/null)\n", port, g4, g6, port)
+	w("\tcase $found in *%s*%s*|*%s*%s*) break;; esac\n", g4, g6, g6, g4)
+	w("\ti=$((i+1)); [ $i -gt 200 ] && die \"%s port 1 is not ACTIVE with the GIDs ::ffff:%s and %s after 10 s (state: $(cat %s/state 2>/dev/null); found: $(echo $found))\"\n",
+		PeerDevice, KernelAddr4, KernelAddr6, port)
+	w("\tsleep 0.05\ndone\n")
+	w("for l in $found; do\n\tf=${l%%%%:*}\n\tcase ${l#*:} in %s) g4=${f##*/};; %s) g6=${f##*/};; esac\ndone\n", g4, g6)
+	w("say \"%s ready on %s (%s/%d, %s/%d, MTU %d): GID index $g4 = ::ffff:%s, GID index $g6 = %s; %s in the namespace %s has %s and %s\"\n",
+		PeerDevice, KernelVeth, KernelAddr4, PeerPrefix4, KernelAddr6, PeerPrefix6, PeerMTU, KernelAddr4, KernelAddr6,
+		PeerVeth, PeerNetNS, PeerAddr4, PeerAddr6)
+}
 
 // stage2Script is the per-run part of the guest's init, sourced by /init
 // with the control port open as fd 3 and die, say, port and waitport defined.
@@ -235,7 +333,7 @@ func stage2Script(g GuestSpec) string {
 		w("share %s %s %s\n", shareTag(i), shellQuote(s.Path), opt)
 	}
 	w("hostname %s\n", GuestHostname)
-	w("inhost() { chroot $R /usr/bin/env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \"$@\"; }\n")
+	w("inhost() { chroot $R /usr/bin/env -i PATH=%s \"$@\"; }\n", inhostPath)
 	w("inhost ip link set lo up || die \"ip link set lo up failed (is iproute2 installed on the host?)\"\n")
 	w("inhost ip link add %s type dummy || die \"cannot create the dummy netdev %s\"\n", GuestNetdev, GuestNetdev)
 	w("inhost ip link set %s mtu %d up || die \"cannot bring %s up with MTU %d\"\n", GuestNetdev, g.MTU, GuestNetdev, g.MTU)
@@ -247,10 +345,18 @@ func stage2Script(g GuestSpec) string {
 	w("\ti=$((i+1)); [ $i -gt 200 ] && die \"%s port 1 is not ACTIVE with GID index %d = %s after 10 s\"\n\tsleep 0.05\ndone\n",
 		GuestDevice, GuestGIDIndex, GuestGID)
 	w("say \"%s ready on %s (%s/%d, MTU %d)\"\n", GuestDevice, GuestNetdev, GuestAddr, GuestPrefix, g.MTU)
+	if g.Peer {
+		writePeerSetup(w)
+	}
 
 	envArgs := make([]string, 0, len(g.Env))
 	envArgs = append(envArgs, g.Env...)
-	cmd := "chroot $R /usr/bin/env -i -C " + shellQuote(g.Dir) + " -- " + shellJoin(envArgs) + " " + shellJoin(g.Args)
+	cmd := "chroot $R "
+	if g.Peer {
+		// ip netns exec also mounts a sysfs of that namespace on /sys.
+		cmd += "/usr/bin/env -i PATH=" + inhostPath + " ip netns exec " + PeerNetNS + " "
+	}
+	cmd += "/usr/bin/env -i -C " + shellQuote(g.Dir) + " -- " + shellJoin(envArgs) + " " + shellJoin(g.Args)
 	if g.TTY {
 		w("tty=/dev/hvc0\ni=0\nwhile [ ! -c $tty ]; do i=$((i+1)); [ $i -gt 200 ] && die \"no virtio console $tty\"; sleep 0.05; done\n")
 		// A tty forgets its size when its last user closes it: hold it open.
@@ -293,8 +399,10 @@ var stdPath = []string{"/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/b
 
 // guestEnv builds the guest command's environment from the host's
 // environment and the -e arguments: NAME copies the host's value (if set),
-// NAME=VALUE sets it. Later settings win; the result is sorted.
-func guestEnv(host []string, extra []string, tty bool) ([]string, error) {
+// NAME=VALUE sets it. Later settings win; the result is sorted. A peer run
+// (the second wire) also gets the VSH_LAB_PEER_* and VSH_LAB_KERNEL_*
+// variables.
+func guestEnv(host []string, extra []string, tty, peer bool) ([]string, error) {
 	hv := map[string]string{}
 	for _, kv := range host {
 		if k, v, ok := strings.Cut(kv, "="); ok {
@@ -309,6 +417,15 @@ func guestEnv(host []string, extra []string, tty bool) ([]string, error) {
 		"VSH_LAB_GUEST":     "1",
 		"VSH_LAB_DEVICE":    GuestDevice,
 		"VSH_LAB_GID_INDEX": fmt.Sprint(GuestGIDIndex),
+	}
+	if peer {
+		// rxe1's GID indexes are the kernel's choice: its sysfs says.
+		env["VSH_LAB_PEER_NETNS"] = PeerNetNS
+		env["VSH_LAB_PEER_DEVICE"] = PeerDevice
+		env["VSH_LAB_PEER_ADDR4"] = PeerAddr4
+		env["VSH_LAB_PEER_ADDR6"] = PeerAddr6
+		env["VSH_LAB_KERNEL_ADDR4"] = KernelAddr4
+		env["VSH_LAB_KERNEL_ADDR6"] = KernelAddr6
 	}
 	path := filepath.SplitList(hv["PATH"])
 	have := map[string]bool{}

@@ -123,9 +123,10 @@ func TestGuestEnv(t *testing.T) {
 		name  string
 		extra []string
 		tty   bool
+		peer  bool
 		check map[string]string // "" value with "-" prefix key: must be absent
 	}{
-		{"defaults", nil, false, map[string]string{
+		{"defaults", nil, false, false, map[string]string{
 			"PATH":              "/usr/local/go/bin:/usr/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/sbin:/bin",
 			"HOME":              "/root",
 			"LANG":              "C.UTF-8",
@@ -133,14 +134,23 @@ func TestGuestEnv(t *testing.T) {
 			"VSH_REQUIRE_TOOLS": "1",
 			"VSH_LAB_GUEST":     "1", "VSH_LAB_DEVICE": "rxe0", "VSH_LAB_GID_INDEX": "1",
 			"-VSH_LAB_CACHE": "", "-SECRET": "", "-TERM": "", "-FOO": "",
+			"-VSH_LAB_PEER_NETNS": "", "-VSH_LAB_PEER_DEVICE": "", "-VSH_LAB_KERNEL_ADDR4": "",
 		}},
-		{"terminal", nil, true, map[string]string{"TERM": "xterm"}},
-		{"-e copies and sets", []string{"FOO", "NEW=1", "UNSET_ON_HOST", "HOME=/tmp"}, false,
+		{"terminal", nil, true, false, map[string]string{"TERM": "xterm"}},
+		{"-e copies and sets", []string{"FOO", "NEW=1", "UNSET_ON_HOST", "HOME=/tmp"}, false, false,
 			map[string]string{"FOO": "bar", "NEW": "1", "HOME": "/tmp", "-UNSET_ON_HOST": ""}},
-		{"-e value with =", []string{"A=b=c"}, false, map[string]string{"A": "b=c"}},
+		{"-e value with =", []string{"A=b=c"}, false, false, map[string]string{"A": "b=c"}},
+		{"the second wire", nil, false, true, map[string]string{
+			"VSH_LAB_DEVICE": "rxe0", "VSH_LAB_GID_INDEX": "1",
+			"VSH_LAB_PEER_NETNS": "vshpeer", "VSH_LAB_PEER_DEVICE": "rxe1",
+			"VSH_LAB_PEER_ADDR4": "198.51.100.2", "VSH_LAB_PEER_ADDR6": "2001:db8:4791::2",
+			"VSH_LAB_KERNEL_ADDR4": "198.51.100.1", "VSH_LAB_KERNEL_ADDR6": "2001:db8:4791::1",
+		}},
+		{"the second wire, a host variable of the same name", []string{"VSH_LAB_PEER_NETNS"}, false, true,
+			map[string]string{"VSH_LAB_PEER_NETNS": "vshpeer"}},
 	}
 	for _, tt := range tests {
-		env, err := guestEnv(host, tt.extra, tt.tty)
+		env, err := guestEnv(host, tt.extra, tt.tty, tt.peer)
 		if err != nil {
 			t.Fatalf("%s: %v", tt.name, err)
 		}
@@ -157,7 +167,7 @@ func TestGuestEnv(t *testing.T) {
 		}
 	}
 	for _, bad := range []string{"", "=x", "1A=x", "A-B", "A B=1"} {
-		if _, err := guestEnv(host, []string{bad}, false); err == nil {
+		if _, err := guestEnv(host, []string{bad}, false, false); err == nil {
 			t.Errorf("guestEnv with -e %q succeeded, want an error", bad)
 		}
 	}
@@ -171,6 +181,8 @@ func TestScriptsParse(t *testing.T) {
 		{Args: []string{"sh", "-c", "echo 'x'; exit 3"}, Dir: "/tmp/it's here", Env: []string{"A=b c"},
 			Shares: []Share{{Path: "/tmp/it's here"}, {Path: "/tmp/go-build1/b001", ReadOnly: true}}, MTU: 9000, Stdin: true},
 		{Args: []string{"/bin/bash", "--norc"}, Dir: "/work/main", Env: []string{`PS1=\u@\h:\w\$ `}, TTY: true, Rows: 40, Cols: 132, MTU: 1500},
+		{Args: []string{"ip", "addr"}, Dir: "/work/main", Env: []string{"PATH=/usr/bin"}, MTU: 1500, Peer: true},
+		{Args: []string{"/bin/bash"}, Dir: "/work/main", TTY: true, Rows: 24, Cols: 80, MTU: 1500, Peer: true},
 	} {
 		scripts[fmt.Sprintf("stage2 %q", g.Args)] = stage2Script(g)
 	}
@@ -303,6 +315,168 @@ waitport() { case $1 in vsh.out) echo ` + shellQuote(out) + `;; vsh.err) echo ` 
 			gotErr, _ := os.ReadFile(errf)
 			if !strings.Contains(string(gotErr), tt.wantErr) || tt.wantErr == "" && len(gotErr) > 0 {
 				t.Errorf("stderr %q, want %q", gotErr, tt.wantErr)
+			}
+		})
+	}
+}
+
+func TestSysfsGID(t *testing.T) {
+	for addr, want := range map[string]string{
+		GuestAddr:          guestGIDSysfs,
+		"198.51.100.1":     "0000:0000:0000:0000:0000:ffff:c633:6401",
+		"2001:db8:4791::1": "2001:0db8:4791:0000:0000:0000:0000:0001",
+		"fe80::1":          "fe80:0000:0000:0000:0000:0000:0000:0001",
+	} {
+		if got := sysfsGID(addr); got != want {
+			t.Errorf("sysfsGID(%s) = %s, want %s", addr, got, want)
+		}
+	}
+}
+
+// TestStage2Peer: a peer run makes the second wire after rxe0, and runs
+// the command in the namespace; any other run leaves both out.
+func TestStage2Peer(t *testing.T) {
+	wire := []string{
+		// rxe0 stays as it was, and comes first.
+		"rdma link add rxe0 type rxe netdev rxenet0",
+		"inhost ip -batch - <<'EOF' || die",
+		"netns add vshpeer",
+		"link add rxeveth0 mtu 9000 type veth peer name rxeveth1 mtu 9000 netns vshpeer",
+		"addr add 198.51.100.1/24 dev rxeveth0",
+		"addr add 2001:db8:4791::1/64 dev rxeveth0 nodad",
+		"link set rxeveth0 up",
+		"EOF",
+		"inhost ip -netns vshpeer -batch - <<'EOF' || die",
+		"link set lo up",
+		"addr add 198.51.100.2/24 dev rxeveth1",
+		"addr add 2001:db8:4791::2/64 dev rxeveth1 nodad",
+		"link set rxeveth1 up",
+		"EOF",
+		"inhost rdma link add rxe1 type rxe netdev rxeveth0 || die",
+		"grep -q ACTIVE /sys/class/infiniband/rxe1/ports/1/state 2>/dev/null && " +
+			"found=$(grep -x -e 0000:0000:0000:0000:0000:ffff:c633:6401 -e 2001:0db8:4791:0000:0000:0000:0000:0001 /sys/class/infiniband/rxe1/ports/1/gids/* 2>/dev/null)",
+		`die "rxe1 port 1 is not ACTIVE with the GIDs ::ffff:198.51.100.1 and 2001:db8:4791::1 after 10 s`,
+		`say "rxe1 ready on rxeveth0`,
+		`echo "ready `,
+	}
+	tests := []struct {
+		name   string
+		g      GuestSpec
+		want   []string // lines with these, in this order (after the wire's for a peer run)
+		absent []string
+	}{
+		{"no second wire", GuestSpec{Args: []string{"ibv_devinfo"}, Dir: "/w", Env: []string{"A=b"}, MTU: 1500},
+			[]string{"rdma link add rxe0 type rxe netdev rxenet0", `echo "ready `, "(exec chroot $R /usr/bin/env -i -C /w -- A=b ibv_devinfo <"},
+			[]string{"netns", "veth", "rxe1", "198.51.100"}},
+		{"peer", GuestSpec{Args: []string{"ip", "addr"}, Dir: "/w", Env: []string{"A=b"}, MTU: 1500, Peer: true},
+			[]string{"(exec chroot $R /usr/bin/env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin ip netns exec vshpeer /usr/bin/env -i -C /w -- A=b ip addr <"},
+			nil},
+		{"peer on a terminal", GuestSpec{Args: []string{"bash"}, Dir: "/w", MTU: 1500, Peer: true, TTY: true, Rows: 24, Cols: 80},
+			[]string{"(exec setsid -c chroot $R /usr/bin/env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin ip netns exec vshpeer /usr/bin/env -i -C /w -- "},
+			nil},
+	}
+	for _, tt := range tests {
+		s := stage2Script(tt.g)
+		lines := strings.Split(s, "\n")
+		at := 0 // the next line to look at
+		want := tt.want
+		if tt.g.Peer {
+			want = append(append([]string{}, wire...), tt.want...)
+		}
+		for _, want := range want {
+			for at < len(lines) && !strings.Contains(lines[at], want) {
+				at++
+			}
+			if at == len(lines) {
+				t.Errorf("%s: stage 2 lacks a line with %q (in this order):\n%s", tt.name, want, s)
+				break
+			}
+			at++
+		}
+		for _, no := range tt.absent {
+			if strings.Contains(s, no) {
+				t.Errorf("%s: stage 2 has %q:\n%s", tt.name, no, s)
+			}
+		}
+	}
+}
+
+// TestStage2PeerGIDs runs stage 2 in the host's shell with the guest-only
+// commands stubbed and rxe1's port and GID table faked: it must wait for an
+// ACTIVE port with both addresses' GIDs, wherever the kernel put them, say
+// their indexes, and fail with what it found when they do not come.
+func TestStage2PeerGIDs(t *testing.T) {
+	sh := toolcheck.Require(t, "sh", "any POSIX shell")
+	g4, g6 := sysfsGID(KernelAddr4), sysfsGID(KernelAddr6)
+	gids := "/sys/class/infiniband/rxe1/ports/1/gids/"
+	tests := []struct {
+		name  string
+		state string
+		table []string // grep -x's output: FILE:GID
+		fail  bool
+		want  string // in what stage 2 said (say or fail)
+	}{
+		{"IPv4 first", "4: ACTIVE", []string{gids + "1:" + g4, gids + "2:" + g6}, false,
+			"say rxe1 ready on rxeveth0 (198.51.100.1/24, 2001:db8:4791::1/64, MTU 9000): " +
+				"GID index 1 = ::ffff:198.51.100.1, GID index 2 = 2001:db8:4791::1; rxeveth1 in the namespace vshpeer has 198.51.100.2 and 2001:db8:4791::2"},
+		{"IPv6 first, indexes past 9", "4: ACTIVE", []string{gids + "10:" + g6, gids + "2:" + g4}, false,
+			"GID index 2 = ::ffff:198.51.100.1, GID index 10 = 2001:db8:4791::1;"},
+		{"IPv6 GID missing", "4: ACTIVE", []string{gids + "1:" + g4}, true,
+			"fail rxe1 port 1 is not ACTIVE with the GIDs ::ffff:198.51.100.1 and 2001:db8:4791::1 after 10 s (state: 4: ACTIVE; found: " + gids + "1:" + g4 + ")"},
+		{"port down", "1: DOWN", []string{gids + "1:" + g4, gids + "2:" + g6}, true,
+			"(state: 1: DOWN; found: )"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			bin := filepath.Join(dir, "bin")
+			if err := os.Mkdir(bin, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			// chroot runs nothing: the command is not what this test is about.
+			if err := os.WriteFile(filepath.Join(bin, "chroot"), []byte("#!"+sh+"\nexit 0\n"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			stubs := `
+die() { echo "fail $*" >&3; exit 99; }
+say() { echo "say $*" >&3; }
+mount() { :; }
+mkdir() { :; }
+hostname() { :; }
+inhost() { :; }
+sync() { :; }
+sleep() { :; }
+poweroff() { exit 0; }
+waitport() { echo /dev/null; }
+STATE=` + shellQuote(tt.state) + `
+TABLE=` + shellQuote(strings.Join(tt.table, "\n")) + `
+cat() { case $1 in */rxe0/ports/1/gids/1) echo ` + guestGIDSysfs + `;; */rxe1/ports/1/state) echo "$STATE";; *) command cat "$@";; esac; }
+grep() {
+	case "$1 $3" in
+	"-q "*/rxe0/*) return 0;;
+	"-q "*/rxe1/*) case $STATE in *ACTIVE) return 0;; esac; return 1;;
+	"-x "*) printf '%s\n' "$TABLE";;
+	*) echo "unexpected grep $*" >&2; return 2;;
+	esac
+}
+`
+			ctl := filepath.Join(dir, "ctl")
+			f, err := os.Create(ctl)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			script := "PATH=" + shellQuote(bin+":"+os.Getenv("PATH")) + "\n" + stubs +
+				stage2Script(GuestSpec{Args: []string{"true"}, Dir: dir, MTU: 1500, Peer: true})
+			cmd := exec.Command(sh, "-c", script+"\n", "stage2")
+			cmd.ExtraFiles = []*os.File{f} // fd 3
+			out, _ := cmd.CombinedOutput()
+			b, _ := os.ReadFile(ctl)
+			if !strings.Contains(string(b), tt.want) {
+				t.Errorf("stage 2 said:\n%s\nwant %q in it; its output:\n%s", b, tt.want, out)
+			}
+			if ran := strings.Contains(string(b), "\nexit 0\n"); ran == tt.fail {
+				t.Errorf("the command ran: %v, want %v:\n%s", ran, !tt.fail, b)
 			}
 		})
 	}

@@ -32,6 +32,7 @@ var guestModules = []guestModule{
 	// without it `rdma link add` fails with ENOENT.
 	{Name: "crc32_generic", Why: "rdma_rxe's ICRC (crc32 shash, not a declared dependency)"},
 	{Name: "dummy", Why: "the dummy netdev rxe0 is bound to"},
+	{Name: "veth", Why: "the second wire's veth pair (rxe-lab run --peer)"},
 	{Name: "rdma_rxe", Why: "soft-RoCE"},
 	{Name: "ib_uverbs", Why: "/dev/infiniband/uverbs0 for libibverbs"},
 	{Name: "rdma_ucm", Optional: true, Why: "librdmacm (rping, rdma_cm) in the guest"},

@@ -145,6 +145,12 @@ type RunSpec struct {
 	Timeout time.Duration // 0: none; else the whole run, boot included
 	// Escape, with TTY and a terminal on Stdin: Ctrl-] stops the guest.
 	Escape bool
+	// Peer gives the guest the second wire: PeerDevice (rxe1) on
+	// KernelVeth, whose other end, PeerVeth, is in the network namespace
+	// PeerNetNS; the command runs in PeerNetNS. Without it the guest has
+	// rxe0 only, which is what programs that take the first two devices
+	// (vsh's A and B) expect.
+	Peer bool
 }
 
 // Result says how a run went.
@@ -202,7 +208,7 @@ func (l *Lab) Run(ctx context.Context, spec RunSpec) (Result, error) {
 	if err != nil {
 		return res, err
 	}
-	env, err := guestEnv(hostEnviron(), spec.Env, spec.TTY)
+	env, err := guestEnv(hostEnviron(), spec.Env, spec.TTY, spec.Peer)
 	if err != nil {
 		return res, err
 	}
@@ -211,7 +217,7 @@ func (l *Lab) Run(ctx context.Context, spec RunSpec) (Result, error) {
 		args = append([]string{"/bin/sh", "-c", `exec "$0" "$@"`}, args...)
 	}
 	g := GuestSpec{Args: args, Dir: realDir, Env: env, Shares: shares, MTU: l.o.MTU,
-		Stdin: spec.Stdin != nil && !spec.TTY, TTY: spec.TTY, Rows: 24, Cols: 80}
+		Stdin: spec.Stdin != nil && !spec.TTY, TTY: spec.TTY, Rows: 24, Cols: 80, Peer: spec.Peer}
 	if spec.TTY {
 		g.Rows, g.Cols = l.initialSize(spec)
 	}

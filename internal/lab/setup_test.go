@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -154,5 +155,51 @@ func TestDefaultCacheDir(t *testing.T) {
 	t.Setenv(EnvCache, "/explicit")
 	if d, err := DefaultCacheDir(); err != nil || d != "/explicit" {
 		t.Errorf("with %s: %q, %v", EnvCache, d, err)
+	}
+}
+
+// TestKernelCacheFollowsModuleRoots: a cache made for another module list
+// (one from before veth joined it, say) is not reused as it is; the kernel's
+// modules are taken again from the cached .deb, and that resets the
+// initramfs hash, so that the initramfs is rebuilt with the new modules.
+func TestKernelCacheFollowsModuleRoots(t *testing.T) {
+	cache := t.TempDir()
+	mods := filepath.Join(cache, "kernel", "6.1.0-56-amd64", "modules")
+	if err := os.MkdirAll(mods, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(cache, "kernel", "6.1.0-56-amd64", "vmlinuz"), []byte("kernel"), 0o644)
+	os.WriteFile(filepath.Join(mods, "dummy.ko"), []byte("module"), 0o644)
+	var before []string
+	for _, r := range rootNames(guestModules) {
+		if r != "veth" {
+			before = append(before, r)
+		}
+	}
+	tests := []struct {
+		name   string
+		roots  []string
+		cached bool
+	}{
+		{"this rxe-lab's module list", rootNames(guestModules), true},
+		{"a module list without veth", before, false},
+	}
+	for _, tt := range tests {
+		st := &State{KernelPackage: "linux-image-6.1.0-56-amd64", KernelRelease: "6.1.0-56-amd64",
+			Kernel: "kernel/6.1.0-56-amd64/vmlinuz", ModuleDir: "kernel/6.1.0-56-amd64/modules",
+			ModuleRoots: tt.roots, Modules: []string{"dummy"}, InitramfsHash: "abc"}
+		var log bytes.Buffer
+		// Without apt (as Open calls it) and without a .deb in this cache,
+		// anything but the cached kernel is an error.
+		err := ensureKernel(t.Context(), cache, st, "", false, nil, &log)
+		if tt.cached && (err != nil || !strings.Contains(log.String(), "cached")) {
+			t.Errorf("%s: %v, %q; want the cached kernel", tt.name, err, log.String())
+		}
+		if !tt.cached && (err == nil || !strings.Contains(err.Error(), "rxe-lab setup")) {
+			t.Errorf("%s: %v, %q; want the kernel's modules taken again (here: not set up)", tt.name, err, log.String())
+		}
+	}
+	if !slices.Contains(rootNames(guestModules), "veth") {
+		t.Errorf("guestModules lacks veth")
 	}
 }
