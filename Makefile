@@ -150,8 +150,8 @@ INTEROP_POINTS ?=
 .PHONY: test-interop
 
 test-interop: lab-setup rxe-binaries
-	$(GO) test -c -o $(INTEROP_TEST) ./internal/interop
-	$(LAB_ENV) $(RXE_LAB) run -q -timeout 25m -e VSH_RXE_SIM=1 -e VSH_RXE_SIM_PINGPONG=./$(RXE_PP) -e VSH_RXE_SIM_VSH=./$(RXE_VSH) \
+	CGO_ENABLED=1 $(GO) test -c -tags ibverbs -o $(INTEROP_TEST) ./internal/interop
+	$(LAB_ENV) $(RXE_LAB) run -q --peer -timeout 25m -e VSH_RXE_SIM=1 -e VSH_RXE_SIM_PINGPONG=./$(RXE_PP) -e VSH_RXE_SIM_VSH=./$(RXE_VSH) \
 	  $(if $(INTEROP_SEED),-e INTEROP_SEED=$(INTEROP_SEED)) $(if $(INTEROP_POINTS),-e INTEROP_POINTS=$(INTEROP_POINTS)) -- \
 	  ./$(INTEROP_TEST) -test.count=1 -test.timeout=24m
 

@@ -21,7 +21,7 @@ import (
 	"github.com/vsh-rdma/vsh/verbs/wire"
 )
 
-// TestCapture captures the kernel's end of the veth while rdma-core's
+// TestCapture captures the simulator's end of the veth while rdma-core's
 // programs on rxe1 and pingpong on the simulator exchange RC, UC, UD and
 // SRQ traffic both ways, over IPv6 and IPv4, and checks every RoCEv2
 // packet in the capture: its ICRC, recomputed with verbs/wire over the
@@ -32,7 +32,7 @@ func TestCapture(t *testing.T) {
 	dumpcap := toolcheck.Require(t, "dumpcap", "apt-get install tshark")
 	tshark := toolcheck.Require(t, "tshark", "apt-get install tshark")
 	file := filepath.Join(t.TempDir(), "veth.pcap")
-	capt := exec.Command(dumpcap, "-i", "rxeveth0", "-q", "-P", "-w", file, "-f", "udp port 4791")
+	capt := exec.Command(dumpcap, "-i", "rxeveth1", "-q", "-P", "-w", file, "-f", "udp port 4791")
 	stderr, err := capt.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -166,5 +166,5 @@ func TestCapture(t *testing.T) {
 	if n := len(frames("infiniband.bth.opcode")); n != total {
 		t.Errorf("tshark decodes %d packets as RoCEv2, want all %d", n, total)
 	}
-	fmt.Printf("RXE↔SIM capture on rxeveth0: %d RoCEv2 packets (%v), %d with a wrong ICRC, %d malformed for tshark\n", total, counts, bad, len(malformed))
+	fmt.Printf("RXE↔SIM capture on rxeveth1: %d RoCEv2 packets (%v), %d with a wrong ICRC, %d malformed for tshark\n", total, counts, bad, len(malformed))
 }

@@ -13,10 +13,20 @@ import (
 )
 
 // counters reads the kernel device's hardware counters (rxe's names).
+// ib_core shows them in sysfs in the initial network namespace only; from
+// the simulator's, they are read through the root of process 1, which is
+// there.
 func (w *labWire) counters(t *testing.T) map[string]int64 {
 	t.Helper()
-	dir := "/sys/class/infiniband/" + w.dev + "/ports/1/hw_counters/"
-	ents, err := os.ReadDir(dir)
+	var ents []os.DirEntry
+	var dir string
+	var err error
+	for _, root := range []string{"", "/proc/1/root"} {
+		dir = root + "/sys/class/infiniband/" + w.dev + "/ports/1/hw_counters/"
+		if ents, err = os.ReadDir(dir); err == nil {
+			break
+		}
+	}
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,13 +11,19 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/vsh-rdma/vsh/internal/proctest"
 )
 
-// labWire is the lab's second wire as the guest's environment describes it.
+// labWire is the lab's second wire as the guest's environment describes
+// it. The tests run in the simulator's namespace (rxe-lab run --peer), and
+// so do rdma-core's programs on rxe1, since RDMA devices are shared by all
+// namespaces; their TCP exchange uses the simulator's address, local
+// there. rxe1's packets still leave through rxeveth0 in the root namespace
+// and cross the veth to the simulator's socket on rxeveth1.
 type labWire struct {
 	netns   string // the simulator's namespace
 	dev     string // the kernel's device on the veth (rxe1)
@@ -51,7 +57,10 @@ func needWire(t *testing.T) *labWire {
 		*a.p = v
 	}
 	if w.netns == "" || w.dev == "" {
-		t.Fatal("$VSH_LAB_PEER_NETNS or $VSH_LAB_PEER_DEVICE is empty: this lab has no second wire")
+		t.Fatal("$VSH_LAB_PEER_NETNS or $VSH_LAB_PEER_DEVICE is empty: run the tests with rxe-lab run --peer")
+	}
+	if here, there := nsInode("/proc/self/ns/net"), nsInode("/run/netns/"+w.netns); here == 0 || here != there {
+		t.Fatalf("the tests must run in the namespace %s (rxe-lab run --peer), where the simulator binds UDP 4791", w.netns)
 	}
 	for _, p := range []*string{&w.pp, &w.vsh} {
 		if *p != "" {
@@ -70,6 +79,15 @@ func needWire(t *testing.T) *labWire {
 		t.Fatal(err)
 	}
 	return w
+}
+
+// nsInode returns the inode of a namespace file, or 0.
+func nsInode(path string) uint64 {
+	var st syscall.Stat_t
+	if syscall.Stat(path, &st) != nil {
+		return 0
+	}
+	return st.Ino
 }
 
 // gidIndex finds the index of address a's RoCEv2 GID in dev's table.
@@ -104,11 +122,6 @@ type family struct {
 
 func (w *labWire) families() []family {
 	return []family{{"IPv6", w.gid6, w.sim6}, {"IPv4", w.gid4, w.sim4}}
-}
-
-// inNetns returns argv run in the simulator's namespace.
-func (w *labWire) inNetns(argv ...string) []string {
-	return append([]string{"ip", "netns", "exec", w.netns}, argv...)
 }
 
 // proc is a process of a pair, with its output.

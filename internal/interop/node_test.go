@@ -21,7 +21,7 @@ import (
 // A node is one side of a one-sided or fault test: an RC QP with a 64 KiB
 // MR open to remote reads, writes and atomics, on the kernel's device
 // (verbs/ibverbs, in this process) or on the simulator (a copy of this
-// test binary in the namespace vshpeer, driven through a pipe: remote).
+// test binary, driven through a pipe: remote), as two hosts would be.
 type node struct {
 	prov verbs.Provider
 	ctx  verbs.Context
@@ -56,7 +56,7 @@ type wrSpec struct {
 
 // request is one call on a node.
 type request struct {
-	Op       string // open, connect, pattern, put64, read, post_recv, post, poll, drain, fault, events
+	Op       string // open, connect, pattern, put64, read, post_recv, post, poll, drain, fault, gid, stats, events
 	Addr     string // open: the simulator's address
 	Dev      string // open: the kernel's device
 	GIDIndex int
@@ -80,6 +80,7 @@ type wcOut struct {
 }
 
 type reply struct {
+	Stats  sim.UDPLinkStats
 	Err    string
 	End    endpoint
 	Bytes  []byte
@@ -210,6 +211,18 @@ func (n *node) run(r request, rep *reply) error {
 		}
 		_, err := fi.AddFault(r.Fault)
 		return err
+	case "gid":
+		g, err := n.ctx.QueryGID(1, r.GIDIndex)
+		if err != nil {
+			return err
+		}
+		rep.End.GID = g
+	case "stats":
+		f, ok := n.prov.(*sim.Fabric)
+		if !ok {
+			return fmt.Errorf("%s has no UDP link", n.prov.Name())
+		}
+		rep.Stats = f.UDPStats()
 	case "events":
 		n.mu.Lock()
 		rep.Events, n.events = n.events, nil
@@ -270,16 +283,14 @@ type remote struct {
 
 const helperEnv = "VSH_INTEROP_HELPER"
 
-// startRemote starts this test binary as the simulator's side, in the
-// namespace vshpeer.
+// startRemote starts this test binary as the simulator's side.
 func (w *labWire) startRemote(t *testing.T) *remote {
 	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
-	argv := w.inNetns(exe, "-test.run", "^TestHelperSimSide$", "-test.count=1")
-	c := exec.Command(argv[0], argv[1:]...)
+	c := exec.Command(exe, "-test.run", "^TestHelperSimSide$", "-test.count=1")
 	c.Env = append(os.Environ(), helperEnv+"=1")
 	c.Stderr = os.Stderr
 	in, err := c.StdinPipe()

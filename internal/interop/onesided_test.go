@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"net/netip"
+	"os/exec"
+	"strings"
 	"testing"
 
 	"github.com/vsh-rdma/vsh/verbs"
@@ -98,6 +101,44 @@ func TestOneSided(t *testing.T) {
 				passed++
 			}
 		}
+		// Every packet of the kernel's passed the ICRC check; over IPv4,
+		// with the identification rxe hashed into it.
+		st := p.sim.call(t, request{Op: "stats"}).Stats
+		t.Logf("%s: the simulator's UDP link: %+v", fam.name, st)
+		if st.BadICRC != 0 || st.Malformed != 0 || st.Refused != 0 {
+			t.Errorf("%s: the simulator dropped packets of the kernel's: %+v", fam.name, st)
+		}
+		if v4 := fam.simAddr.Is4(); v4 != (st.IPv4IDs > 0) {
+			t.Errorf("%s: %d packets checked with a recovered IPv4 identification", fam.name, st.IPv4IDs)
+		}
 	}
 	fmt.Printf("RXE↔SIM one-sided and atomics: %d of %d directions passed\n", passed, n)
+}
+
+// TestSimGIDTable checks the simulator's GID table on the veth: index 0 is
+// the default GID, the link-local address the kernel gave the interface
+// (EUI-64 of its MAC, as ib_core's make_default_gid), index 1 the GID of
+// its address, for each IP version.
+func TestSimGIDTable(t *testing.T) {
+	w := needWire(t)
+	out, err := exec.Command("ip", "-6", "-o", "addr", "show", "dev", "rxeveth1", "scope", "link").Output()
+	if err != nil {
+		t.Fatalf("ip addr: %v", err)
+	}
+	f := strings.Fields(string(out))
+	var ll netip.Addr
+	for i, x := range f {
+		if x == "inet6" && i+1 < len(f) {
+			ll = netip.MustParsePrefix(f[i+1]).Addr()
+		}
+	}
+	for _, fam := range w.families() {
+		s := w.startRemote(t)
+		s.call(t, request{Op: "open", Addr: fam.simAddr.String(), GIDIndex: 1})
+		g0 := netip.AddrFrom16(s.call(t, request{Op: "gid", GIDIndex: 0}).End.GID)
+		g1 := netip.AddrFrom16(s.call(t, request{Op: "gid", GIDIndex: 1}).End.GID).Unmap()
+		if g0 != ll || g1 != fam.simAddr {
+			t.Errorf("%s: GID 0 %v, GID 1 %v; want %v (rxeveth1's link-local) and %v", fam.name, g0, g1, ll, fam.simAddr)
+		}
+	}
 }

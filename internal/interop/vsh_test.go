@@ -11,7 +11,7 @@ import (
 )
 
 // TestVshByHand drives one side of an RC ping-pong by hand from vsh on the
-// simulator (vsh --sim-addr, in the namespace vshpeer), fed one line at a
+// simulator (vsh --sim-addr), fed one line at a
 // time as a learner types them, against rdma-core's ibv_rc_pingpong -n 1
 // on kernel rxe1: vsh as the client (exchange connect) and as the server
 // (exchange listen, RTR/RTS, exchange reply), over IPv6 and IPv4 GIDs. The
@@ -42,7 +42,7 @@ func TestVshByHand(t *testing.T) {
 }
 
 func (w *labWire) startVsh(ctx context.Context, t *testing.T, fam family) *proctest.Vsh {
-	return proctest.StartVsh(ctx, t, "ip", w.inNetns(w.vsh, "--sim-addr", fam.simAddr.String(), "--plain")[1:]...)
+	return proctest.StartVsh(ctx, t, w.vsh, "--sim-addr", fam.simAddr.String(), "--plain")
 }
 
 func (w *labWire) vshClient(t *testing.T, fam family, port int) {
@@ -52,7 +52,7 @@ func (w *labWire) vshClient(t *testing.T, fam family, port int) {
 	waitListen(t, srv.Cmd.Process.Pid, port)
 	v := w.startVsh(ctx, t, fam)
 	v.Send(proctest.RCSetupLines("sim0")...)
-	v.Send(fmt.Sprintf("exchange connect %s qp0 port=%d wait=30s", w.kernel4, port))
+	v.Send(fmt.Sprintf("exchange connect %s qp0 port=%d wait=30s", w.sim4, port)) // the server is in this namespace too
 	v.Send(v.NextCommands(t, "Then the client sends first")...)
 	v.Send("fill mr0 0x7b", "post_send qp0 mr=mr0 wr_id=2", "poll_cq cq0 n=2 wait=20s")
 	vout, verr := v.Finish()
