@@ -97,7 +97,7 @@ func TestCapture(t *testing.T) {
 		t.Fatalf("the capture's link type is %v, want Ethernet", r.LinkType())
 	}
 	counts := map[string]int{}
-	bad := 0
+	bad, wrongHop := 0, 0
 	for {
 		data, _, err := r.ReadPacketData()
 		if errors.Is(err, io.EOF) {
@@ -132,6 +132,17 @@ func TestCapture(t *testing.T) {
 			dir = "kernel→sim"
 		}
 		counts[fam+" "+dir]++
+		// Both ends resolve the AV as the kernel does: the hop limit the
+		// programs ask for (1) becomes the route's, 64.
+		hop := ip[7]
+		if fam == "IPv4" {
+			hop = ip[8]
+		}
+		if hop != 64 {
+			if wrongHop++; wrongHop <= 3 {
+				t.Errorf("%s %s packet with TTL/hop limit %d, want 64", fam, dir, hop)
+			}
+		}
 		if computed != carried {
 			if bad++; bad <= 10 {
 				t.Errorf("%s %s packet % x...: ICRC carried %#08x, computed over the captured headers %#08x", fam, dir, ip[:min(len(ip), 60)], carried, computed)
