@@ -178,3 +178,42 @@ func normalise(d []byte) []byte {
 	}
 	return c
 }
+
+// FuzzRecoverIPv4 feeds RecoverIPv4 any datagram under an IPv4 network
+// with any assumed identification and DF bit: it never panics; what it
+// accepts verifies with the network it returns; and a datagram framed with
+// some ID and DF is always recovered, with that ID and DF.
+func FuzzRecoverIPv4(f *testing.F) {
+	roce, _, _ := fuzzSeeds(f)
+	for i, s := range roce {
+		f.Add(s, uint16(i*0x1111), i%3 == 0)
+	}
+	f.Fuzz(func(t *testing.T, b []byte, id uint16, noDF bool) {
+		n := testNet4()
+		n.FixedID, n.ID, n.NoDF = true, id, noDF
+		got, err := RecoverIPv4(b, &n)
+		if err == nil {
+			if err := VerifyICRC(b, &got); err != nil {
+				t.Fatalf("RecoverIPv4 accepted ID %#04x NoDF %v, which VerifyICRC refuses: %v", got.ID, got.NoDF, err)
+			}
+		} else if !errors.Is(err, ErrBadICRC) && !errors.Is(err, ErrShort) {
+			t.Fatalf("RecoverIPv4: %v", err)
+		}
+		if len(b) < BTHLen+ICRCLen {
+			return
+		}
+		// Frame b's body with ID id and DF !noDF; an assumption of 0 with
+		// DF must find them.
+		c := append([]byte(nil), b...)
+		var hdr [IPv4HeaderLen + UDPHeaderLen]byte
+		n.putIPHeader(hdr[:], len(c), BTH(c).PSN())
+		n.putUDPHeader(hdr[IPv4HeaderLen:], len(c))
+		PutICRC(c, ICRC(hdr[:IPv4HeaderLen], hdr[IPv4HeaderLen:], c[:len(c)-ICRCLen]))
+		assumed := testNet4()
+		assumed.FixedID = true
+		r, err := RecoverIPv4(c, &assumed)
+		if err != nil || r.ID != id || r.NoDF != noDF {
+			t.Fatalf("framed with ID %#04x NoDF %v, RecoverIPv4 found ID %#04x NoDF %v, %v", id, noDF, r.ID, r.NoDF, err)
+		}
+	})
+}
