@@ -1,6 +1,8 @@
 package sim
 
 import (
+	"net/netip"
+	"strings"
 	"time"
 
 	"github.com/vsh-rdma/vsh/verbs"
@@ -23,9 +25,10 @@ type carrier interface {
 	// the verb and its argument), or returns nil.
 	peerErr(op, field string, d *device, g verbs.GID) error
 	// peerName returns the canonical name of the device beyond the
-	// fabric that name (an address) means, as fault rules match it, and
-	// whether there can be one.
-	peerName(name string) (string, bool)
+	// fabric that name (an address) means, as fault rules match it; or,
+	// when name is an address that no such device can have, why not; or
+	// two empty strings when name is no address.
+	peerName(name string) (canon, why string)
 	// peerHint completes "use one of DEVICES" for a fault rule's device:
 	// how to name a peer, or "" when there are none.
 	peerHint() string
@@ -52,10 +55,15 @@ var _ carrier = inProcess{}
 func (inProcess) elapsed() time.Duration                           { return 0 }
 func (inProcess) peer(*device, verbs.GID) *device                  { return nil }
 func (inProcess) peerErr(string, string, *device, verbs.GID) error { return nil }
-func (inProcess) peerName(string) (string, bool)                   { return "", false }
-func (inProcess) peerHint() string                                 { return "" }
-func (inProcess) settled()                                         {}
-func (inProcess) stop()                                            {}
+func (inProcess) peerName(name string) (string, string) {
+	if _, err := netip.ParseAddr(strings.TrimSpace(name)); err == nil {
+		return "", "this fabric is not on the UDP link, so it has no peers beyond it: start vsh with --sim-addr to reach other hosts"
+	}
+	return "", ""
+}
+func (inProcess) peerHint() string { return "" }
+func (inProcess) settled()         {}
+func (inProcess) stop()            {}
 
 // send is never called: only another carrier makes stand-ins.
 func (inProcess) send(p *packet) error {

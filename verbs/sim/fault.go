@@ -53,9 +53,14 @@ func (f *Fabric) addFault(r verbs.FaultRule) (int, error) {
 		return 0, verbs.Errorf(op, verbs.EINVAL, "PSNs have 24 bits: 0 to 0xffffff", "PSN %#x does not fit 24 bits", r.PSN)
 	}
 	for _, dev := range []*string{&r.From, &r.To} {
-		if name, ok := f.carrier.peerName(*dev); ok {
+		name, why := f.carrier.peerName(*dev)
+		if name != "" {
 			*dev = name // a peer beyond the UDP link, by its address
 			continue
+		}
+		if why != "" && f.deviceByName(*dev) == nil && !f.mcastName(*dev) {
+			return 0, verbs.Errorf(op, verbs.ENODEV, "name a device of this fabric or a peer's address the link reaches",
+				"there is no device %q: %s", *dev, why)
 		}
 		if dev := *dev; dev != "" && f.deviceByName(dev) == nil && !f.mcastName(dev) {
 			names := make([]string, len(f.devs))

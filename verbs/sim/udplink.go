@@ -436,17 +436,34 @@ func (l *udpLink) peerAddr(d *device, g verbs.GID) (netip.Addr, bool) {
 }
 
 // peerName returns the canonical form of name when it is an address the
-// link reaches: a fault rule's From or To naming a peer.
-func (l *udpLink) peerName(name string) (string, bool) {
+// link reaches (a fault rule's From or To naming a peer), or why the link
+// cannot reach that address.
+func (l *udpLink) peerName(name string) (string, string) {
 	a, err := netip.ParseAddr(strings.TrimSpace(name))
 	if err != nil {
-		return "", false
+		return "", ""
 	}
 	a = a.Unmap().WithZone("")
-	if !l.reaches(a) {
-		return "", false
+	if l.reaches(a) {
+		return a.String(), ""
 	}
-	return a.String(), true
+	own := l.addr
+	why := "the UDP link at " + own.String() + " cannot reach " + a.String() + ": "
+	switch {
+	case a.IsMulticast() || a.IsUnspecified() || a.Is4() && a.As4()[0] == 255:
+		why += "it is not a unicast address"
+	case a == own:
+		why += "it is this device's own address (name it sim0)"
+	case a.Is4() != own.Is4():
+		why += "the link speaks one IP version, that of its own address"
+	case own.IsLoopback() != a.IsLoopback():
+		why += "a loopback address reaches only loopback addresses, and only a loopback one reaches them"
+	case own.IsLinkLocalUnicast() != a.IsLinkLocalUnicast():
+		why += "a link-local address reaches only link-local addresses, and only a link-local one reaches them"
+	default:
+		why += "it is not an address a peer can have"
+	}
+	return "", why
 }
 
 func (l *udpLink) peerHint() string {

@@ -519,3 +519,40 @@ func TestUDPLinkFaultOnArrival(t *testing.T) {
 		t.Errorf("the rule with count=1 is still there: %+v", rules)
 	}
 }
+
+// A fault rule names a peer by an address the link reaches; any other
+// address is refused, saying why.
+func TestUDPLinkFaultPeerNames(t *testing.T) {
+	f := newUDPFabric(t) // 127.0.0.N
+	own := f.UDPAddr().Addr().String()
+	for _, tc := range []struct{ from, want string }{
+		{"127.0.0.250", ""},
+		{"::ffff:127.0.0.251", ""},
+		{own, "own address"},
+		{"::1", "one IP version"},
+		{"10.1.2.3", "loopback address reaches only loopback"},
+		{"255.255.255.255", "not a unicast address"},
+		{"nosuch", "there is no device"},
+	} {
+		_, err := f.AddFault(verbs.FaultRule{Action: verbs.FaultDrop, From: tc.from})
+		if tc.want == "" {
+			if err != nil {
+				t.Errorf("from %s: %v", tc.from, err)
+			}
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("from %s: %v, want an error with %q", tc.from, err, tc.want)
+		}
+	}
+	for _, r := range f.Faults() {
+		if r.From != "127.0.0.250" && r.From != "127.0.0.251" {
+			t.Errorf("rule from %q: want the canonical address", r.From)
+		}
+	}
+	inproc := New(Config{Devices: 2})
+	defer inproc.Close()
+	if _, err := inproc.AddFault(verbs.FaultRule{Action: verbs.FaultDrop, From: "127.0.0.3"}); err == nil || !strings.Contains(err.Error(), "--sim-addr") {
+		t.Errorf("an address on an in-process fabric: %v, want an error that points at --sim-addr", err)
+	}
+}
