@@ -73,17 +73,20 @@
 //
 // # The UDP link
 //
-// NewUDP puts device sim0 on a real network: a UDP socket bound to a
-// loopback address of its own on port 4791 (127.0.0.2, 127.0.0.3, ...;
-// "" picks the first free one), GID 1 the IPv4-mapped form of that address.
-// A QP of sim0 connected to another process's GID sends it genuine RoCEv2
-// datagrams, ICRC included — computed over a canonical IP header (the
-// datagram's addresses and ports, DF, the PSN-derived identification) that
-// the receiver rebuilds and checks — and receives its packets through the
-// same checks as in process. Time then follows the wall clock: timers fire
-// in real time, an empty poll sleeps briefly instead of moving virtual
-// time. The UDP carrier (udplink.go) is the only code here with goroutines
-// and sockets; they take the fabric's lock to hand it what they read.
+// NewUDP puts device sim0 on a real network: a UDP socket bound to an
+// address of its own on port 4791 (a loopback one, 127.0.0.2, 127.0.0.3,
+// ..., "" picking the first free one; or any of the host's IPv4 or IPv6
+// addresses), GID 1 the RoCEv2 GID of that address. A QP of sim0 connected
+// to another host's GID sends it genuine RoCEv2 datagrams, ICRC included —
+// computed over the IP and UDP headers the wire carries (over IPv4 the
+// link sends identification 0 with DF, and finds a sender's from the ICRC
+// it receives: wire.RecoverIPv4) — and receives its packets through the
+// same checks as in process, so it interoperates with kernel rxe. Time
+// then follows the wall clock: timers fire in real time, an empty poll
+// sleeps briefly instead of moving virtual time. The UDP carrier
+// (udplink.go and its socket options) is the only code here with
+// goroutines and sockets; they take the fabric's lock to hand it what
+// they read.
 // TestCorePurity holds the rest of the package to all of this. Two pingpong
 // processes (--sim-addr) or vsh --sim-addr and a pingpong thus run
 // against each other.

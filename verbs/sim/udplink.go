@@ -21,7 +21,8 @@ import (
 // The UDP link: the second driver of the pure core. A fabric built with
 // NewUDP puts its device sim0 on a UDP socket bound to ADDR:4791, so that
 // two processes on one machine (two pingpong runs, vsh and pingpong) talk as
-// two hosts do, with genuine RoCEv2 packets. This file is the only place in
+// two hosts do, with genuine RoCEv2 packets, and so that a process on a
+// host's real address talks to kernel rxe on another. This file is the only place in
 // the simulator with goroutines and I/O; the core calls it through a few
 // hooks (xmit, makeRoute, resolveAV, afterVerb, waitFor, idlePoll, Close).
 //
