@@ -37,13 +37,13 @@ func strangers(t *testing.T, n int) []*net.UDPConn {
 	return cs
 }
 
-// sendFrom sends p from c to the link at to, framed with the ICRC the link
-// checks (the canonical header of c's address and port): a well-formed
+// sendFrom sends p from c to the link at to, with the ICRC of the header
+// the kernel gives it (c's address and port, ID 0 with DF): a well-formed
 // datagram that any host could send.
 func sendFrom(t *testing.T, c *net.UDPConn, to netip.AddrPort, p wire.Packet) {
 	t.Helper()
 	src := c.LocalAddr().(*net.UDPAddr).AddrPort()
-	b, err := p.Append(nil, &wire.Network{Src: src.Addr(), Dst: to.Addr(), SrcPort: src.Port()})
+	b, err := p.Append(nil, &wire.Network{Src: src.Addr(), Dst: to.Addr(), SrcPort: src.Port(), FixedID: true})
 	mustT(t, err)
 	sendRaw(t, c, to, b)
 }
