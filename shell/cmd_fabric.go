@@ -324,6 +324,11 @@ func cmdFault(c *call) error {
 		return faultErr(err, "")
 	}
 	r.ID = id
+	for _, stored := range fi.Faults() {
+		if stored.ID == id {
+			r = stored // as the fabric keeps it: a peer's address in its canonical form
+		}
+	}
 	c.line("fault rule %d: %s", id, describeFault(r))
 	return nil
 }

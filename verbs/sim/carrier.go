@@ -29,6 +29,9 @@ type carrier interface {
 	// when name is an address that no such device can have, why not; or
 	// two empty strings when name is no address.
 	peerName(name string) (canon, why string)
+	// unreachable says why no device beyond the fabric can answer for
+	// address a, or "" when one may.
+	unreachable(a netip.Addr) string
 	// peerHint completes "use one of DEVICES" for a fault rule's device:
 	// how to name a peer, or "" when there are none.
 	peerHint() string
@@ -61,9 +64,10 @@ func (inProcess) peerName(name string) (string, string) {
 	}
 	return "", ""
 }
-func (inProcess) peerHint() string { return "" }
-func (inProcess) settled()         {}
-func (inProcess) stop()            {}
+func (inProcess) peerHint() string              { return "" }
+func (inProcess) unreachable(netip.Addr) string { return "" }
+func (inProcess) settled()                      {}
+func (inProcess) stop()                         {}
 
 // send is never called: only another carrier makes stand-ins.
 func (inProcess) send(p *packet) error {

@@ -55,20 +55,24 @@ func (f *Fabric) addFault(r verbs.FaultRule) (int, error) {
 	for _, dev := range []*string{&r.From, &r.To} {
 		name, why := f.carrier.peerName(*dev)
 		if name != "" {
+			if dev == &r.From && (r.Action == verbs.FaultDelay || r.Action == verbs.FaultReorder) {
+				return 0, verbs.Errorf(op, verbs.EINVAL, "drop, duplicate or corrupt the peer's packets, or "+r.Action.String()+" them on the peer's side",
+					"a peer's packets arrive in real time, when their datagrams do: %s cannot act on them here", r.Action)
+			}
 			*dev = name // a peer beyond the UDP link, by its address
 			continue
 		}
-		if why != "" && f.deviceByName(*dev) == nil && !f.mcastName(*dev) {
+		if why != "" && f.deviceByName(*dev) == nil && !(dev == &r.To && f.mcastName(*dev)) {
 			return 0, verbs.Errorf(op, verbs.ENODEV, "name a device of this fabric or a peer's address the link reaches",
 				"there is no device %q: %s", *dev, why)
 		}
-		if dev := *dev; dev != "" && f.deviceByName(dev) == nil && !f.mcastName(dev) {
+		if isTo := dev == &r.To; *dev != "" && f.deviceByName(*dev) == nil && !(isTo && f.mcastName(*dev)) {
 			names := make([]string, len(f.devs))
 			for i, d := range f.devs {
 				names[i] = d.name
 			}
 			return 0, verbs.Errorf(op, verbs.ENODEV, "use one of "+strings.Join(names, ", ")+f.carrier.peerHint(),
-				"there is no device %q on this fabric", dev)
+				"there is no device %q on this fabric", *dev)
 		}
 	}
 	if r.Opcode != "" && !opcodeTextKnown(r.Opcode) {
@@ -142,12 +146,17 @@ func opcodeMatches(op wire.Opcode, s string) bool {
 
 // applyFaults lets the rules act on p. It returns why p is dropped ("" if
 // it is not) and whether it is duplicated; reorder, delay and corrupt are
-// recorded in p.
-func (f *Fabric) applyFaults(p *packet) (drop string, dup bool) {
+// recorded in p. A packet arriving from beyond the fabric (a peer's, on
+// the UDP link) comes in real time, when its datagram does: delay and
+// reorder rules pass it by.
+func (f *Fabric) applyFaults(p *packet, arriving bool) (drop string, dup bool) {
 	n := &f.net
 	retire := false
 	for i := range n.faults {
 		r := &n.faults[i]
+		if arriving && (r.Action == verbs.FaultDelay || r.Action == verbs.FaultReorder) {
+			continue
+		}
 		if !f.faultMatches(r, p) {
 			continue
 		}

@@ -39,7 +39,7 @@ type network struct {
 	timerOrd uint64
 	seq      uint64 // packets sent
 	// ipv4IDs counts IPv4 packets from the UDP link checked with the
-	// identification and DF their ICRC implies (icrcOK).
+	// identification their ICRC implies (icrcOK).
 	ipv4IDs uint64
 	// linkDrops counts the packets from the UDP link that receive
 	// dropped, by kind (UDPLinkStats).
@@ -306,7 +306,7 @@ func (f *Fabric) put(p *packet, size int) {
 	}
 	drop, dup := "", false
 	if len(n.faults) > 0 {
-		drop, dup = f.applyFaults(p)
+		drop, dup = f.applyFaults(p, false)
 	}
 	if f.mustEncode() || p.corrupt {
 		if err := p.encode(); err != nil {
@@ -590,9 +590,9 @@ func (f *Fabric) receive(p *packet) (*qp, string) {
 
 // icrcOK checks the ICRC of an encoded packet against its framing. A
 // packet that came in over IPv4 on the UDP link has a framing without the
-// sender's identification and DF bit, which the socket does not show: it
-// is checked with the ones its ICRC implies (wire.RecoverIPv4), which then
-// become its framing.
+// sender's identification, which the socket does not show: it is checked
+// with the one its ICRC implies (wire.RecoverIPv4), which then becomes
+// its framing.
 func (f *Fabric) icrcOK(p *packet) bool {
 	nw := p.network()
 	if !p.linked || p.ipv6 {
@@ -602,7 +602,7 @@ func (f *Fabric) icrcOK(p *packet) bool {
 	if err != nil {
 		return false
 	}
-	if got.ID != nw.ID || got.NoDF != nw.NoDF {
+	if got.ID != nw.ID {
 		f.net.ipv4IDs++
 		*nw = got
 	}

@@ -345,16 +345,20 @@ func (f *Fabric) resolveAV(op, field string, d *device, av *verbs.AHAttr) error 
 		return err // e.g. the UDP link has no room for another peer
 	}
 	a := netip.AddrFrom16(g)
+	hint := "use the GID of the peer's device (query_gid on the peer; this one, " + d.name + ", has " + d.gids[1].String() + " at index 1)"
+	if why := f.carrier.unreachable(a.Unmap()); why != "" {
+		return verbs.Errorf(op, eNETUNREACH, hint, "%s.grh.dgid %s: no route to it: %s (ib_resolve_eth_dmac: ip_route_output_key)", field, g, why)
+	}
 	onLink := a.IsLinkLocalUnicast()
 	if v4, ok := g.IPv4(); ok {
 		b := v4.As4()
 		onLink = b[0] == 10 && b[1] == 0 && b[2] == 0
 	}
 	if onLink {
-		return verbs.Errorf(op, verbs.ETIMEDOUT, "use the GID of a device on the fabric (query_gid on the peer; sim0 is ::ffff:10.0.0.1)",
+		return verbs.Errorf(op, verbs.ETIMEDOUT, hint,
 			"%s.grh.dgid %s is on the segment but nothing answers ARP/ND for it: address resolution timed out after 1 s (ib_resolve_eth_dmac, rdma_resolve_ip)", field, g)
 	}
-	return verbs.Errorf(op, eNETUNREACH, "use the GID of a device on the fabric (query_gid on the peer; sim0 is ::ffff:10.0.0.1)",
+	return verbs.Errorf(op, eNETUNREACH, hint,
 		"%s.grh.dgid %s is not on the simulated segment and there is no router: no route to it (ib_resolve_eth_dmac: ip_route_output_key)", field, g)
 }
 

@@ -40,8 +40,8 @@ import (
 // with ID 0 and DF. Over IPv6, which has no identification, every field
 // the ICRC covers is known to both ends. A datagram that comes in over
 // IPv4 may carry another ID (rxe hashes one): the link then checks its
-// ICRC with the ID and DF bit it implies (wire.RecoverIPv4: the CRC is
-// linear, so at most one does), covering every other bit, and counts it
+// ICRC with the ID it implies (wire.RecoverIPv4: the CRC is linear, so at
+// most one does), covering every other bit (DF set), and counts it
 // (UDPLinkStats.IPv4IDs). The source port is the socket's, 4791, on every
 // packet (rxe derives one per QP; the receiver ignores it); TTL and
 // traffic class are the resolved AV's, the IPv6 flow label 0, as rxe
@@ -165,8 +165,9 @@ type standIn struct {
 // device on that address has: index 0 the default GID, fe80::/64 with the
 // EUI-64 of its MAC (the MAC of the interface that holds addr; for a
 // loopback address, which has none, one derived from addr), index 1 the
-// RoCEv2 GID of addr (IPv4-mapped for IPv4). Its netdev MTU is 65535 (so
-// the active MTU is 4096) unless cfg.Link.MTU says otherwise. The other
+// RoCEv2 GID of addr (IPv4-mapped for IPv4). Its netdev MTU is that
+// interface's (65536 for loopback, so the active MTU is 4096; 1500 gives
+// 1024, as on rxe) unless cfg.Link.MTU says otherwise. The other
 // devices, if cfg.Devices asks for more than one, stay inside this
 // process.
 //
@@ -203,7 +204,8 @@ func NewUDP(cfg Config, addr string) (*Fabric, error) {
 	d := l.dev
 	ip := l.addr
 	d.ip = ip
-	d.mac = interfaceMAC(local.Addr())
+	var ifMTU int
+	d.mac, ifMTU = interfaceOf(local.Addr())
 	e := eui64(d.mac)
 	d.guid = uint64(e[0])<<56 | uint64(e[1])<<48 | uint64(e[2])<<40 | uint64(e[3])<<32 |
 		uint64(e[4])<<24 | uint64(e[5])<<16 | uint64(e[6])<<8 | uint64(e[7])
@@ -211,7 +213,9 @@ func NewUDP(cfg Config, addr string) (*Fabric, error) {
 	copy(d.gids[0][8:], e[:])
 	d.gids[1] = verbs.GID(ip.As16())
 	if mtu == 0 {
-		d.link.cfg.MTU = maxLinkMTU // lo: 65536
+		// The interface's MTU, as rxe takes its netdev's: the link sends
+		// with DF, so a datagram larger than it is refused, not fragmented.
+		d.link.cfg.MTU = min(max(ifMTU, minLinkMTU), maxLinkMTU)
 	}
 	f.mu.Lock()
 	l.base = f.clock.now()
@@ -263,8 +267,8 @@ type UDPLinkStats struct {
 	Malformed, BadICRC, Refused uint64
 	// IPv4IDs counts IPv4 datagrams whose sender did not use the link's
 	// own identification 0 with DF (kernel rxe hashes one): a UDP socket
-	// does not show it, so their ICRC was checked with the ID and DF it
-	// implies (wire.RecoverIPv4), all else covered as usual.
+	// does not show it, so their ICRC was checked with the ID it implies
+	// (wire.RecoverIPv4), all else covered as usual.
 	IPv4IDs uint64
 }
 
@@ -290,6 +294,9 @@ func ParseUDPAddr(s string) (netip.Addr, error) {
 	if s == "" {
 		return netip.Addr{}, nil
 	}
+	if len(s) > 80 { // the longest address with a zone and port is far shorter
+		return netip.Addr{}, fmt.Errorf("--sim-addr %.40q... (%d bytes) is not an IP address: give one such as 127.0.0.2", s, len(s))
+	}
 	a, err := netip.ParseAddr(s)
 	if err != nil {
 		ap, err := netip.ParseAddrPort(s)
@@ -300,6 +307,9 @@ func ParseUDPAddr(s string) (netip.Addr, error) {
 			return netip.Addr{}, fmt.Errorf("--sim-addr %s: the UDP link uses port %d, where every RoCEv2 peer sends; give the address alone (127.0.0.2)", s, UDPPort)
 		}
 		a = ap.Addr()
+	}
+	if a.Zone() != "" && a.Is4In6() {
+		return netip.Addr{}, fmt.Errorf("--sim-addr %s: only a link-local IPv6 address (fe80::/10) takes a zone; give %s alone", s, a.Unmap().WithZone(""))
 	}
 	a = a.Unmap()
 	switch {
@@ -319,6 +329,11 @@ func bindUDP(addr string) (*net.UDPConn, netip.AddrPort, error) {
 		return nil, netip.AddrPort{}, err
 	}
 	if a.IsValid() {
+		if z := a.Zone(); z != "" {
+			if _, err := net.InterfaceByName(z); err != nil {
+				return nil, netip.AddrPort{}, fmt.Errorf("--sim-addr %s: this host has no interface %q (ip link lists them)", a, z)
+			}
+		}
 		if a.IsUnspecified() || a.IsMulticast() || a.Is4() && a.As4()[0] == 255 {
 			return nil, netip.AddrPort{}, fmt.Errorf("--sim-addr %s: the link needs a unicast address of its own, which becomes the device's GID; use a loopback address such as 127.0.0.2, or an address of this host (ip addr)", a)
 		}
@@ -344,25 +359,30 @@ func bindUDP(addr string) (*net.UDPConn, netip.AddrPort, error) {
 	return nil, netip.AddrPort{}, fmt.Errorf("the simulator's UDP link found no free address from 127.0.0.2 to 127.0.0.254 on port %d (%v): stop some of the processes that hold them, or give one with --sim-addr", UDPPort, last)
 }
 
-// interfaceMAC returns the MAC of the interface that holds address a, as
-// a kernel device bound to it would have, or, when there is none (a
-// loopback address, a point-to-point link), wire.MACFor(a).
-func interfaceMAC(a netip.Addr) [6]byte {
+// interfaceOf returns the MAC and MTU of the interface that holds address
+// a, as a kernel device bound to it would have them. Without a MAC (a
+// loopback address, a point-to-point link) the MAC is wire.MACFor(a);
+// without an interface the MTU is the loopback interface's, 65535.
+func interfaceOf(a netip.Addr) (mac [6]byte, mtu int) {
+	mac, mtu = wire.MACFor(a.WithZone("")), maxLinkMTU
 	ifs, _ := net.Interfaces()
 	for _, ifc := range ifs {
-		if len(ifc.HardwareAddr) != 6 || a.Zone() != "" && a.Zone() != ifc.Name {
+		if a.Zone() != "" && a.Zone() != ifc.Name {
 			continue
 		}
 		addrs, _ := ifc.Addrs()
 		for _, ia := range addrs {
 			if n, ok := ia.(*net.IPNet); ok {
 				if ip, ok := netip.AddrFromSlice(n.IP); ok && ip.Unmap() == a.WithZone("") {
-					return [6]byte(ifc.HardwareAddr)
+					if len(ifc.HardwareAddr) == 6 {
+						mac = [6]byte(ifc.HardwareAddr)
+					}
+					return mac, ifc.MTU
 				}
 			}
 		}
 	}
-	return wire.MACFor(a.WithZone(""))
+	return mac, mtu
 }
 
 // ttlTOS makes the socket send with nw's hop limit (TTL) and traffic class
@@ -445,26 +465,33 @@ func (l *udpLink) peerName(name string) (string, string) {
 		return "", ""
 	}
 	a = a.Unmap().WithZone("")
+	if why := l.unreachable(a); why != "" {
+		return "", why
+	}
+	return a.String(), ""
+}
+
+// unreachable says why the link cannot send to address a, or "" when it
+// can.
+func (l *udpLink) unreachable(a netip.Addr) string {
 	if l.reaches(a) {
-		return a.String(), ""
+		return ""
 	}
 	own := l.addr
 	why := "the UDP link at " + own.String() + " cannot reach " + a.String() + ": "
 	switch {
 	case a.IsMulticast() || a.IsUnspecified() || a.Is4() && a.As4()[0] == 255:
-		why += "it is not a unicast address"
+		return why + "it is not a unicast address"
 	case a == own:
-		why += "it is this device's own address (name it sim0)"
+		return why + "it is this device's own address (name it sim0)"
 	case a.Is4() != own.Is4():
-		why += "the link speaks one IP version, that of its own address"
+		return why + "the link speaks one IP version, that of its own address"
 	case own.IsLoopback() != a.IsLoopback():
-		why += "a loopback address reaches only loopback addresses, and only a loopback one reaches them"
+		return why + "a loopback address reaches only loopback addresses, and only a loopback one reaches them"
 	case own.IsLinkLocalUnicast() != a.IsLinkLocalUnicast():
-		why += "a link-local address reaches only link-local addresses, and only a link-local one reaches them"
-	default:
-		why += "it is not an address a peer can have"
+		return why + "a link-local address reaches only link-local addresses, and only a link-local one reaches them"
 	}
-	return "", why
+	return why + "it is not an address a peer can have"
 }
 
 func (l *udpLink) peerHint() string {
@@ -637,7 +664,7 @@ func (l *udpLink) send(p *packet) error {
 	f.uplink(p.from, p.size())
 	drop, dup := "", false
 	if len(n.faults) > 0 {
-		drop, dup = f.applyFaults(p)
+		drop, dup = f.applyFaults(p, false)
 	}
 	p.encoded = false
 	if err := p.encode(); err != nil {
@@ -884,8 +911,8 @@ func (l *udpLink) injectLocked(b []byte, from netip.AddrPort) []byte {
 	p.enc, p.encoded = b, true
 	p.to = l.dev
 	p.sgid, p.dgid = verbs.GID(src.As16()), verbs.GID(l.addr.As16())
-	// What the socket knows of the framing; over IPv4 the ID and DF are
-	// assumed to be the link's own until the ICRC says otherwise (icrcOK).
+	// What the socket knows of the framing; over IPv4 DF, as rxe sends,
+	// and the ID the link's own, 0, until the ICRC says otherwise (icrcOK).
 	p.netw = wire.Network{Src: src, Dst: l.addr, SrcPort: from.Port(), DstPort: l.local.Port(), FixedID: true}
 	p.netwSet = true
 	p.linked = true
@@ -896,7 +923,7 @@ func (l *udpLink) injectLocked(b []byte, from netip.AddrPort) []byte {
 	p.at = f.clock.now()
 	if len(n.faults) > 0 && wire.Decode(p.enc, &p.hdr) == nil {
 		// The fault rules act on arrival too, on what the peer sent.
-		drop, dup := f.applyFaults(p)
+		drop, dup := f.applyFaults(p, true)
 		if drop != "" {
 			f.observe(p, "dropped", drop+", on arrival")
 			n.pool.put(p)

@@ -134,6 +134,8 @@ func TestParseUDPAddr(t *testing.T) {
 		{"2001:db8::2%eth0", "", "only a link-local IPv6 address"},
 		{"2001:db8::2", "2001:db8::2", ""},
 		{"192.0.2.7", "192.0.2.7", ""},
+		{"::ffff:127.0.0.5%eth0", "", "only a link-local IPv6 address"},
+		{strings.Repeat("1", 5000), "", "5000 bytes"},
 		{"300.1.1.1", "", "not an IP address"},
 	} {
 		a, err := ParseUDPAddr(tc.in)
@@ -147,10 +149,16 @@ func TestParseUDPAddr(t *testing.T) {
 			t.Errorf("%q: %v %v, want %s", tc.in, a, err, tc.want)
 		}
 	}
-	for _, bad := range []string{"0.0.0.0", "224.0.0.1"} {
-		if f, err := NewUDP(Config{}, bad); err == nil {
+	for _, tc := range []struct{ addr, want string }{
+		{"0.0.0.0", "unicast"}, {"224.0.0.1", "unicast"}, {"255.255.255.255", "unicast"},
+		{"fe80::1%nosuchif0", `no interface "nosuchif0"`},
+	} {
+		f, err := NewUDP(Config{}, tc.addr)
+		if err == nil {
 			f.Close()
-			t.Errorf("NewUDP(%s) worked", bad)
+			t.Errorf("NewUDP(%s) worked", tc.addr)
+		} else if !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("NewUDP(%s): %v, want an error with %q", tc.addr, err, tc.want)
 		}
 	}
 }
@@ -554,5 +562,91 @@ func TestUDPLinkFaultPeerNames(t *testing.T) {
 	defer inproc.Close()
 	if _, err := inproc.AddFault(verbs.FaultRule{Action: verbs.FaultDrop, From: "127.0.0.3"}); err == nil || !strings.Contains(err.Error(), "--sim-addr") {
 		t.Errorf("an address on an in-process fabric: %v, want an error that points at --sim-addr", err)
+	}
+}
+
+// The link takes the MAC and MTU of the interface that holds its address,
+// as rxe takes its netdev's: every address of every interface of this
+// host gives that interface's (no socket is opened).
+func TestUDPLinkInterfaceOf(t *testing.T) {
+	ifs, err := net.Interfaces()
+	if err != nil {
+		t.Skip(err)
+	}
+	checked := 0
+	for _, ifc := range ifs {
+		addrs, _ := ifc.Addrs()
+		for _, ia := range addrs {
+			n, ok := ia.(*net.IPNet)
+			if !ok {
+				continue
+			}
+			a, _ := netip.AddrFromSlice(n.IP)
+			a = a.Unmap()
+			if a.Is6() && a.IsLinkLocalUnicast() {
+				a = a.WithZone(ifc.Name)
+			}
+			mac, mtu := interfaceOf(a)
+			if mtu != ifc.MTU {
+				t.Errorf("%s on %s: MTU %d, want the interface's %d", a, ifc.Name, mtu, ifc.MTU)
+			}
+			if len(ifc.HardwareAddr) == 6 && mac != [6]byte(ifc.HardwareAddr) {
+				t.Errorf("%s on %s: MAC %x, want the interface's %s", a, ifc.Name, mac, ifc.HardwareAddr)
+			}
+			checked++
+		}
+	}
+	if checked == 0 {
+		t.Skip("no interface has an address")
+	}
+	if _, mtu := interfaceOf(netip.MustParseAddr("192.0.2.254")); mtu != maxLinkMTU {
+		t.Errorf("an address of no interface: MTU %d, want %d", mtu, maxLinkMTU)
+	}
+}
+
+// Delay and reorder rules cannot act on a peer's packets, which arrive in
+// real time: a rule from a peer is refused, and a rule for every packet
+// passes the peer's by (a 2 s delay would otherwise hold nothing back and
+// stop the clock for 2 s).
+func TestUDPLinkNoDelayOnArrival(t *testing.T) {
+	fa, fb := newUDPFabric(t), newUDPFabric(t)
+	peer := fa.UDPAddr().Addr().String()
+	for _, act := range []verbs.FaultAction{verbs.FaultDelay, verbs.FaultReorder} {
+		r := verbs.FaultRule{Action: act, From: peer}
+		if act == verbs.FaultDelay {
+			r.Delay = time.Second
+		}
+		if _, err := fb.AddFault(r); err == nil || !strings.Contains(err.Error(), "real time") {
+			t.Errorf("%v from a peer: %v, want a refusal", act, err)
+		}
+	}
+	if _, err := fb.AddFault(verbs.FaultRule{Action: verbs.FaultDrop, From: "ff0e::1"}); err == nil {
+		t.Error("a rule from a multicast group: accepted; only To may name one")
+	}
+	if _, err := fb.AddFault(verbs.FaultRule{Action: verbs.FaultDelay, Delay: 2 * time.Second}); err != nil {
+		t.Fatal(err)
+	}
+	ea, eb := udpEnv(t, fa), udpEnv(t, fb)
+	qa, qb := ea.qp(verbs.QPTypeRC, verbs.QPCap{}), eb.qp(verbs.QPTypeRC, verbs.QPCap{})
+	connectRC(t, ea, eb, qa, qb, verbs.MTU1024)
+	mb, err := eb.pd.AllocMR(4096, verbs.AccessLocalWrite)
+	mustT(t, err)
+	ma, err := ea.pd.AllocMR(4096, verbs.AccessLocalWrite)
+	mustT(t, err)
+	_, err = qb.PostRecv([]verbs.RecvWR{{WRID: 1, SGList: []verbs.SGE{{Addr: mb.Addr(), Length: 4096, LKey: mb.LKey()}}}})
+	mustT(t, err)
+	start := time.Now()
+	_, err = qa.PostSend([]verbs.SendWR{{WRID: 1, Opcode: verbs.WRSend, Flags: verbs.SendSignaled,
+		SGList: []verbs.SGE{{Addr: ma.Addr(), Length: 100, LKey: ma.LKey()}}}})
+	mustT(t, err)
+	waitWC(t, eb, 1)
+	waitWC(t, ea, 1)
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("the receive took %v: the delay rule held a peer's packet", d)
+	}
+	// The rule acted on B's ACK (which the link sends at once: delay acts
+	// in process only), not on A's SEND as it arrived.
+	if rules := fb.Faults(); len(rules) != 1 || rules[0].Hits != 1 {
+		t.Errorf("rules %+v: want the delay rule hit once, by B's ACK", rules)
 	}
 }

@@ -152,24 +152,24 @@ func PacketICRC(ip []byte) (computed, carried uint32, err error) {
 }
 
 // RecoverIPv4 checks the ICRC of roce, a whole RoCEv2 datagram received
-// over IPv4 on a UDP socket, when the sender's IPv4 identification and DF
-// bit are unknown: the ICRC covers both, and a kernel UDP socket does not
-// reveal them (rxe fills the ID with __ip_select_ident). The CRC is linear,
-// so the 17 unknown bits change it by a linear map, one to one (CRC-32
-// detects every error within 32 bits): at most one identification and DF
-// make the ICRC right. RecoverIPv4 returns a copy of n with FixedID, ID and
-// NoDF set to them, or ErrBadICRC when none does. Every other bit the ICRC
-// covers is checked; a corrupted datagram passes only when its error
-// happens to equal an ID change, one chance in 2^15.
+// over IPv4 on a UDP socket, when the sender's IPv4 identification is
+// unknown: the ICRC covers it, and a kernel UDP socket does not reveal it
+// (rxe fills it with __ip_select_ident). The CRC is linear, so the 16
+// unknown bits change it by a linear map, one to one (CRC-32 detects every
+// error within 32 bits): at most one identification makes the ICRC right.
+// RecoverIPv4 returns a copy of n with FixedID set and ID that one, or
+// ErrBadICRC when none does. Every other bit the ICRC covers is checked,
+// the DF bit as n says (rxe always sets it); a corrupted datagram passes
+// only when its error happens to equal an ID change, one chance in 2^16.
 //
-// n's ID and NoDF are tried first, so a sender that uses them (vsh's UDP
-// link sends ID 0 with DF) costs one ICRC. n must describe IPv4.
+// n's ID is tried first, so a sender that uses it (vsh's UDP link sends
+// ID 0) costs one ICRC. n must describe IPv4.
 func RecoverIPv4(roce []byte, n *Network) (Network, error) {
+	if err := n.check(); err != nil {
+		return Network{}, err
+	}
 	out := *n
 	out.FixedID = true
-	if err := n.check(); err != nil {
-		return out, err
-	}
 	if n.IsIPv6() {
 		return out, errorf(ErrBadNetwork, "RecoverIPv4 needs an IPv4 network, not %v", n.Src)
 	}
@@ -179,29 +179,28 @@ func RecoverIPv4(roce []byte, n *Network) (Network, error) {
 	var hdr [IPv4HeaderLen + UDPHeaderLen]byte
 	n.putIPHeader(hdr[:], len(roce), BTH(roce).PSN())
 	n.putUDPHeader(hdr[IPv4HeaderLen:], len(roce))
+	id := binary.BigEndian.Uint16(hdr[4:])
 	body := roce[:len(roce)-ICRCLen]
 	want := ICRC(hdr[:IPv4HeaderLen], hdr[IPv4HeaderLen:], body)
 	got := binary.LittleEndian.Uint32(roce[len(roce)-ICRCLen:])
 	diff := got ^ want
 	if diff == 0 {
-		out.ID = binary.BigEndian.Uint16(hdr[4:])
-		out.NoDF = hdr[6]&0x40 == 0
+		out.ID = id
 		return out, nil
 	}
-	// The effect of flipping bit k of bytes 4-7 (ID, then DF at 0x4000 of
-	// the flags) on the CRC register right after the BTH, carried through
-	// the rest of body as through zero bytes (multiplying by x^(8m)).
+	// The effect of flipping bit k of the ID on the CRC register right
+	// after the BTH, carried through the rest of body as through zero
+	// bytes (multiplying by x^(8m)); then Gaussian elimination over GF(2).
 	shift := xPow8(len(body) - BTHLen)
 	base := ICRC(hdr[:IPv4HeaderLen], hdr[IPv4HeaderLen:], body[:BTHLen])
-	var basis [32]struct{ v, bits uint32 }
-	for k := range 17 {
+	var basis [32]struct {
+		v    uint32
+		bits uint16
+	}
+	for k := range 16 {
 		h := hdr
-		bit := uint32(1) << k // bits 0-15: the ID; bit 16: DF
-		if k < 16 {
-			binary.BigEndian.PutUint16(h[4:], binary.BigEndian.Uint16(h[4:])^uint16(bit))
-		} else {
-			h[6] ^= 0x40
-		}
+		bit := uint16(1) << k
+		binary.BigEndian.PutUint16(h[4:], id^bit)
 		v := gfMul(ICRC(h[:IPv4HeaderLen], h[IPv4HeaderLen:], body[:BTHLen])^base, shift)
 		for p := 31; p >= 0 && v != 0; p-- {
 			if v>>p&1 == 0 {
@@ -209,14 +208,13 @@ func RecoverIPv4(roce []byte, n *Network) (Network, error) {
 			}
 			if basis[p].v == 0 {
 				basis[p].v, basis[p].bits = v, bit
-				v = 0
 				break
 			}
 			v ^= basis[p].v
 			bit ^= basis[p].bits
 		}
 	}
-	var flips uint32
+	var flips uint16
 	for p := 31; p >= 0 && diff != 0; p-- {
 		if diff>>p&1 == 0 {
 			continue
@@ -228,11 +226,9 @@ func RecoverIPv4(roce []byte, n *Network) (Network, error) {
 		flips ^= basis[p].bits
 	}
 	if diff != 0 {
-		return out, errorf(ErrBadICRC, "packet has 0x%08x; no IPv4 identification and DF bit give it (with ID 0x%04x: 0x%08x)",
-			got, binary.BigEndian.Uint16(hdr[4:]), want)
+		return out, errorf(ErrBadICRC, "packet has 0x%08x; no IPv4 identification gives it (with ID 0x%04x: 0x%08x)", got, id, want)
 	}
-	out.ID = binary.BigEndian.Uint16(hdr[4:]) ^ uint16(flips)
-	out.NoDF = (hdr[6]&0x40 != 0) == (flips>>16&1 != 0)
+	out.ID = id ^ flips
 	return out, nil
 }
 

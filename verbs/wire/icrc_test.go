@@ -154,8 +154,9 @@ func TestUpdateSmall(t *testing.T) {
 }
 
 // TestRecoverIPv4 receives IPv4 packets as a UDP socket does, without the
-// sender's identification and DF bit, and checks that RecoverIPv4 finds
-// them from the ICRC, and that a corrupted packet is refused.
+// sender's identification, and checks that RecoverIPv4 finds it from the
+// ICRC, and that a corrupted packet is refused: every single-bit error in
+// packets up to 16 KiB.
 func TestRecoverIPv4(t *testing.T) {
 	// scapy's vector: ID 0x0478, DF; the UDP socket knows addresses and
 	// ports only.
@@ -164,6 +165,12 @@ func TestRecoverIPv4(t *testing.T) {
 	n, err := RecoverIPv4(ip[28:], &got)
 	if err != nil || n.ID != 0x0478 || n.NoDF {
 		t.Fatalf("RecoverIPv4(scapy vector) = ID %#04x NoDF %v, %v; want ID 0x0478 with DF", n.ID, n.NoDF, err)
+	}
+	// The DF bit is not among the unknowns: rxe always sets it.
+	noDF := got
+	noDF.NoDF = true
+	if _, err := RecoverIPv4(ip[28:], &noDF); !errors.Is(err, ErrBadICRC) {
+		t.Errorf("RecoverIPv4(scapy vector, assuming no DF) = %v, want ErrBadICRC", err)
 	}
 	tests := []struct {
 		name    string
@@ -175,7 +182,8 @@ func TestRecoverIPv4(t *testing.T) {
 		{"rxe's hashed ID", 0xb7e1, false, 4096},
 		{"all ones", 0xffff, false, 1},
 		{"no DF", 0x1234, true, 0},
-		{"64 KiB", 0x8001, false, 65536 - 100},
+		{"16 KiB", 0x8001, false, 16 << 10},
+		{"64 KiB", 0x7ffe, false, 65536 - 100},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -187,7 +195,8 @@ func TestRecoverIPv4(t *testing.T) {
 				t.Fatal(err)
 			}
 			recv := testNet4()
-			recv.FixedID = true // ID 0 with DF: what the socket assumes
+			recv.FixedID = true // ID 0: what the socket assumes
+			recv.NoDF = tc.noDF
 			n, err := RecoverIPv4(b, &recv)
 			if err != nil || n.ID != tc.id || n.NoDF != tc.noDF || !n.FixedID {
 				t.Fatalf("RecoverIPv4 = ID %#04x NoDF %v, %v; want ID %#04x NoDF %v", n.ID, n.NoDF, err, tc.id, tc.noDF)
@@ -195,10 +204,17 @@ func TestRecoverIPv4(t *testing.T) {
 			if err := VerifyICRC(b, &n); err != nil {
 				t.Errorf("VerifyICRC with the recovered network: %v", err)
 			}
-			// Every single-bit error the ICRC covers outside the ID is refused.
-			for i := 0; i < len(b)-ICRCLen; i += 1 + len(b)/97 {
-				for _, bit := range []byte{0x01, 0x80} {
-					if i == 4 && bit != 0 { // BTH byte 4 is masked
+			// Every single-bit error the ICRC covers outside the ID is
+			// refused in a packet up to 16 KiB (a RoCE packet carries at
+			// most 4 KiB); in a larger one a few bits out of 2^16 alias an
+			// ID change, as RecoverIPv4 says.
+			step := 1
+			if len(b) > 17<<10 {
+				step = len(b) // the first byte only
+			}
+			for i := 0; i < len(b)-ICRCLen; i += step {
+				for _, bit := range []byte{0x01, 0x02, 0x04, 0x08, 0x10, 0x20, 0x40, 0x80} {
+					if i == 4 { // BTH byte 4 is masked
 						continue
 					}
 					c := append([]byte(nil), b...)
@@ -221,6 +237,9 @@ func TestRecoverIPv4(t *testing.T) {
 	}
 	if _, err := RecoverIPv4(make([]byte, 3), &got); !errors.Is(err, ErrShort) {
 		t.Errorf("short: %v, want ErrShort", err)
+	}
+	if _, err := RecoverIPv4(make([]byte, 20), nil); !errors.Is(err, ErrBadNetwork) {
+		t.Errorf("no network: %v, want ErrBadNetwork", err)
 	}
 }
 
