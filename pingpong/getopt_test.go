@@ -264,3 +264,28 @@ func TestDefaults(t *testing.T) {
 		t.Error("xsrq is not supported")
 	}
 }
+
+// --sim-addr takes any unicast address of the host, a link-local one with
+// its zone; the rest is refused before anything opens.
+func TestSimAddrFlag(t *testing.T) {
+	for _, tc := range []struct{ in, err string }{
+		{"127.0.0.2", ""},
+		{"2001:db8::2", ""},
+		{"[2001:db8::2]:4791", ""},
+		{"fe80::2%eth1", ""},
+		{"2001:db8::2%eth1", "only a link-local IPv6 address takes a zone"},
+		{"0.0.0.0", "can be a GID"},
+		{"ff02::1", "can be a GID"},
+		{"127.0.0.2:5000", "port 4791"},
+		{"localhost", "not an IP address"},
+	} {
+		o, err := ParseFlags(RC, []string{"--sim-addr", tc.in})
+		if tc.err == "" {
+			if err != nil || o.SimAddr != tc.in {
+				t.Errorf("--sim-addr %s: %v (SimAddr %q)", tc.in, err, o.SimAddr)
+			}
+		} else if err == nil || !strings.Contains(err.Error(), tc.err) {
+			t.Errorf("--sim-addr %s: %v, want an error with %q", tc.in, err, tc.err)
+		}
+	}
+}

@@ -481,15 +481,15 @@ func simAddrArg(s string) (string, error) {
 	if err != nil {
 		ap, perr := netip.ParseAddrPort(s)
 		if perr != nil {
-			return "", usageErrorf("--sim-addr %q is not an IP address: give a loopback address such as 127.0.0.2, a different one on each side", s)
+			return "", usageErrorf("--sim-addr %q is not an IP address: give a loopback address such as 127.0.0.2, a different one on each side, or an address of this host", s)
 		}
 		if ap.Port() != 4791 {
 			return "", usageErrorf("--sim-addr %s: the simulator's UDP link uses port 4791, where every RoCEv2 peer sends; give the address alone", s)
 		}
 		a = ap.Addr()
 	}
-	if a.Zone() != "" || a.Unmap().IsUnspecified() || a.IsMulticast() {
-		return "", usageErrorf("--sim-addr %s: give an address of this host that can be a GID, such as 127.0.0.2", s)
+	if a.Zone() != "" && !a.IsLinkLocalUnicast() || a.Unmap().IsUnspecified() || a.IsMulticast() {
+		return "", usageErrorf("--sim-addr %s: give an address of this host that can be a GID, such as 127.0.0.2 (only a link-local IPv6 address takes a zone: fe80::2%%eth1)", s)
 	}
 	return s, nil
 }
