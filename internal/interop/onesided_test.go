@@ -5,8 +5,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"net/netip"
-	"os/exec"
-	"strings"
 	"testing"
 
 	"github.com/vsh-rdma/vsh/verbs"
@@ -121,17 +119,7 @@ func TestOneSided(t *testing.T) {
 // its address, for each IP version.
 func TestSimGIDTable(t *testing.T) {
 	w := needWire(t)
-	out, err := exec.Command("ip", "-6", "-o", "addr", "show", "dev", "rxeveth1", "scope", "link").Output()
-	if err != nil {
-		t.Fatalf("ip addr: %v", err)
-	}
-	f := strings.Fields(string(out))
-	var ll netip.Addr
-	for i, x := range f {
-		if x == "inet6" && i+1 < len(f) {
-			ll = netip.MustParsePrefix(f[i+1]).Addr()
-		}
-	}
+	ll := linkLocal(t, "rxeveth1")
 	for _, fam := range w.families() {
 		s := w.startRemote(t)
 		s.call(t, request{Op: "open", Addr: fam.simAddr.String(), GIDIndex: 1})

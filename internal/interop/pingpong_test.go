@@ -3,7 +3,9 @@ package interop
 import (
 	"fmt"
 	"math/rand/v2"
+	"net/netip"
 	"os"
+	"os/exec"
 	"strconv"
 	"strings"
 	"testing"
@@ -167,4 +169,56 @@ func lastLine(s string) string {
 		return s[i+1:]
 	}
 	return s
+}
+
+// TestLinkLocalPair plays an RC ping-pong over link-local GIDs: the
+// simulator on rxeveth1's fe80:: address with its zone (--sim-addr
+// fe80::…%rxeveth1), rdma-core's program on rxe1's default GID, index 0
+// (fe80::/64 with the EUI-64 of rxeveth0's MAC), each way round.
+func TestLinkLocalPair(t *testing.T) {
+	w := needWire(t)
+	if w.pp == "" {
+		t.Fatal("set VSH_RXE_SIM_PINGPONG to cmd/pingpong (make test-interop does)")
+	}
+	ll := linkLocal(t, "rxeveth1")
+	passed := 0
+	for i, kernelServer := range []bool{true, false} {
+		port := 20900 + i
+		common := []string{"-c", "-n", "200", "-p", strconv.Itoa(port)}
+		kernel := append([]string{"ibv_rc_pingpong", "-d", w.dev, "-g", "0"}, common...)
+		sim := append([]string{w.pp, "rc", "--sim-addr", ll.String() + "%rxeveth1", "-g", "1"}, common...)
+		server, client := sim, append(kernel, w.sim4.String())
+		if kernelServer {
+			server, client = kernel, append(sim, w.sim4.String())
+		}
+		sout, cout, err := runPair(server, client, port, time.Minute)
+		if err != nil {
+			t.Errorf("kernel server %v: %v\n%s\n%s", kernelServer, err, sout, cout)
+			continue
+		}
+		if !strings.Contains(cout, "GID "+ll.String()) && !strings.Contains(sout, "GID "+ll.String()) {
+			t.Errorf("neither side printed the simulator's link-local GID %s:\n%s\n%s", ll, sout, cout)
+		}
+		passed++
+	}
+	fmt.Printf("RXE↔SIM over link-local GIDs: %d of 2 pairs passed\n", passed)
+}
+
+// linkLocal returns the fe80:: address of interface dev.
+func linkLocal(t *testing.T, dev string) netip.Addr {
+	t.Helper()
+	out, err := exec.Command("ip", "-6", "-o", "addr", "show", "dev", dev, "scope", "link").Output()
+	if err != nil {
+		t.Fatalf("ip addr show dev %s: %v", dev, err)
+	}
+	f := strings.Fields(string(out))
+	for i, x := range f {
+		if x == "inet6" && i+1 < len(f) {
+			if p, err := netip.ParsePrefix(f[i+1]); err == nil {
+				return p.Addr()
+			}
+		}
+	}
+	t.Fatalf("%s has no link-local address: %s", dev, out)
+	return netip.Addr{}
 }
