@@ -34,3 +34,26 @@ func TestGridShape(t *testing.T) {
 		t.Errorf("seeds 7 and 8 draw the same points")
 	}
 }
+
+// TestSRQEndRace tells srq_pingpong's end race from other failures: the
+// kernel's side finished, the simulator's got every message but one ACK.
+func TestSRQEndRace(t *testing.T) {
+	done := "500 iters in 2.93 seconds = 5857.78 usec/iter"
+	race := "No completion for 10s: 503 of 500 messages received, 499 sent\npingpong srq: likely cause: every message arrived but the last send was never acknowledged: ..."
+	other := "No completion for 10s: 3 of 500 messages received, 2 sent"
+	for _, tc := range []struct {
+		kernelServer bool
+		sout, cout   string
+		want         bool
+	}{
+		{false, race, done, true},
+		{true, done, race, true},
+		{false, done, race, false}, // the sides the other way round
+		{false, race, "Failed status transport retry counter exceeded", false},
+		{false, other, done, false},
+	} {
+		if got := srqEndRace(point{tr: "srq", kernelServer: tc.kernelServer}, tc.sout, tc.cout); got != tc.want {
+			t.Errorf("kernel server %v, server %q, client %q: %v, want %v", tc.kernelServer, tc.sout[:20], tc.cout[:20], got, tc.want)
+		}
+	}
+}

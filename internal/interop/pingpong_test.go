@@ -137,7 +137,7 @@ func TestPingpongGrid(t *testing.T) {
 		pts = append(pts, extra...)
 	}
 	start := time.Now()
-	passed := 0
+	passed, retried := 0, 0
 	port := 20000
 	for _, p := range pts {
 		port++
@@ -147,9 +147,23 @@ func TestPingpongGrid(t *testing.T) {
 			server, client = kernel, sim
 		}
 		t0 := time.Now()
-		sout, cout, err := runPair(server, client, port, 3*time.Minute)
-		if err == nil && (!strings.Contains(sout, "iters in") || !strings.Contains(cout, "iters in")) {
-			err = fmt.Errorf("a side printed no result line")
+		sout, cout, err := playPair(server, client, port)
+		if err != nil && p.tr == "srq" && srqEndRace(p, sout, cout) {
+			// rdma-core's srq_pingpong exits once it has counted enough,
+			// with sends still in flight, and rxe posts a receive's
+			// completion before it sends the ACK: the ACK of the other
+			// side's last send may never leave. Once, the same pair again.
+			t.Logf("%v: the other side exited before acknowledging our last send (srq_pingpong's end race); once more", p)
+			port += 1000
+			kernel, sim = w.argv(p, port)
+			server, client = sim, kernel
+			if p.kernelServer {
+				server, client = kernel, sim
+			}
+			sout, cout, err = playPair(server, client, port)
+			if err == nil {
+				retried++
+			}
 		}
 		if err != nil {
 			t.Errorf("%v: %v\nserver: %s\n%s\nclient: %s\n%s", p, err, strings.Join(server, " "), sout, strings.Join(client, " "), cout)
@@ -159,6 +173,9 @@ func TestPingpongGrid(t *testing.T) {
 		t.Logf("%v: ok in %.1f s: %s", p, time.Since(t0).Seconds(), lastLine(cout))
 	}
 	line := fmt.Sprintf("RXE↔SIM interop: %d of %d pairs passed", passed, len(pts))
+	if retried > 0 {
+		t.Logf("%d srq pair(s) passed on a second run after srq_pingpong's end race", retried)
+	}
 	t.Logf("%s in %.0f s", line, time.Since(start).Seconds())
 	fmt.Println(line)
 }
@@ -221,4 +238,25 @@ func linkLocal(t *testing.T, dev string) netip.Addr {
 	}
 	t.Fatalf("%s has no link-local address: %s", dev, out)
 	return netip.Addr{}
+}
+
+// playPair runs one pair and checks both printed rdma-core's result lines.
+func playPair(server, client []string, port int) (sout, cout string, err error) {
+	sout, cout, err = runPair(server, client, port, 3*time.Minute)
+	if err == nil && (!strings.Contains(sout, "iters in") || !strings.Contains(cout, "iters in")) {
+		err = fmt.Errorf("a side printed no result line")
+	}
+	return sout, cout, err
+}
+
+// srqEndRace reports whether a failed srq pair failed only because the
+// kernel's side ended first: it printed its results, and the simulator's
+// side received every message but timed out on its last send's ACK.
+func srqEndRace(p point, sout, cout string) bool {
+	kernelOut, simOut := sout, cout
+	if !p.kernelServer {
+		kernelOut, simOut = cout, sout
+	}
+	return strings.Contains(kernelOut, "iters in") &&
+		strings.Contains(simOut, "every message arrived but the last send was never acknowledged")
 }
