@@ -17,6 +17,7 @@ import (
 	"github.com/google/gopacket/layers"
 	"github.com/google/gopacket/pcapgo"
 
+	"github.com/vsh-rdma/vsh/internal/proctest"
 	"github.com/vsh-rdma/vsh/internal/toolcheck"
 	"github.com/vsh-rdma/vsh/verbs/wire"
 )
@@ -73,7 +74,7 @@ func TestCapture(t *testing.T) {
 			if p.kernelServer {
 				server, client = kernel, sim
 			}
-			if sout, cout, err := runPair(server, client, port, time.Minute); err != nil {
+			if sout, cout, err := proctest.RunPair(server, client, port, time.Minute); err != nil {
 				t.Errorf("%v: %v\n%s\n%s", p, err, sout, cout)
 			}
 		}

@@ -1,21 +1,15 @@
 package interop
 
 import (
-	"bytes"
-	"context"
 	"encoding/hex"
 	"fmt"
 	"net/netip"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
-	"time"
-
-	"github.com/vsh-rdma/vsh/internal/proctest"
 )
 
 // labWire is the lab's second wire as the guest's environment describes
@@ -122,74 +116,4 @@ type family struct {
 
 func (w *labWire) families() []family {
 	return []family{{"IPv6", w.gid6, w.sim6}, {"IPv4", w.gid4, w.sim4}}
-}
-
-// proc is a process of a pair, with its output.
-type proc struct {
-	cmd *exec.Cmd
-	out bytes.Buffer
-	err chan error
-}
-
-func start(ctx context.Context, argv []string) (*proc, error) {
-	p := &proc{err: make(chan error, 1)}
-	p.cmd = exec.CommandContext(ctx, argv[0], argv[1:]...)
-	p.cmd.Stdout, p.cmd.Stderr = &p.out, &p.out
-	p.cmd.WaitDelay = 2 * time.Second
-	if err := p.cmd.Start(); err != nil {
-		return nil, err
-	}
-	go func() { p.err <- p.cmd.Wait() }()
-	return p, nil
-}
-
-// runPair starts server, waits until it listens, runs client, and returns
-// both outputs; it fails when either exits with an error or the pair takes
-// longer than limit.
-func runPair(server, client []string, port int, limit time.Duration) (sout, cout string, err error) {
-	ctx, cancel := context.WithTimeout(context.Background(), limit)
-	defer cancel()
-	srv, err := start(ctx, server)
-	if err != nil {
-		return "", "", err
-	}
-	for deadline := time.Now().Add(20 * time.Second); !proctest.Listening(srv.cmd.Process.Pid, port); {
-		select {
-		case err := <-srv.err:
-			return srv.out.String(), "", fmt.Errorf("the server exited before it listened: %v", err)
-		default:
-		}
-		if time.Now().After(deadline) {
-			cancel()
-			<-srv.err
-			return srv.out.String(), "", fmt.Errorf("the server did not listen on TCP %d within 20 s", port)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	cli, err := start(ctx, client)
-	if err != nil {
-		cancel()
-		<-srv.err
-		return srv.out.String(), "", err
-	}
-	var serr, cerr error
-	select {
-	case serr = <-srv.err:
-		if serr != nil {
-			time.AfterFunc(2*time.Second, cancel)
-		}
-		cerr = <-cli.err
-	case cerr = <-cli.err:
-		if cerr != nil {
-			time.AfterFunc(2*time.Second, cancel)
-		}
-		serr = <-srv.err
-	}
-	if ctx.Err() != nil && serr == nil && cerr == nil {
-		serr = ctx.Err()
-	}
-	if serr != nil || cerr != nil {
-		err = fmt.Errorf("server: %v, client: %v", serr, cerr)
-	}
-	return srv.out.String(), cli.out.String(), err
 }

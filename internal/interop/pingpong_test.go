@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/vsh-rdma/vsh/internal/proctest"
 )
 
 // A point of the interop grid: one ping-pong pair.
@@ -170,7 +172,7 @@ func TestPingpongGrid(t *testing.T) {
 			continue
 		}
 		passed++
-		t.Logf("%v: ok in %.1f s: %s", p, time.Since(t0).Seconds(), lastLine(cout))
+		t.Logf("%v: ok in %.1f s: %s", p, time.Since(t0).Seconds(), proctest.LastLine(cout))
 	}
 	line := fmt.Sprintf("RXE↔SIM interop: %d of %d pairs passed", passed, len(pts))
 	if retried > 0 {
@@ -178,14 +180,6 @@ func TestPingpongGrid(t *testing.T) {
 	}
 	t.Logf("%s in %.0f s", line, time.Since(start).Seconds())
 	fmt.Println(line)
-}
-
-func lastLine(s string) string {
-	s = strings.TrimSpace(s)
-	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
-		return s[i+1:]
-	}
-	return s
 }
 
 // TestLinkLocalPair plays an RC ping-pong over link-local GIDs: the
@@ -208,7 +202,7 @@ func TestLinkLocalPair(t *testing.T) {
 		if kernelServer {
 			server, client = kernel, append(sim, w.sim4.String())
 		}
-		sout, cout, err := runPair(server, client, port, time.Minute)
+		sout, cout, err := proctest.RunPair(server, client, port, time.Minute)
 		if err != nil {
 			t.Errorf("kernel server %v: %v\n%s\n%s", kernelServer, err, sout, cout)
 			continue
@@ -242,7 +236,7 @@ func linkLocal(t *testing.T, dev string) netip.Addr {
 
 // playPair runs one pair and checks both printed rdma-core's result lines.
 func playPair(server, client []string, port int) (sout, cout string, err error) {
-	sout, cout, err = runPair(server, client, port, 3*time.Minute)
+	sout, cout, err = proctest.RunPair(server, client, port, 3*time.Minute)
 	if err == nil && (!strings.Contains(sout, "iters in") || !strings.Contains(cout, "iters in")) {
 		err = fmt.Errorf("a side printed no result line")
 	}

@@ -3,11 +3,10 @@
 package ibverbs
 
 import (
-	"bytes"
-	stdcontext "context"
 	"fmt"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -65,7 +64,7 @@ func TestInteropRXE(t *testing.T) {
 					t.Errorf("%s: passed, but rxeKnownInterop lists %s (%s): remove it from the list", name, tr.name, kn.why)
 				case err == nil:
 					passed++
-					t.Logf("%s: ok: %s", name, lastLine(out))
+					t.Logf("%s: ok: %s", name, proctest.LastLine(out))
 				case isKnown && strings.Contains(out, kn.symptom):
 					known++
 					t.Logf("%s: KNOWN DIFFERENCE (%s): %v", name, kn.why, err)
@@ -91,71 +90,14 @@ func knownInteropNames() string {
 	return strings.Join(n, ", ")
 }
 
-func lastLine(s string) string {
-	s = strings.TrimSpace(s)
-	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
-		return s[i+1:]
-	}
-	return s
-}
-
 // interopPair runs server and client (argv without -p and host) on one
-// port; the client is stopped soon after a failed server.
+// port: on failure it returns both outputs, else the client's.
 func interopPair(server, client []string, port int) (string, error) {
-	ctx, cancel := stdcontext.WithTimeout(stdcontext.Background(), 60*time.Second)
-	defer cancel()
 	p := []string{"-p", strconv.Itoa(port)}
-	var sout, cout bytes.Buffer
-	srv := exec.CommandContext(ctx, server[0], append(append([]string{}, server[1:]...), p...)...)
-	srv.Stdout, srv.Stderr = &sout, &sout
-	if err := srv.Start(); err != nil {
-		return "", err
+	sout, cout, err := proctest.RunPair(append(slices.Clone(server), p...), append(append(slices.Clone(client), p...), "localhost"),
+		port, 60*time.Second)
+	if err != nil {
+		return "server:\n" + sout + "client:\n" + cout, err
 	}
-	for deadline := time.Now().Add(30 * time.Second); !proctest.Listening(0, port) && time.Now().Before(deadline); {
-		time.Sleep(20 * time.Millisecond)
-	}
-	cctx, ccancel := stdcontext.WithCancel(ctx)
-	defer ccancel()
-	cli := exec.CommandContext(cctx, client[0], append(append(append([]string{}, client[1:]...), p...), "localhost")...)
-	cli.Stdout, cli.Stderr = &cout, &cout
-	if err := cli.Start(); err != nil {
-		srv.Process.Kill()
-		srv.Wait()
-		return "", err
-	}
-	srvErr := make(chan error, 1)
-	go func() { srvErr <- srv.Wait() }()
-	cliErr := make(chan error, 1)
-	go func() { cliErr <- cli.Wait() }()
-	var serr, cerr error
-	select {
-	case serr = <-srvErr:
-		if serr != nil {
-			// A failed server leaves the client waiting for an answer.
-			select {
-			case cerr = <-cliErr:
-			case <-time.After(2 * time.Second):
-				ccancel()
-				cerr = <-cliErr
-			}
-		} else {
-			cerr = <-cliErr
-		}
-	case cerr = <-cliErr:
-		if cerr != nil {
-			select {
-			case serr = <-srvErr:
-			case <-time.After(2 * time.Second):
-				srv.Process.Kill()
-				serr = <-srvErr
-			}
-		} else {
-			serr = <-srvErr
-		}
-	}
-	out := "server:\n" + sout.String() + "client:\n" + cout.String()
-	if serr != nil || cerr != nil {
-		return out, fmt.Errorf("server: %v, client: %v", serr, cerr)
-	}
-	return cout.String(), nil
+	return cout, nil
 }

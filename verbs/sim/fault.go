@@ -53,20 +53,20 @@ func (f *Fabric) addFault(r verbs.FaultRule) (int, error) {
 		return 0, verbs.Errorf(op, verbs.EINVAL, "PSNs have 24 bits: 0 to 0xffffff", "PSN %#x does not fit 24 bits", r.PSN)
 	}
 	for _, dev := range []*string{&r.From, &r.To} {
-		name, why := f.carrier.peerName(*dev)
-		if name != "" {
-			if dev == &r.From && (r.Action == verbs.FaultDelay || r.Action == verbs.FaultReorder) {
-				return 0, verbs.Errorf(op, verbs.EINVAL, "drop, duplicate or corrupt the peer's packets, or "+r.Action.String()+" them on the peer's side",
-					"a peer's packets arrive in real time, when their datagrams do: %s cannot act on them here", r.Action)
-			}
-			*dev = name // a peer beyond the UDP link, by its address
-			continue
+		if *dev == "" || f.deviceByName(*dev) != nil || dev == &r.To && f.mcastName(*dev) {
+			continue // no device, one of this fabric's, or a multicast group packets go to
 		}
-		if why != "" && f.deviceByName(*dev) == nil && !(dev == &r.To && f.mcastName(*dev)) {
+		name, why := f.carrier.peerName(*dev)
+		switch {
+		case name != "" && dev == &r.From && (r.Action == verbs.FaultDelay || r.Action == verbs.FaultReorder):
+			return 0, verbs.Errorf(op, verbs.EINVAL, "drop, duplicate or corrupt the peer's packets, or "+r.Action.String()+" them on the peer's side",
+				"a peer's packets arrive in real time, when their datagrams do: %s cannot act on them here", r.Action)
+		case name != "":
+			*dev = name // a peer beyond the UDP link, by its address
+		case why != "":
 			return 0, verbs.Errorf(op, verbs.ENODEV, "name a device of this fabric or a peer's address the link reaches",
 				"there is no device %q: %s", *dev, why)
-		}
-		if isTo := dev == &r.To; *dev != "" && f.deviceByName(*dev) == nil && !(isTo && f.mcastName(*dev)) {
+		default:
 			names := make([]string, len(f.devs))
 			for i, d := range f.devs {
 				names[i] = d.name

@@ -536,7 +536,7 @@ func (f *Fabric) receive(p *packet) (*qp, string) {
 		// The receiver works from the bytes: decode them; the ICRC is
 		// checked after the header checks, as rxe_rcv does.
 		if err := wire.Decode(p.enc, &p.hdr); err != nil {
-			return nil, "malformed packet: " + err.Error()
+			return nil, whyMalformed + err.Error()
 		}
 		p.borrowed = false
 	}
@@ -560,7 +560,7 @@ func (f *Fabric) receive(p *packet) (*qp, string) {
 	}
 	if qpn == wire.MulticastQPN {
 		if p.encoded && !f.icrcOK(p) {
-			return nil, "bad ICRC (rxe_icrc_check)"
+			return nil, whyBadICRC
 		}
 		return nil, f.receiveMcast(p)
 	}
@@ -583,7 +583,7 @@ func (f *Fabric) receive(p *packet) (*qp, string) {
 		}
 	}
 	if p.encoded && !f.icrcOK(p) {
-		return nil, "bad ICRC (rxe_icrc_check)"
+		return nil, whyBadICRC
 	}
 	return q, ""
 }
@@ -609,13 +609,20 @@ func (f *Fabric) icrcOK(p *packet) bool {
 	return true
 }
 
+// The beginnings of receive's reasons for the drops UDPLinkStats counts
+// apart from the rest.
+const (
+	whyMalformed = "malformed packet: "
+	whyBadICRC   = "bad ICRC (rxe_icrc_check)"
+)
+
 // countLinkDrop counts a packet from the UDP link that receive dropped
 // for why.
 func (n *network) countLinkDrop(why string) {
 	switch {
-	case strings.HasPrefix(why, "malformed packet"):
+	case strings.HasPrefix(why, whyMalformed):
 		n.linkDrops.malformed++
-	case strings.HasPrefix(why, "bad ICRC"):
+	case strings.HasPrefix(why, whyBadICRC):
 		n.linkDrops.badICRC++
 	default:
 		n.linkDrops.refused++

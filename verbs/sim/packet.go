@@ -158,10 +158,10 @@ func (p *packet) encode() error {
 // aliases enc). It returns why the receiver drops the packet, or "".
 func (p *packet) decodeInto() string {
 	if err := wire.VerifyICRC(p.enc, p.network()); err != nil {
-		return "bad ICRC (rxe_icrc_check): " + err.Error()
+		return whyBadICRC + ": " + err.Error()
 	}
 	if err := wire.Decode(p.enc, &p.hdr); err != nil {
-		return "malformed packet: " + err.Error()
+		return whyMalformed + err.Error()
 	}
 	p.borrowed = false
 	return ""

@@ -308,17 +308,13 @@ func ParseUDPAddr(s string) (netip.Addr, error) {
 		}
 		a = ap.Addr()
 	}
-	if a.Zone() != "" && a.Is4In6() {
-		return netip.Addr{}, fmt.Errorf("--sim-addr %s: only a link-local IPv6 address (fe80::/10) takes a zone; give %s alone", s, a.Unmap().WithZone(""))
-	}
-	a = a.Unmap()
 	switch {
-	case a.Zone() != "" && !a.IsLinkLocalUnicast():
-		return netip.Addr{}, fmt.Errorf("--sim-addr %s: only a link-local IPv6 address (fe80::/10) takes a zone; give %s alone", s, a.WithZone(""))
-	case a.Is6() && a.IsLinkLocalUnicast() && a.Zone() == "":
+	case a.Zone() != "" && !a.IsLinkLocalUnicast(): // an IPv4-mapped address is not link-local either
+		return netip.Addr{}, fmt.Errorf("--sim-addr %s: only a link-local IPv6 address (fe80::/10) takes a zone; give %s alone", s, a.Unmap().WithZone(""))
+	case a.IsLinkLocalUnicast() && a.Is6() && !a.Is4In6() && a.Zone() == "":
 		return netip.Addr{}, fmt.Errorf("--sim-addr %s: a link-local address needs its interface as a zone, as in %s%%eth1 (ip -6 addr shows which interface has it)", s, a)
 	}
-	return a, nil
+	return a.Unmap(), nil
 }
 
 // bindUDP binds the link's socket: to addr, or to the first free address
@@ -474,24 +470,33 @@ func (l *udpLink) peerName(name string) (string, string) {
 // unreachable says why the link cannot send to address a, or "" when it
 // can.
 func (l *udpLink) unreachable(a netip.Addr) string {
-	if l.reaches(a) {
+	why := l.unreachableWhy(a)
+	if why == "" {
 		return ""
 	}
+	return "the UDP link at " + l.addr.String() + " cannot reach " + a.String() + ": " + why
+}
+
+// unreachableWhy is the rule of reach: a peer is a unicast address other
+// than the link's own, of its IP version and scope — loopback from a
+// loopback address (the kernel routes 127.0.0.0/8 nowhere else) and only
+// from one, link-local from a link-local address (on its zone) and only
+// from one. It returns which part a breaks, or "".
+func (l *udpLink) unreachableWhy(a netip.Addr) string {
 	own := l.addr
-	why := "the UDP link at " + own.String() + " cannot reach " + a.String() + ": "
 	switch {
-	case a.IsMulticast() || a.IsUnspecified() || a.Is4() && a.As4()[0] == 255:
-		return why + "it is not a unicast address"
+	case !a.IsValid() || a.IsMulticast() || a.IsUnspecified() || a.Is4() && a.As4()[0] == 255:
+		return "it is not a unicast address"
 	case a == own:
-		return why + "it is this device's own address (name it sim0)"
+		return "it is this device's own address (name it sim0)"
 	case a.Is4() != own.Is4():
-		return why + "the link speaks one IP version, that of its own address"
+		return "the link speaks one IP version, that of its own address"
 	case own.IsLoopback() != a.IsLoopback():
-		return why + "a loopback address reaches only loopback addresses, and only a loopback one reaches them"
+		return "a loopback address reaches only loopback addresses, and only a loopback one reaches them"
 	case own.IsLinkLocalUnicast() != a.IsLinkLocalUnicast():
-		return why + "a link-local address reaches only link-local addresses, and only a link-local one reaches them"
+		return "a link-local address reaches only link-local addresses, and only a link-local one reaches them"
 	}
-	return why + "it is not an address a peer can have"
+	return ""
 }
 
 func (l *udpLink) peerHint() string {
@@ -513,21 +518,8 @@ func (l *udpLink) peerErr(op, field string, d *device, g verbs.GID) error {
 			"(the kernel's neighbour table fails the same way when full: ENOBUFS)", field, g, maxPeers, l.dev.name)
 }
 
-// reaches reports whether the link can send to address a: the same IP
-// version as the link, unicast, not the link's own address, and of the
-// link's scope: loopback from a loopback address (the kernel routes
-// 127.0.0.0/8 nowhere else) and only from one, link-local from a
-// link-local address (on its zone) and only from one.
-func (l *udpLink) reaches(a netip.Addr) bool {
-	own := l.addr
-	if !a.IsValid() || a == own || a.Is4() != own.Is4() || a.IsMulticast() || a.IsUnspecified() {
-		return false
-	}
-	if a.Is4() && a.As4()[0] == 255 {
-		return false
-	}
-	return own.IsLoopback() == a.IsLoopback() && own.IsLinkLocalUnicast() == a.IsLinkLocalUnicast()
-}
+// reaches reports whether the link can send to address a (unreachableWhy).
+func (l *udpLink) reaches(a netip.Addr) bool { return l.unreachableWhy(a) == "" }
 
 // newStandIn makes a stand-in device for the host at address a.
 func (l *udpLink) newStandIn(a netip.Addr) *device {
