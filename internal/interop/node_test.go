@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -173,9 +174,19 @@ func (n *node) run(r request, rep *reply) error {
 		rep.End = endpoint{QPN: n.qp.Num(), PSN: n.psn, GID: gid, Addr: n.mr.Addr(), RKey: n.mr.RKey()}
 	case "connect":
 		av := verbs.AHAttr{IsGlobal: true, PortNum: 1, GRH: verbs.GlobalRoute{DGID: r.Peer.GID, SGIDIndex: uint8(r.GIDIndex), HopLimit: 1}}
-		if err := n.qp.Modify(&verbs.QPAttr{State: verbs.QPSRTR, AH: av, PathMTU: verbs.MTU1024, DestQPN: r.Peer.QPN,
-			RQPSN: r.Peer.PSN, MaxDestRdAtomic: 1, MinRNRTimer: 12},
-			verbs.AttrState|verbs.AttrAV|verbs.AttrPathMTU|verbs.AttrDestQPN|verbs.AttrRQPSN|verbs.AttrMaxDestRdAtomic|verbs.AttrMinRNRTimer); err != nil {
+		rtr := func() error {
+			return n.qp.Modify(&verbs.QPAttr{State: verbs.QPSRTR, AH: av, PathMTU: verbs.MTU1024, DestQPN: r.Peer.QPN,
+				RQPSN: r.Peer.PSN, MaxDestRdAtomic: 1, MinRNRTimer: 12},
+				verbs.AttrState|verbs.AttrAV|verbs.AttrPathMTU|verbs.AttrDestQPN|verbs.AttrRQPSN|verbs.AttrMaxDestRdAtomic|verbs.AttrMinRNRTimer)
+		}
+		err := rtr()
+		if errors.Is(err, verbs.ETIMEDOUT) {
+			// The kernel resolves the dgid's MAC (ib_resolve_eth_dmac); the
+			// first neighbour discovery after the guest boots can take
+			// longer than its wait under TCG. The neighbour is known now.
+			err = rtr()
+		}
+		if err != nil {
 			return err
 		}
 		return n.qp.Modify(&verbs.QPAttr{State: verbs.QPSRTS, Timeout: r.Timeout, RetryCnt: r.Retry, RNRRetry: 7, SQPSN: n.psn, MaxRdAtomic: 1},
