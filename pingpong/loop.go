@@ -310,15 +310,16 @@ func (e *Endpoint) Run(ctx context.Context, client bool, extra string) (Stats, e
 			continue
 		}
 		idle++
+		// An empty poll may have waited (the simulator's UDP link waits
+		// in it for up to 50 ms), so Ctrl-C is looked at every time; the
+		// clock (for the timeout) every 16th.
+		if err := ctx.Err(); err != nil {
+			return e.stats(now().Sub(start)), fail("Interrupted", err, "")
+		}
 		if idle%16 == 0 {
 			// Let the peer run when it shares this process (a backend
 			// such as the simulator, both sides in one program).
 			runtime.Gosched()
-		}
-		if idle%256 == 0 {
-			if err := ctx.Err(); err != nil {
-				return e.stats(now().Sub(start)), fail("Interrupted", err, "")
-			}
 			if t := now(); timeout > 0 && t.Sub(last) >= timeout {
 				return e.stats(t.Sub(start)), e.stallError(timeout, extra)
 			}

@@ -15,7 +15,24 @@ import (
 // (udplink.go) take the same lock to hand the fabric what they read.
 
 // guard is the fabric's lock, embedded in Fabric.
-type guard struct{ mu sync.Mutex }
+type guard struct{ mu fabricMutex }
+
+// fabricMutex is the fabric's lock. Before it is released, the carrier
+// sends what it batched while the lock was held (the UDP link's
+// datagrams: udpLink.flushLocked), so that nothing waits for a later
+// verb.
+type fabricMutex struct {
+	sync.Mutex
+	flush func()
+}
+
+// Unlock flushes and releases the lock.
+func (m *fabricMutex) Unlock() {
+	if m.flush != nil {
+		m.flush()
+	}
+	m.Mutex.Unlock()
+}
 
 // Open is open under the fabric's lock.
 func (d *device) Open() (verbs.Context, error) {

@@ -82,11 +82,12 @@
 // link sends identification 0 with DF, and finds a sender's from the ICRC
 // it receives: wire.RecoverIPv4) — and receives its packets through the
 // same checks as in process, so it interoperates with kernel rxe. Time
-// then follows the wall clock: timers fire in real time, an empty poll
-// sleeps briefly instead of moving virtual time. The UDP carrier
-// (udplink.go and its socket options) is the only code here with
-// goroutines and sockets; they take the fabric's lock to hand it what
-// they read.
+// then follows the wall clock: timers fire in real time, and an empty
+// poll waits on the socket (briefly) instead of moving virtual time. The
+// UDP carrier (udplink.go and its socket files) is the only code here
+// with goroutines and sockets: a program's own goroutine reads the socket
+// while it polls, and one goroutine of the link's while it does not,
+// each under the fabric's lock.
 // TestCorePurity holds the rest of the package to all of this. Two pingpong
 // processes (--sim-addr) or vsh --sim-addr and a pingpong thus run
 // against each other.

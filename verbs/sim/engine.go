@@ -135,6 +135,7 @@ func (f *Fabric) setDeliveryMode(m verbs.DeliveryMode) {
 		f.runLocked()
 	}
 	f.settle()
+	f.carrier.settled() // the carrier's clock runs again: its timers too
 }
 
 // step does Step's work.

@@ -21,6 +21,9 @@ var boundary = map[string]string{
 	"udplink.go":               "the UDP carrier: goroutines, sockets, wall clock",
 	"udplink_sockopt_linux.go": "the UDP carrier's socket options",
 	"udplink_sockopt_other.go": "the UDP carrier's socket options",
+	"udplink_io_linux.go":      "the UDP carrier's batched socket I/O",
+	"udplink_io_other.go":      "the UDP carrier's socket I/O",
+	"udplink_io_windows.go":    "the UDP carrier's socket I/O",
 }
 
 // impureImports are packages the core must not import.

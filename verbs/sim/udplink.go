@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -28,8 +29,9 @@ import (
 //
 // Sending: a packet whose destination GID belongs to no device of this
 // fabric goes to a peer, a stand-in device named after the peer's address;
-// xmit hands it here, and it leaves at once as one datagram to
-// PEER:4791 — BTH through ICRC, encoded by verbs/wire.
+// xmit hands it here, and it leaves as one datagram to PEER:4791 — BTH
+// through ICRC, encoded by verbs/wire — before the verb (or whatever
+// holds the fabric's lock) returns.
 //
 // The ICRC covers the IP and UDP headers as they are on the wire
 // (reference/rocev2-wire.md §3), and the link computes and checks it over
@@ -47,11 +49,20 @@ import (
 // traffic class are the resolved AV's, the IPv6 flow label 0, as rxe
 // sends them.
 //
-// Receiving: one goroutine reads datagrams into a queue, so that a burst
-// is taken off the socket at once; another takes the fabric's lock, turns
-// each into a packet from the peer to sim0 and runs the fabric, as the
-// in-process driver does after a verb. The receiver's checks, the ICRC
-// among them, are the core's (receive).
+// Receiving: whoever holds the fabric's lock reads the socket, a batch of
+// datagrams a system call (recvmmsg, without blocking), and turns each
+// into a packet from the peer to sim0; the receiver's checks, the ICRC
+// among them, are the core's (receive). A program that polls an empty CQ
+// reads for itself, on its own goroutine: it spins on the socket for a
+// while when a datagram came lately, then waits on the socket itself
+// through the runtime's poller, as a program blocked in recvfrom does —
+// no other goroutine stands between a datagram and the program that
+// waits for it. While the program leaves the fabric alone, one goroutine,
+// the keeper, waits on the socket instead, delivers what comes (a peer's
+// requests are answered, its ACKs taken) and fires the timers that fall
+// due; a program that wants the socket back rings a doorbell (an empty
+// datagram to itself). What the fabric sends while the lock is held
+// leaves in batches (sendmmsg) before the lock is released.
 //
 // Peers: the link keeps at most maxPeers stand-ins. A QP's or an AH's
 // route makes one (peer); a datagram makes one only when it passes the
@@ -67,13 +78,13 @@ import (
 // QP hears from anyone).
 //
 // Time: the virtual clock follows the wall clock (it never runs behind it),
-// and a ticker fires the timers that fall due, so rxe's retransmit and RNR
-// timers run in real time. Waiting for a completion event (GetEvent with a
-// wait, GetAsyncEvent) really waits; polling an empty CQ lets no virtual
-// time pass. In step mode (verbs.DeliverStep) arriving packets queue up
-// until Step, Run or Advance, and only those move the clock; at most
-// udpHeldMax of them wait, and the rest are dropped as a full receive
-// queue drops them.
+// and whoever waits on the socket wakes when the next timer falls due, so
+// rxe's retransmit and RNR timers run in real time and never fire early.
+// Waiting for a completion event (GetEvent with a wait, GetAsyncEvent)
+// really waits; polling an empty CQ lets no virtual time pass. In step
+// mode (verbs.DeliverStep) arriving packets queue up until Step, Run or
+// Advance, and only those move the clock; at most udpHeldMax of them
+// wait, and the rest are dropped as a full receive queue drops them.
 
 // UDPPort is the port of the UDP link: RoCEv2's, where every peer sends.
 const UDPPort = wire.UDPPort
@@ -93,16 +104,72 @@ const maxPeers = 256
 // cannot take. At 64 KiB a datagram at most, 64 MiB.
 const udpHeldMax = 1024
 
-// udpTick is how often the link looks for timers that fell due.
-const udpTick = time.Millisecond
+// udpIdleWait bounds the wait of a poll that found its CQ empty: then
+// ibv_poll_cq returns, empty, so that the program can look at its clock
+// and its signals.
+const udpIdleWait = 50 * time.Millisecond
 
-// udpQueueMax bounds the datagrams read but not yet handed to the fabric,
-// and udpQueueBytes their bytes; beyond either they are dropped and
-// counted (UDPLinkStats.QueueDrops), as a full socket buffer drops them.
+// udpIdleMin is the shortest wait of an empty poll (idle).
+const udpIdleMin = 100 * time.Microsecond
+
+// udpSpin is how long an empty poll looks at the socket before it sleeps,
+// when a datagram came in the last udpSpinAfter (spin).
 const (
-	udpQueueMax   = 1 << 14
-	udpQueueBytes = 32 << 20
+	udpSpin      = 200 * time.Microsecond
+	udpSpinAfter = time.Millisecond
 )
+
+// udpQuiet is how long the program must not have polled before the
+// keeper takes over the socket (keeper).
+const udpQuiet = 2 * time.Millisecond
+
+// The socket's batches: udpBatch datagrams a system call (recvmmsg,
+// sendmmsg), each read into a slot of udpMaxDatagram bytes (the largest
+// UDP datagram); at most udpReadBudget datagrams are delivered a poll, so
+// that a flood cannot keep a verb from returning. udpRcvBuf and udpSndBuf
+// are the socket buffers the link asks for (beyond net.core.rmem_max and
+// wmem_max where it is privileged): the receive buffer holds what arrives
+// while the fabric is busy, and drops (and counts) the rest.
+const (
+	udpBatch       = 32
+	udpMaxDatagram = 1 << 16
+	udpReadBudget  = 8 * udpBatch
+	udpRcvBuf      = 4 << 20
+	udpSndBuf      = 4 << 20
+)
+
+// udpSlots is what every platform's udpIO has: the socket's descriptor
+// and raw connection, and the receive slots — datagram i of the last
+// batch read is bufs[i][:n[i]], from from[i] — and the socket's drop
+// count, as the last datagram read carried it.
+type udpSlots struct {
+	fd    int
+	raw   syscall.RawConn
+	bufs  [udpBatch][]byte
+	n     [udpBatch]int
+	from  [udpBatch]netip.AddrPort
+	drops uint32
+}
+
+// init takes c's descriptor and allocates the slots; on takes it under
+// the runtime's control, for socket options.
+func (s *udpSlots) init(c *net.UDPConn, on func(fd int)) error {
+	raw, err := c.SyscallConn()
+	if err != nil {
+		return err
+	}
+	s.raw = raw
+	if err := raw.Control(func(fd uintptr) {
+		s.fd = int(fd)
+		on(s.fd)
+	}); err != nil {
+		return err
+	}
+	for i := range s.bufs {
+		s.bufs[i] = make([]byte, udpMaxDatagram)
+	}
+	return nil
+}
 
 // udpLink is the UDP driver of a fabric.
 type udpLink struct {
@@ -129,29 +196,45 @@ type udpLink struct {
 	start time.Time     // wall time when the link started
 	base  time.Duration // the virtual time then
 
-	// waiters counts goroutines waiting in wait; wake is closed
+	io    *udpIO // the socket's batched I/O, used under the fabric's lock
+	scope uint32 // the interface index of a link-local address, else 0
+
+	// out holds the datagrams batched for sending (flushLocked), msgs
+	// and dsts the batch handed to the socket.
+	out  []outDatagram
+	msgs [][]byte
+	dsts []netip.AddrPort
+	more bool // the last read stopped at udpReadBudget: datagrams may wait
+
+	// waiters counts goroutines waiting in sleepLocked; wake is closed
 	// (and replaced) when something happens that they may wait for.
 	waiters int
 	wake    chan struct{}
 
-	// The receive queue, between the reader and whoever holds the fabric
-	// (a program polling its CQ, or the injector). batch is the drained
-	// part, used under the fabric's lock.
-	inMu    sync.Mutex
-	in      []datagram
-	inBytes int // bytes of the datagrams in in (udpQueueBytes)
-	batch   []datagram
-	free    [][]byte
-	inReady chan struct{}
-	dropped uint64 // datagrams dropped because the queue held udpQueueMax
+	// One goroutine at a time waits on the socket (holdSocket): a
+	// program's, in idle or wait, or the keeper. sockUntil is its
+	// deadline (zero: none); rung says the doorbell rang for it.
+	sockHeld, sockKeeper, rung bool
+	sockUntil                  time.Time
+	waitFirst                  bool
+	waitFn                     func(uintptr) bool
+	// wantSock: a program's goroutine waits for the keeper to leave the
+	// socket. quietAt is when the program will have left the fabric
+	// alone for udpQuiet, if it does not poll again; keeperAt is when
+	// the sleeping keeper wakes (zero: it is not asleep) on keeperT.
+	wantSock bool
+	quietAt  time.Time
+	keeperAt time.Time
+	keeperT  *time.Timer
+	// rxAt is when a datagram last came, actAt when the program last
+	// did anything but poll (a verb).
+	rxAt, actAt time.Time
+	// spinMisses counts the spins in a row that saw no datagram;
+	// spinSkips the spins skipped since.
+	spinMisses, spinSkips int
 
 	done chan struct{}
 	wg   sync.WaitGroup
-}
-
-type datagram struct {
-	b    []byte
-	from netip.AddrPort
 }
 
 // standIn is a peer in the link's table.
@@ -192,14 +275,24 @@ func NewUDP(cfg Config, addr string) (*Fabric, error) {
 		strangers: map[netip.Addr]*device{},
 		start:     time.Now(),
 		wake:      make(chan struct{}),
-		inReady:   make(chan struct{}, 1),
+		keeperT:   time.NewTimer(time.Hour),
 		done:      make(chan struct{}),
 	}
-	_ = conn.SetReadBuffer(4 << 20) // as much as net.core.rmem_max allows
-	_ = conn.SetWriteBuffer(4 << 20)
-	if err := rocev2Socket(conn, local.Addr().Is4()); err != nil {
+	l.waitFn = l.waitCheck
+	_ = conn.SetReadBuffer(udpRcvBuf) // as much as net.core.rmem_max allows
+	_ = conn.SetWriteBuffer(udpSndBuf)
+	err = rocev2Socket(conn, local.Addr().Is4())
+	if err == nil {
+		l.io, err = newUDPIO(conn)
+	}
+	if err != nil {
 		conn.Close()
 		return nil, fmt.Errorf("the simulator's UDP link cannot set up its socket on %s: %w", local, err)
+	}
+	if z := local.Addr().Zone(); z != "" {
+		if ifc, err := net.InterfaceByName(z); err == nil {
+			l.scope = uint32(ifc.Index)
+		}
 	}
 	d := l.dev
 	ip := l.addr
@@ -220,11 +313,10 @@ func NewUDP(cfg Config, addr string) (*Fabric, error) {
 	f.mu.Lock()
 	l.base = f.clock.now()
 	f.carrier = l
+	f.mu.flush = l.flushLocked
 	f.mu.Unlock()
-	l.wg.Add(3)
-	go l.reader()
-	go l.injector()
-	go l.ticker()
+	l.wg.Add(1)
+	go l.keeper()
 	return f, nil
 }
 
@@ -254,9 +346,12 @@ func (f *Fabric) UDPAddr() netip.AddrPort {
 
 // UDPLinkStats is what the UDP link counts (Fabric.UDPStats).
 type UDPLinkStats struct {
-	Peers      int    // stand-ins in the table of peers, at most maxPeers (256)
-	Evicted    uint64 // idle stand-ins evicted to make room for another peer
-	QueueDrops uint64 // datagrams dropped: the reader's queue held udpQueueMax (16384) datagrams or udpQueueBytes (32 MiB)
+	Peers   int    // stand-ins in the table of peers, at most maxPeers (256)
+	Evicted uint64 // idle stand-ins evicted to make room for another peer
+	// QueueDrops counts the datagrams the kernel dropped on the link's
+	// socket (SO_RXQ_OVFL; Linux only): mostly because its receive
+	// buffer was full, the fabric busy longer than the buffer lasts.
+	QueueDrops uint64
 	HeldDrops  uint64 // datagrams dropped in step mode: the fabric held udpHeldMax (1024) packets
 	// Malformed, BadICRC and Refused count the datagrams from peers that
 	// the receiver dropped, each with its reason in the trace: not RoCEv2
@@ -281,9 +376,7 @@ func (f *Fabric) UDPStats() UDPLinkStats {
 	if !ok {
 		return UDPLinkStats{}
 	}
-	l.inMu.Lock()
-	defer l.inMu.Unlock()
-	return UDPLinkStats{Peers: len(l.peers), Evicted: l.evicted, QueueDrops: l.dropped, HeldDrops: l.heldDrops, IPv4IDs: l.f.net.ipv4IDs,
+	return UDPLinkStats{Peers: len(l.peers), Evicted: l.evicted, QueueDrops: uint64(l.io.drops), HeldDrops: l.heldDrops, IPv4IDs: l.f.net.ipv4IDs,
 		Malformed: l.f.net.linkDrops.malformed, BadICRC: l.f.net.linkDrops.badICRC, Refused: l.f.net.linkDrops.refused}
 }
 
@@ -381,27 +474,33 @@ func interfaceOf(a netip.Addr) (mac [6]byte, mtu int) {
 	return mac, mtu
 }
 
-// ttlTOS makes the socket send with nw's hop limit (TTL) and traffic class
-// (TOS), which rxe takes from the AH (rxe_prepare); the socket option is
-// set only when they change.
-func (l *udpLink) ttlTOS(nw *wire.Network) {
+// ttlTOSChanges reports whether nw's hop limit (TTL) and traffic class
+// (TOS), which rxe takes from the AH (rxe_prepare), differ from those the
+// socket sends with, and makes them the ones setTTLTOS sets.
+func (l *udpLink) ttlTOSChanges(nw *wire.Network) bool {
 	ttl, tos := int(nw.HopLimit), int(nw.TrafficClass)
 	if ttl == 0 {
 		ttl = wire.DefaultHopLimit
 	}
 	if ttl == l.ttl && tos == l.tos {
-		return
+		return false
 	}
 	l.ttl, l.tos = ttl, tos
+	return true
+}
+
+// setTTLTOS makes the socket send with the TTL and TOS ttlTOSChanges
+// recorded.
+func (l *udpLink) setTTLTOS() {
 	if l.addr.Is4() {
 		c := ipv4.NewConn(l.conn)
-		_ = c.SetTTL(ttl)
-		_ = c.SetTOS(tos)
+		_ = c.SetTTL(l.ttl)
+		_ = c.SetTOS(l.tos)
 		return
 	}
 	c := ipv6.NewConn(l.conn)
-	_ = c.SetHopLimit(ttl)
-	_ = c.SetTrafficClass(tos)
+	_ = c.SetHopLimit(l.ttl)
+	_ = c.SetTrafficClass(l.tos)
 }
 
 func udpNet(a netip.Addr) string {
@@ -637,9 +736,10 @@ func (l *udpLink) source(a netip.Addr, p *packet) *device {
 	return d
 }
 
-// send puts p on the wire to its peer: one datagram, BTH through ICRC.
-// The fault rules apply (drop, duplicate and corrupt; delay and reorder
-// act in-process only). The packet is freed.
+// send puts p on the wire to its peer: one datagram, BTH through ICRC,
+// batched until the fabric's lock is released (flushLocked) or a batch is
+// full. The fault rules apply (drop, duplicate and corrupt; delay and
+// reorder act in-process only). The packet is freed once sent.
 func (l *udpLink) send(p *packet) error {
 	f := l.f
 	n := &f.net
@@ -674,23 +774,79 @@ func (l *udpLink) send(p *packet) error {
 		return nil
 	}
 	l.lookup(p.to.ip) // the peer is in use
-	dst := netip.AddrPortFrom(p.to.ip.WithZone(l.local.Addr().Zone()), UDPPort)
-	l.ttlTOS(nw)
-	for i := 0; i < 1+b2i(dup); i++ {
-		if _, err := l.conn.WriteToUDPAddrPort(p.enc, dst); err != nil {
-			f.observe(p, "dropped", "the UDP link could not send it: "+err.Error())
-			break
-		}
+	if l.ttlTOSChanges(nw) {
+		l.flushLocked() // what is batched leaves with the socket's old TTL and TOS
+		l.setTTLTOS()
 	}
-	n.pool.put(p)
+	dst := netip.AddrPortFrom(p.to.ip, UDPPort)
+	if dup {
+		l.out = append(l.out, outDatagram{p: p, to: dst})
+	}
+	l.out = append(l.out, outDatagram{p: p, to: dst, owner: true})
+	if len(l.out) >= udpBatch {
+		l.flushLocked()
+	}
 	return nil
 }
 
-func b2i(b bool) int {
-	if b {
-		return 1
+// outDatagram is a datagram batched for sending: packet p's bytes (none
+// for the doorbell) to to; owner frees p once sent.
+type outDatagram struct {
+	p     *packet
+	to    netip.AddrPort
+	owner bool
+}
+
+// flushLocked sends the batched datagrams, udpBatch a system call
+// (sendmmsg), and frees their packets. A datagram the socket refuses is
+// dropped, and the trace says why.
+func (l *udpLink) flushLocked() {
+	f := l.f
+	for len(l.out) > 0 {
+		k := min(len(l.out), udpBatch)
+		l.msgs, l.dsts = l.msgs[:0], l.dsts[:0]
+		for _, o := range l.out[:k] {
+			var b []byte
+			if o.p != nil {
+				b = o.p.enc
+			}
+			l.msgs = append(l.msgs, b)
+			l.dsts = append(l.dsts, o.to)
+		}
+		sent, err := l.io.send(l.msgs, l.dsts, l.scope)
+		// Short of an error, sendmmsg stops early only when the socket's
+		// send buffer filled: the rest goes in the next call, which
+		// waits for room. A datagram the socket refuses is dropped.
+		if sent < k && (err != nil || sent == 0) {
+			if o := l.out[sent]; o.p != nil {
+				why := "sendmmsg sent nothing"
+				if err != nil {
+					why = err.Error()
+				}
+				f.observe(o.p, "dropped", "the UDP link could not send it: "+why)
+			}
+			sent++
+		}
+		for i := range l.out[:sent] {
+			if o := &l.out[i]; o.owner {
+				f.net.pool.put(o.p)
+			}
+			l.out[i] = outDatagram{}
+		}
+		l.out = l.out[:copy(l.out, l.out[sent:])]
 	}
-	return 0
+}
+
+// ring sends the doorbell: an empty datagram to the link's own socket,
+// which wakes the goroutine that waits on it (holdSocket).
+func (l *udpLink) ring() {
+	l.rung = true
+	l.out = append(l.out, outDatagram{to: netip.AddrPortFrom(l.addr, l.local.Port())})
+}
+
+// doorbell reports whether datagram b from from is the doorbell.
+func (l *udpLink) doorbell(b []byte, from netip.AddrPort) bool {
+	return len(b) == 0 && from.Port() == l.local.Port() && from.Addr().Unmap().WithZone("") == l.addr
 }
 
 // elapsed is the wall clock's time in the fabric's terms in automatic
@@ -707,62 +863,151 @@ func (l *udpLink) syncLocked() {
 	l.f.clock.advance(l.elapsed())
 }
 
-// settled is notifyLocked.
-func (l *udpLink) settled() { l.notifyLocked() }
+// timerWall returns the wall time when the next timer falls due, in
+// automatic delivery mode.
+func (l *udpLink) timerWall() (time.Time, bool) {
+	if l.f.mode != verbs.DeliverAuto {
+		return time.Time{}, false
+	}
+	t, ok := l.f.nextTimer()
+	if !ok {
+		return time.Time{}, false
+	}
+	return l.start.Add(t.at - l.base), true
+}
 
-// notifyLocked wakes the goroutines waiting in wait.
+// settled follows every verb: the waiters learn that something happened,
+// and whoever waits on the socket or sleeps wakes in time for a timer the
+// verb armed.
+func (l *udpLink) settled() {
+	l.actAt = time.Now()
+	l.notifyLocked()
+	l.rearm()
+}
+
+// rearm brings the deadline of whoever waits on the socket, and the
+// sleeping keeper's wake-up, forward to the next timer, which a verb or a
+// delivery may have armed.
+func (l *udpLink) rearm() {
+	if !l.sockHeld && l.keeperAt.IsZero() {
+		return
+	}
+	at, ok := l.timerWall()
+	if !ok {
+		return
+	}
+	if l.sockHeld && (l.sockUntil.IsZero() || at.Before(l.sockUntil)) {
+		l.sockUntil = at
+		_ = l.conn.SetReadDeadline(at)
+	}
+	if !l.keeperAt.IsZero() && at.Before(l.keeperAt) {
+		l.wakeKeeperAt(at)
+	}
+}
+
+// wakeKeeperAt makes the sleeping keeper wake at t.
+func (l *udpLink) wakeKeeperAt(t time.Time) {
+	if l.keeperAt.IsZero() || t.Equal(l.keeperAt) {
+		return
+	}
+	l.keeperAt = t
+	l.keeperT.Reset(time.Until(t))
+}
+
+// polled records that the program polls the fabric until t (now, or the
+// deadline of the wait on the socket it starts: holding): the keeper
+// stays asleep until udpQuiet after it, or, unless the program holds the
+// socket (and fires the timers itself), the next timer.
+func (l *udpLink) polled(t time.Time, holding bool) {
+	l.quietAt = t.Add(udpQuiet)
+	if l.keeperAt.IsZero() {
+		return
+	}
+	wake := l.quietAt
+	if at, ok := l.timerWall(); ok && at.Before(wake) && !holding {
+		wake = at
+	}
+	// Pushing the keeper's timer costs; while the program polls
+	// busily, the keeper may as well wake once a udpQuiet and sleep on.
+	if wake.Before(l.keeperAt) || wake.Sub(l.keeperAt) > udpQuiet {
+		l.wakeKeeperAt(wake)
+	}
+}
+
+// notifyLocked wakes the goroutines waiting in wait and idle: those on
+// the channel, and one on the socket by the doorbell.
 func (l *udpLink) notifyLocked() {
-	if l.waiters > 0 {
-		close(l.wake)
-		l.wake = make(chan struct{})
+	if l.waiters == 0 {
+		return
+	}
+	close(l.wake)
+	l.wake = make(chan struct{})
+	if l.sockHeld && !l.sockKeeper && !l.rung {
+		l.ring()
 	}
 }
 
 // pollLocked is idlePoll in real time: the clock catches up, the
 // datagrams that came are delivered, what is due runs, and no virtual time
 // passes beyond now. A program that spins on its CQ thus does the
-// receiving itself, without handing the lock to the injector.
+// receiving itself, on its own goroutine.
 func (l *udpLink) pollLocked() bool {
-	l.syncLocked()
-	got := l.drainLocked()
-	l.f.runLocked()
-	return got
-}
-
-// drainLocked delivers the datagrams read so far (the fabric is locked)
-// and reports whether there were any.
-func (l *udpLink) drainLocked() bool {
-	l.inMu.Lock()
-	l.batch, l.in = l.in, l.batch[:0]
-	l.inBytes = 0
-	l.inMu.Unlock()
-	if len(l.batch) == 0 {
-		return false
-	}
 	f := l.f
 	l.syncLocked()
-	for i := range l.batch {
-		l.batch[i].b = l.injectLocked(l.batch[i].b, l.batch[i].from)
+	due := false
+	if t, ok := f.nextTimer(); ok && t.at <= f.clock.now() {
+		due = true
 	}
+	got := l.readLocked()
 	if f.mode == verbs.DeliverAuto {
 		f.runLocked()
 	}
-	l.inMu.Lock()
-	for i := range l.batch {
-		if b := l.batch[i].b; b != nil && len(l.free) < 1024 {
-			l.free = append(l.free, b)
-		}
-		l.batch[i] = datagram{}
+	if got || due {
+		l.notifyLocked()
+		l.rearm()
 	}
-	l.inMu.Unlock()
+	return got
+}
+
+// readLocked delivers the datagrams waiting on the socket, at most
+// udpReadBudget (more then says that some may be left), and reports
+// whether there were any.
+func (l *udpLink) readLocked() bool {
+	if l.f.closed {
+		return false
+	}
+	got := false
+	l.more = false
+	for r := 0; r < udpReadBudget/udpBatch; r++ {
+		k, _ := l.io.recv() // an error (none is expected from UDP) reads as nothing
+		if k == 0 {
+			break
+		}
+		for i := 0; i < k; i++ {
+			b, from := l.io.bufs[i][:l.io.n[i]], l.io.from[i]
+			if l.doorbell(b, from) {
+				continue
+			}
+			l.injectLocked(b, from)
+			got = true
+		}
+		if k < udpBatch {
+			break
+		}
+		l.more = r == udpReadBudget/udpBatch-1
+	}
+	if got {
+		l.rxAt = time.Now()
+	}
 	clear(l.strangers)
-	return true
+	return got
 }
 
 // wait is waitFor in real time: it waits up to d of wall time, with
 // the fabric unlocked, until ready reports true.
 func (l *udpLink) wait(d time.Duration, ready func() bool) {
 	f := l.f
+	defer func() { l.polled(time.Now(), false) }()
 	l.pollLocked()
 	if d <= 0 || ready() {
 		return
@@ -773,22 +1018,33 @@ func (l *udpLink) wait(d time.Duration, ready func() bool) {
 		if left <= 0 {
 			return
 		}
-		l.sleepLocked(min(left, udpTick))
+		if t, ok := f.nextTimer(); ok {
+			left = min(left, max(t.at-f.clock.now(), 0))
+		}
+		l.sleepLocked(left)
 		l.pollLocked()
 	}
 }
 
 // idle is idlePoll in real time. ibv_poll_cq does not wait, but a
-// program spinning on an empty CQ must not keep a CPU from the goroutines
-// (and, on a small machine, the other process) that bring what it waits
-// for: so an empty poll sleeps until a datagram or an event comes, the
-// next timer falls due, or udpIdleWait passed, with the fabric unlocked.
+// program spinning on an empty CQ must not keep a CPU from the other
+// process, which on a small machine brings what it waits for: so an
+// empty poll waits until a datagram comes, something happens on the
+// fabric or the next timer falls due, with the fabric unlocked — at most
+// as long as the fabric has been still (since the program's last verb or
+// the last datagram), between udpIdleMin and udpIdleWait, so that a
+// program that waits for itself (two sides polled in turn) goes on soon.
 // The program sees an empty CQ a little later, as if it had spun.
 func (l *udpLink) idle(ready func() bool) {
+	defer func() { l.polled(time.Now(), false) }()
 	if l.pollLocked() || ready() {
 		return
 	}
-	d := udpIdleWait
+	if l.spin() || ready() {
+		return
+	}
+	now := time.Now()
+	d := min(max(min(now.Sub(l.rxAt), now.Sub(l.actAt)), udpIdleMin), udpIdleWait)
 	if t, ok := l.f.nextTimer(); ok {
 		d = min(d, max(t.at-l.f.clock.now(), 0))
 	}
@@ -798,109 +1054,197 @@ func (l *udpLink) idle(ready func() bool) {
 	}
 }
 
-// udpIdleWait bounds the sleep of a poll that found nothing.
-const udpIdleWait = time.Millisecond
+// spin polls the socket for up to udpSpin without sleeping, when a
+// datagram came in the last udpSpinAfter: a peer in the middle of an
+// exchange answers sooner than the poller could wake a sleeping thread.
+// Between reads the fabric is unlocked. It reports whether a datagram
+// came.
+func (l *udpLink) spin() bool {
+	f := l.f
+	now := time.Now()
+	if l.more || f.closed || now.Sub(l.rxAt) > udpSpinAfter || l.sockHeld {
+		return false
+	}
+	// A peer slower than the spin (kernel rxe in an emulated guest) would
+	// only lose the CPU it needs to the spinning: after two spins in a
+	// row that saw nothing, one in 16 tries again.
+	if l.spinMisses >= 2 {
+		if l.spinSkips++; l.spinSkips%16 != 0 {
+			return false
+		}
+	}
+	for end := now.Add(udpSpin); ; {
+		if l.pollLocked() {
+			l.spinMisses = 0
+			return true
+		}
+		if f.closed || l.sockHeld || !time.Now().Before(end) {
+			l.spinMisses++
+			return false
+		}
+		f.settle()
+		f.mu.Unlock()
+		f.mu.Lock()
+	}
+}
 
 // sleepLocked releases the fabric for up to d, until a datagram arrives
-// or something happens on the fabric (notifyLocked).
+// or something happens on the fabric (notifyLocked). The first goroutine
+// to sleep waits on the socket itself, as a program blocked in recvfrom
+// does; the others wait to be told. A program's goroutine that finds the
+// keeper on the socket rings the doorbell, so that the keeper leaves it.
 func (l *udpLink) sleepLocked(d time.Duration) {
 	f := l.f
-	ch := l.wake
+	if f.closed {
+		return
+	}
+	if l.more { // datagrams wait: let the others have the fabric, then read on
+		l.yieldLocked()
+		return
+	}
 	l.waiters++
+	defer func() { l.waiters-- }()
+	until := time.Now().Add(d)
+	l.polled(until, true) // the keeper leaves the socket to this goroutine
+	if !l.sockHeld {
+		l.holdSocket(false, until)
+		// The other waiters wait on the channel: one of them takes the
+		// socket now.
+		if l.waiters > 1 {
+			close(l.wake)
+			l.wake = make(chan struct{})
+		}
+		return
+	}
+	if l.sockKeeper {
+		l.wantSock = true
+		if !l.rung {
+			l.ring()
+		}
+	}
+	ch := l.wake
 	f.settle()
 	f.mu.Unlock()
 	t := time.NewTimer(d)
 	select {
 	case <-ch:
-	case <-l.inReady: // drained by the caller's pollLocked
 	case <-t.C:
 	case <-l.done:
 	}
 	t.Stop()
 	f.mu.Lock()
-	l.waiters--
+}
+
+// yieldLocked releases the fabric for a moment, so that a goroutine
+// waiting for it gets it while a flood keeps the link busy.
+func (l *udpLink) yieldLocked() {
+	f := l.f
+	f.settle()
+	f.mu.Unlock()
+	runtime.Gosched()
+	f.mu.Lock()
+}
+
+// holdSocket releases the fabric and waits until the socket has a
+// datagram, the deadline until passes (none when zero), the doorbell
+// rings or the link stops.
+func (l *udpLink) holdSocket(keeper bool, until time.Time) {
+	f := l.f
+	l.sockHeld, l.sockKeeper, l.sockUntil, l.rung = true, keeper, until, false
+	_ = l.conn.SetReadDeadline(until)
+	f.settle()
+	f.mu.Unlock()
+	l.waitFirst = true
+	_ = l.io.raw.Read(l.waitFn)
+	f.mu.Lock()
+	l.sockHeld = false
+}
+
+// waitCheck is the function holdSocket hands the runtime's poller,
+// which forgets what it saw before the call: on the first call it looks
+// whether a datagram waits (the poller waits when none does), then it
+// says "done".
+func (l *udpLink) waitCheck(fd uintptr) bool {
+	if l.waitFirst {
+		l.waitFirst = false
+		return l.io.pending(fd)
+	}
+	return true
 }
 
 // ---------------------------------------------------------------- goroutines
 
-// reader takes datagrams off the socket as fast as they come.
-func (l *udpLink) reader() {
+// keeper does the link's work while the program does not: once the
+// program has left the fabric alone for udpQuiet (it polls no empty CQ
+// and waits for no event), the keeper waits on the socket, delivers what
+// comes and fires the timers that fall due. While the program polls, the
+// keeper sleeps (the program pushes its wake-up on: polled).
+func (l *udpLink) keeper() {
 	defer l.wg.Done()
-	buf := make([]byte, 1<<16)
-	for {
-		n, from, err := l.conn.ReadFromUDPAddrPort(buf)
-		if err != nil {
+	f := l.f
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for !f.closed {
+		now := time.Now()
+		wake := l.quietAt
+		if l.sockHeld || l.waiters > 0 { // the program's, which does the work meanwhile
+			wake = later(wake, l.sockUntil.Add(udpQuiet), now.Add(udpQuiet))
+		} else if at, ok := l.timerWall(); ok && at.Before(wake) {
+			wake = at
+		}
+		if wake.After(now) && !l.more {
+			l.keeperAt = wake
+			l.keeperT.Reset(wake.Sub(now))
+			f.mu.Unlock()
 			select {
+			case <-l.keeperT.C:
 			case <-l.done:
-				return
-			default:
 			}
-			if errors.Is(err, net.ErrClosed) {
-				return
-			}
-			time.Sleep(udpTick) // a transient error (ICMP, ENOBUFS): go on
+			f.mu.Lock()
+			l.keeperAt = time.Time{}
 			continue
 		}
-		l.inMu.Lock()
-		if len(l.in) >= udpQueueMax || l.inBytes+n > udpQueueBytes {
-			l.dropped++
-			l.inMu.Unlock()
+		l.pollLocked()
+		if l.more || l.wantSock {
+			l.wantSock = false
+			l.notifyLocked()
+			l.yieldLocked()
 			continue
 		}
-		var b []byte
-		if k := len(l.free); k > 0 {
-			b = l.free[k-1][:0]
-			l.free = l.free[:k-1]
-		}
-		b = append(b, buf[:n]...)
-		l.in = append(l.in, datagram{b: b, from: from})
-		l.inBytes += n
-		l.inMu.Unlock()
-		select {
-		case l.inReady <- struct{}{}:
-		default:
+		until, _ := l.timerWall()
+		l.holdSocket(true, until)
+		if l.wantSock {
+			l.wantSock = false
+			l.pollLocked()
+			l.notifyLocked()
 		}
 	}
 }
 
-// injector hands the queued datagrams to the fabric when nobody polls.
-func (l *udpLink) injector() {
-	defer l.wg.Done()
-	f := l.f
-	for {
-		select {
-		case <-l.done:
-			return
-		case <-l.inReady:
+// later returns the latest of ts.
+func later(ts ...time.Time) time.Time {
+	l := ts[0]
+	for _, t := range ts[1:] {
+		if t.After(l) {
+			l = t
 		}
-		f.mu.Lock()
-		if f.closed {
-			f.mu.Unlock()
-			return
-		}
-		if l.drainLocked() {
-			f.settle()
-			l.notifyLocked()
-		}
-		f.mu.Unlock()
 	}
+	return l
 }
 
 // injectLocked queues datagram b from the peer at from for delivery to
-// the link's device, now. It returns a buffer to reuse (the packet keeps
-// b and gives back the one it had). In step mode, while the fabric holds
-// udpHeldMax packets, it drops b instead.
-func (l *udpLink) injectLocked(b []byte, from netip.AddrPort) []byte {
+// the link's device, now, as a packet of its own (b is copied). In step
+// mode, while the fabric holds udpHeldMax packets, it drops b instead.
+func (l *udpLink) injectLocked(b []byte, from netip.AddrPort) {
 	f := l.f
 	n := &f.net
 	if f.mode != verbs.DeliverAuto && n.pkts.len()+len(n.held) >= udpHeldMax {
 		l.heldDrops++
-		return b
+		return
 	}
 	src := from.Addr().Unmap().WithZone("")
 	p := n.pool.get()
-	spare := p.enc[:0]
-	p.enc, p.encoded = b, true
+	p.enc, p.encoded = append(p.enc[:0], b...), true
 	p.to = l.dev
 	p.sgid, p.dgid = verbs.GID(src.As16()), verbs.GID(l.addr.As16())
 	// What the socket knows of the framing; over IPv4 DF, as rxe sends,
@@ -919,7 +1263,7 @@ func (l *udpLink) injectLocked(b []byte, from netip.AddrPort) []byte {
 		if drop != "" {
 			f.observe(p, "dropped", drop+", on arrival")
 			n.pool.put(p)
-			return spare
+			return
 		}
 		if p.corrupt {
 			flipBit(p)
@@ -931,36 +1275,6 @@ func (l *udpLink) injectLocked(b []byte, from netip.AddrPort) []byte {
 		}
 	}
 	f.enqueue(p)
-	return spare
-}
-
-// ticker fires the timers that fall due in wall-clock time.
-func (l *udpLink) ticker() {
-	defer l.wg.Done()
-	t := time.NewTicker(udpTick)
-	defer t.Stop()
-	f := l.f
-	for {
-		select {
-		case <-l.done:
-			return
-		case <-t.C:
-		}
-		f.mu.Lock()
-		if f.closed {
-			f.mu.Unlock()
-			return
-		}
-		if f.mode == verbs.DeliverAuto {
-			l.syncLocked()
-			if tm, ok := f.nextTimer(); ok && tm.at <= f.clock.now() {
-				f.runLocked()
-				f.settle()
-				l.notifyLocked()
-			}
-		}
-		f.mu.Unlock()
-	}
 }
 
 // stop stops the goroutines and frees the port; the fabric must not be
