@@ -1185,6 +1185,13 @@ func (l *udpLink) keeper() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for !f.closed {
+		if l.wantSock {
+			// A program's goroutine rang for the socket the keeper just
+			// left: it takes it once told.
+			l.wantSock = false
+			l.pollLocked()
+			l.notifyLocked()
+		}
 		now := time.Now()
 		wake := l.quietAt
 		if l.sockHeld || l.waiters > 0 { // the program's, which does the work meanwhile
@@ -1204,20 +1211,12 @@ func (l *udpLink) keeper() {
 			l.keeperAt = time.Time{}
 			continue
 		}
-		l.pollLocked()
-		if l.more || l.wantSock {
-			l.wantSock = false
-			l.notifyLocked()
+		if l.pollLocked(); l.more || l.wantSock {
 			l.yieldLocked()
 			continue
 		}
 		until, _ := l.timerWall()
 		l.holdSocket(true, until)
-		if l.wantSock {
-			l.wantSock = false
-			l.pollLocked()
-			l.notifyLocked()
-		}
 	}
 }
 
