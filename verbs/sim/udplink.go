@@ -1152,10 +1152,11 @@ func (l *udpLink) holdSocket(keeper bool, until time.Time) {
 	f := l.f
 	l.sockHeld, l.sockKeeper, l.sockUntil, l.rung = true, keeper, until, false
 	_ = l.conn.SetReadDeadline(until)
+	wait := l.waitFn
 	f.settle()
 	f.mu.Unlock()
 	l.waitFirst = true
-	_ = l.io.raw.Read(l.waitFn)
+	_ = l.io.raw.Read(wait)
 	f.mu.Lock()
 	l.sockHeld = false
 }
