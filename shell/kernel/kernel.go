@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/go-zeromq/zmq4"
@@ -64,7 +65,12 @@ type Kernel struct {
 	current Session
 	count   int // execution_count
 	history []string
-	abort   bool // the cell failed with stop_on_error: abort the queued ones
+	// abortTo: execute_requests the shell socket received up to this
+	// arrival number are answered "aborted" (a cell failed with
+	// stop_on_error when the shell had received that many messages).
+	abortTo uint64
+	// shellRecvd counts the messages the shell socket has received.
+	shellRecvd atomic.Uint64
 }
 
 // New opens the first session and binds the five sockets.
@@ -182,12 +188,17 @@ func (k *Kernel) drain(s zmq4.Socket) {
 
 // serve reads messages from s and hands each to handle, in order, until
 // the kernel ends. A message that does not decode is dropped with a log
-// line. When a cell fails with stop_on_error (execute sets k.abort), the
-// execute_requests already waiting are answered "aborted" without running,
-// as ipykernel does: Run All sends every cell at once, and stops at the
-// first error only so.
+// line. When a cell fails with stop_on_error, the execute_requests that
+// had arrived by the time of its reply are answered "aborted" without
+// running, as ipykernel does: Run All sends every cell at once, and stops
+// at the first error only so. A request sent after the failed cell's
+// reply runs.
 func (k *Kernel) serve(s zmq4.Socket, handle func(zmq4.Socket, *Message)) {
-	queue := make(chan *Message, maxQueued)
+	type arrival struct {
+		m *Message
+		n uint64 // the shell socket's arrival number
+	}
+	queue := make(chan arrival, maxQueued)
 	go func() {
 		defer close(queue)
 		for {
@@ -199,23 +210,32 @@ func (k *Kernel) serve(s zmq4.Socket, handle func(zmq4.Socket, *Message)) {
 				k.log.Printf("receiving: %v", err)
 				continue
 			}
+			var n uint64
+			if s == k.shellS {
+				n = k.shellRecvd.Add(1)
+			}
 			m, err := k.sig.Decode(raw.Frames)
 			if err != nil {
 				k.log.Printf("dropped a message: %v", err)
 				continue
 			}
 			select {
-			case queue <- m:
+			case queue <- arrival{m, n}:
 			case <-k.ctx.Done():
 				return
 			}
 		}
 	}()
-	for m := range queue {
-		k.one(s, m, handle)
-		if s == k.shellS && k.abort { // only the shell loop reads and writes abort
-			k.abort = false
-			k.abortQueued(s, queue, handle)
+	for a := range queue {
+		if s == k.shellS && a.n <= k.abortTo && a.m.Header.MsgType == "execute_request" {
+			k.one(s, a.m, func(s zmq4.Socket, m *Message) {
+				k.reply(s, m, "execute_reply", map[string]any{"status": "aborted", "execution_count": k.count})
+			})
+		} else {
+			k.one(s, a.m, handle)
+		}
+		if h := testHookHandled.Load(); h != nil {
+			(*h)()
 		}
 		if k.ctx.Err() != nil {
 			return
@@ -223,25 +243,8 @@ func (k *Kernel) serve(s zmq4.Socket, handle func(zmq4.Socket, *Message)) {
 	}
 }
 
-// abortQueued answers "aborted" to the execute_requests that arrived
-// while the failed cell ran — waiting in queue now — as ipykernel does,
-// and handles the other messages among them. A request sent after the
-// failed cell's reply runs.
-func (k *Kernel) abortQueued(s zmq4.Socket, queue chan *Message, handle func(zmq4.Socket, *Message)) {
-	for n := len(queue); n > 0; n-- {
-		m, ok := <-queue
-		if !ok {
-			return
-		}
-		if m.Header.MsgType != "execute_request" {
-			k.one(s, m, handle)
-			continue
-		}
-		k.one(s, m, func(s zmq4.Socket, m *Message) {
-			k.reply(s, m, "execute_reply", map[string]any{"status": "aborted", "execution_count": k.count})
-		})
-	}
-}
+// testHookHandled, when set by a test, runs after each message is handled.
+var testHookHandled atomic.Pointer[func()]
 
 // maxQueued bounds the messages read ahead of the one being handled.
 const maxQueued = 1024
@@ -396,7 +399,10 @@ func (k *Kernel) execute(s zmq4.Socket, m *Message) {
 		e := k.runLine(m, strings.TrimRight(line, "\r"), c.Silent)
 		if e != nil {
 			e["execution_count"] = k.count
-			k.abort = c.StopOnError == nil || *c.StopOnError
+			if c.StopOnError == nil || *c.StopOnError {
+				// Before the reply: what arrives after it runs.
+				k.abortTo = k.shellRecvd.Load()
+			}
 			if !c.Silent {
 				k.publish(m, "error", e)
 			}

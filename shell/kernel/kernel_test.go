@@ -504,6 +504,27 @@ func TestKernelAbortsQueuedCells(t *testing.T) {
 	}
 }
 
+// TestKernelRunsCellAfterFailedReply: a cell sent as soon as the failed
+// cell's reply is read was sent after it, so it runs; many times, for the
+// reply and the next request race: the kernel pauses after each message
+// so that the next request is queued before it looks.
+func TestKernelRunsCellAfterFailedReply(t *testing.T) {
+	pause := func() { time.Sleep(20 * time.Millisecond) }
+	testHookHandled.Store(&pause)
+	defer testHookHandled.Store(nil)
+	c := startKernel(t)
+	for i := range 5 {
+		req := c.request(c.shell, "execute_request", map[string]any{"code": "modify_qp qp9 state=init", "silent": false, "store_history": true, "stop_on_error": true})
+		if r := c.reply(c.shell, req, 10*time.Second); r["status"] != "error" {
+			t.Fatalf("round %d, the failing cell: %v", i, r)
+		}
+		req = c.request(c.shell, "execute_request", map[string]any{"code": "", "silent": false, "store_history": true, "stop_on_error": true})
+		if r := c.reply(c.shell, req, 10*time.Second); r["status"] != "ok" {
+			t.Fatalf("round %d, the cell after it: %v", i, r)
+		}
+	}
+}
+
 // TestKernelSVG: a picture is well-formed SVG, as wide as the output area
 // at most.
 func TestKernelSVG(t *testing.T) {
