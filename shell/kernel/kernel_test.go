@@ -185,13 +185,36 @@ func (c *client) iopubUntilIdle(d time.Duration) []*Message {
 	}
 }
 
+// iopubFor collects the iopub messages whose parent is req until its
+// status idle, skipping those of earlier requests (a late idle of
+// startKernel's kernel_info, say).
+func (c *client) iopubFor(req *Message, d time.Duration) []*Message {
+	var out []*Message
+	for {
+		m, err := c.recv(c.sub, d)
+		if err != nil {
+			return out
+		}
+		var parent struct {
+			MsgID string `json:"msg_id"`
+		}
+		if json.Unmarshal(m.Parent, &parent) != nil || parent.MsgID != req.Header.MsgID {
+			continue
+		}
+		out = append(out, m)
+		if m.Header.MsgType == "status" && strings.Contains(string(m.Content), `"idle"`) {
+			return out
+		}
+	}
+}
+
 // execute runs code and returns the reply and the iopub messages.
 func (c *client) execute(code string) (map[string]any, []*Message) {
 	c.t.Helper()
 	req := c.request(c.shell, "execute_request", map[string]any{"code": code, "silent": false, "store_history": true,
 		"user_expressions": map[string]any{}, "allow_stdin": false, "stop_on_error": true})
 	r := c.reply(c.shell, req, 20*time.Second)
-	return r, c.iopubUntilIdle(2 * time.Second)
+	return r, c.iopubFor(req, 2*time.Second)
 }
 
 // outputs joins the text/plain, text/html or image/svg+xml of the
