@@ -107,6 +107,8 @@ type Endpoint struct {
 	rcnt, scnt  int
 	pending     []int
 	cqEvents    int
+	polls       int // CQ polls in the loop
+	posts       int // post calls in the loop
 	wc          []verbs.WC
 	recvWRs     []verbs.RecvWR
 	sendWRs     []verbs.SendWR // one per QP, reused
@@ -308,6 +310,7 @@ func (e *Endpoint) postRecv(n int) int {
 	}
 	var got int
 	var err error
+	e.posts++
 	if e.srq != nil {
 		got, err = e.srq.PostRecv(e.recvWRs[:n])
 	} else {

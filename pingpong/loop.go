@@ -7,6 +7,7 @@ import (
 	"math"
 	"runtime"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/vsh-rdma/vsh/verbs"
@@ -18,6 +19,8 @@ type Stats struct {
 	Iters    int           // -n
 	Elapsed  time.Duration // from the first send (client) or the start of the loop (server) to its end
 	CQEvents int           // completion events taken (-e)
+	Polls    int           // ibv_poll_cq calls
+	Posts    int           // ibv_post_send, ibv_post_recv and ibv_post_srq_recv calls
 }
 
 // Bytes is size * iters * 2: every exchange moves a message each way.
@@ -68,6 +71,7 @@ func (e *Endpoint) Start(client bool) error {
 		return fail("Couldn't post send", nil, "the loop has started already")
 	}
 	e.client, e.started = client, true
+	e.polls, e.posts = 0, 0
 	for i := range e.pending {
 		e.pending[i] = RecvWRID
 	}
@@ -87,6 +91,7 @@ func (e *Endpoint) Start(client bool) error {
 }
 
 func (e *Endpoint) postSend(i int) error {
+	e.posts++
 	_, err := e.qps[i].PostSend(e.sendWRs[i : i+1])
 	return err
 }
@@ -98,6 +103,7 @@ func (e *Endpoint) Done() bool { return e.rcnt >= e.o.Iters && e.scnt >= e.o.Ite
 // (two; srq: rx_depth + num_qp), and handles them. It returns how many it
 // handled.
 func (e *Endpoint) Poll() (int, error) {
+	e.polls++
 	n, err := e.cq.Poll(e.wc)
 	if err != nil {
 		return 0, fail("poll CQ failed", err, "")
@@ -277,9 +283,19 @@ func (e *Endpoint) stallHint() string {
 // Handle. With a timeout (Options.Timeout) it gives up when no completion
 // comes for that long, with an *Error that says what is most likely wrong;
 // extra is added to that explanation. The context stops it too.
+//
+// On a device that works without the program (verbs.SelfDriven: rxe, a
+// NIC) the loop busy-polls as rdma-core's does (runBusy): no clock read
+// per completion or per empty poll, a yield only every busyYield.
 func (e *Endpoint) Run(ctx context.Context, client bool, extra string) (Stats, error) {
 	if err := e.Start(client); err != nil {
 		return Stats{}, err
+	}
+	if e.o.Events {
+		return e.runEvents(ctx, extra)
+	}
+	if sd, ok := e.vctx.(verbs.SelfDriven); ok && sd.SelfDriven() {
+		return e.runBusy(ctx, extra)
 	}
 	now := time.Now
 	start := now()
@@ -287,19 +303,6 @@ func (e *Endpoint) Run(ctx context.Context, client bool, extra string) (Stats, e
 	idle := 0
 	timeout := e.o.Timeout
 	for !e.Done() {
-		if e.o.Events {
-			if err := e.waitEvent(ctx, last, extra); err != nil {
-				return e.stats(now().Sub(start)), err
-			}
-			n, err := e.Poll()
-			if err != nil {
-				return e.stats(now().Sub(start)), err
-			}
-			if n > 0 {
-				last = now()
-			}
-			continue
-		}
 		n, err := e.Poll()
 		if err != nil {
 			return e.stats(now().Sub(start)), err
@@ -328,8 +331,78 @@ func (e *Endpoint) Run(ctx context.Context, client bool, extra string) (Stats, e
 	return e.stats(now().Sub(start)), nil
 }
 
+// The busy loop's rhythm on a self-driven device (runBusy).
+const (
+	// busyClock: the loop reads the clock once every busyClock polls.
+	busyClock = 64
+	// busyYield: the loop gives the scheduler a turn when busyYield has
+	// passed since the last. Go preempts a goroutine that has run 10 ms
+	// without a turn, and when that happens during a call into C (a poll,
+	// a post) the runtime hands the goroutine's processor to another
+	// thread, and the loop goes on in yet another: a yield before that
+	// costs far less.
+	busyYield = 5 * time.Millisecond
+)
+
+// runBusy is Run's loop on a self-driven device: a poll, and what came,
+// as rdma-core's loop does; Ctrl-C is an atomic load per empty poll, the
+// clock is read every busyClock polls. The timeout counts from the first
+// look at the clock after the last completion, so it ends the loop up to
+// busyClock polls late, never early.
+func (e *Endpoint) runBusy(ctx context.Context, extra string) (Stats, error) {
+	var stopped atomic.Bool
+	defer context.AfterFunc(ctx, func() { stopped.Store(true) })()
+	start := time.Now()
+	last, yielded := start, start
+	seen := e.rcnt + e.scnt // completions at the last look at the clock
+	timeout := e.o.Timeout
+	for !e.Done() {
+		n, err := e.Poll()
+		if err != nil {
+			return e.stats(time.Since(start)), err
+		}
+		if n == 0 && stopped.Load() {
+			return e.stats(time.Since(start)), fail("Interrupted", ctx.Err(), "")
+		}
+		if e.polls%busyClock != 0 {
+			continue
+		}
+		t := time.Now()
+		if t.Sub(yielded) >= busyYield {
+			runtime.Gosched()
+			yielded = t
+		}
+		if c := e.rcnt + e.scnt; c != seen {
+			seen, last = c, t
+		} else if timeout > 0 && t.Sub(last) >= timeout {
+			return e.stats(t.Sub(start)), e.stallError(timeout, extra)
+		}
+	}
+	return e.stats(time.Since(start)), nil
+}
+
+// runEvents is Run's loop with -e: sleep on the completion channel, then
+// poll.
+func (e *Endpoint) runEvents(ctx context.Context, extra string) (Stats, error) {
+	start := time.Now()
+	last := start
+	for !e.Done() {
+		if err := e.waitEvent(ctx, last, extra); err != nil {
+			return e.stats(time.Since(start)), err
+		}
+		n, err := e.Poll()
+		if err != nil {
+			return e.stats(time.Since(start)), err
+		}
+		if n > 0 {
+			last = time.Now()
+		}
+	}
+	return e.stats(time.Since(start)), nil
+}
+
 func (e *Endpoint) stats(d time.Duration) Stats {
-	return Stats{Size: e.o.Size, Iters: e.o.Iters, Elapsed: d, CQEvents: e.cqEvents}
+	return Stats{Size: e.o.Size, Iters: e.o.Iters, Elapsed: d, CQEvents: e.cqEvents, Polls: e.polls, Posts: e.posts}
 }
 
 // eventSlice is how long one wait for a completion event lasts before the

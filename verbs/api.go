@@ -41,6 +41,16 @@ type Context interface {
 	Close() error
 }
 
+// SelfDriven is implemented by a Context whose device moves packets and
+// completions on its own (a kernel driver or a NIC). SelfDriven reports
+// true when a CQ poll needs nothing else of the calling process, so that a
+// program busy-polling it need not give the process's other goroutines a
+// turn. A backend that runs inside the program (the simulator) does not
+// implement it.
+type SelfDriven interface {
+	SelfDriven() bool
+}
+
 // PD is a protection domain (struct ibv_pd).
 type PD interface {
 	Context() Context

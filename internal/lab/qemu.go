@@ -152,9 +152,13 @@ func qemuArgs(c qemuConfig) []string {
 	return a
 }
 
-// kernelAppend is the guest kernel's command line.
+// kernelAppend is the guest kernel's command line. Under TCG the kernel
+// finds the vCPUs' TSCs unsynchronized and falls back to the HPET, where
+// every clock read is an emulated MMIO access and a system call (vDSO has
+// no HPET mode); tsc=reliable keeps the TSC, which QEMU derives from the
+// host's, so that a clock read costs what it does on a learner's machine.
 func kernelAppend(verbose bool) string {
-	s := "console=ttyS0 panic=-1 rdinit=/init"
+	s := "console=ttyS0 panic=-1 rdinit=/init tsc=reliable clocksource=tsc"
 	if !verbose {
 		s += " quiet loglevel=3"
 	}

@@ -81,7 +81,7 @@ func TestQemuArgs(t *testing.T) {
 }
 
 func TestKernelAppend(t *testing.T) {
-	if a := kernelAppend(false); !strings.Contains(a, "console=ttyS0") || !strings.Contains(a, "panic=-1") || !strings.Contains(a, "quiet") {
+	if a := kernelAppend(false); !strings.Contains(a, "console=ttyS0") || !strings.Contains(a, "panic=-1") || !strings.Contains(a, "quiet") || !strings.Contains(a, "clocksource=tsc") {
 		t.Errorf("kernelAppend(false) = %q", a)
 	}
 	if a := kernelAppend(true); strings.Contains(a, "quiet") {

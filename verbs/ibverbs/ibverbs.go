@@ -224,6 +224,10 @@ func closedErr(op string) error {
 // Device implements verbs.Context.
 func (c *context) Device() verbs.Device { return c.dev }
 
+// SelfDriven implements verbs.SelfDriven: the kernel or the NIC moves the
+// packets; a poll only reads the CQ's ring.
+func (c *context) SelfDriven() bool { return true }
+
 // gidSlot reports whether a GID slot is empty (ibv_query_gid_ex: ENODATA).
 func (c *context) gidSlot(port uint8, index int) (empty, known bool) {
 	if c.c == nil || index < 0 {

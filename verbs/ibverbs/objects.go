@@ -347,7 +347,7 @@ func (q *cq) Poll(wc []verbs.WC) (int, error) {
 		}
 		q.wc, q.wcCap = (*C.struct_ibv_wc)(p), n
 	}
-	r := C.vsh_poll_cq(q.c, C.int(n), q.wc)
+	r := C.vsh_poll_cq(handle(unsafe.Pointer(q.c)), C.int(n), q.wc)
 	if r.err != 0 {
 		return 0, judge(op, syscall.Errno(r.err), prediction{})
 	}

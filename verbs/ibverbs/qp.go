@@ -42,8 +42,11 @@ type qp struct {
 	// The data path's C buffers, reused from post to post.
 	sendMu sync.Mutex
 	sbuf   sendBuf
-	recvMu sync.Mutex
-	rbuf   recvBuf
+	// inlineMR is the MR an inline SGE was last found in, looked at first
+	// (sendMu); a deregistered MR contains nothing.
+	inlineMR *mr
+	recvMu   sync.Mutex
+	rbuf     recvBuf
 }
 
 var _ verbs.QP = (*qp)(nil)
@@ -365,15 +368,20 @@ func fillSGEs(dst []C.struct_ibv_sge, sg []verbs.SGE) {
 // inlineCovered reports whether every SGE of an inline send lies in memory
 // of an MR of this context: rxe's provider copies inline data with memcpy
 // from the SGE's address, so anything else would crash the process. Called
-// with ctx.dataMu held.
-func (c *context) inlineCovered(sg []verbs.SGE) (int, bool) {
+// with ctx.dataMu and q.sendMu held.
+func (q *qp) inlineCovered(sg []verbs.SGE) (int, bool) {
+	c := q.ctx
 next:
 	for j, s := range sg {
 		if s.Length == 0 {
 			continue
 		}
+		if m := q.inlineMR; m != nil && m.contains(s.Addr, uint64(s.Length)) {
+			continue
+		}
 		for m := range c.mrs {
 			if m.contains(s.Addr, uint64(s.Length)) {
+				q.inlineMR = m
 				continue next
 			}
 		}
@@ -405,7 +413,7 @@ func (q *qp) checkSend(i int, wr *verbs.SendWR, total int) error {
 		}
 	}
 	if wr.Flags&verbs.SendInline != 0 {
-		if j, ok := q.ctx.inlineCovered(wr.SGList); !ok {
+		if j, ok := q.inlineCovered(wr.SGList); !ok {
 			s := wr.SGList[j]
 			return refuse(op, verbs.EFAULT, "point inline SGEs at an MR's memory (MR.Addr() .. Addr()+Length())",
 				"WR %d is inline but SGE %d [%#x, +%d) is not inside memory this backend registered; rxe's provider would copy it with memcpy and crash the process",
@@ -414,6 +422,9 @@ func (q *qp) checkSend(i int, wr *verbs.SendWR, total int) error {
 	}
 	return nil
 }
+
+// handle passes a pointer to C memory as a uintptr_t (see shim.h).
+func handle(p unsafe.Pointer) C.uintptr_t { return C.uintptr_t(uintptr(p)) }
 
 // PostSend implements verbs.QP (ibv_post_send): the batch is laid out in
 // the QP's C buffers and posted with one call into C.
@@ -486,7 +497,7 @@ func (q *qp) PostSend(wrs []verbs.SendWR) (int, error) {
 		queued = predBad
 	}
 	door, doorOK := sendDoorbellReason(f.State, queued)
-	r := C.vsh_post_send(q.c, q.sbuf.flat, C.int(m), q.sbuf.wrs, q.sbuf.sges)
+	r := C.vsh_post_send(handle(unsafe.Pointer(q.c)), handle(unsafe.Pointer(q.sbuf.flat)), C.int(m), handle(unsafe.Pointer(q.sbuf.wrs)), q.sbuf.sges)
 	n, err := judgePost(op, syscall.Errno(r.err), int(r.val), m, predBad, predWhy, door, !doorOK,
 		postQueue{name: "send queue", depth: q.caps.MaxSendWR, grow: "create the QP with a larger max_send_wr"})
 	if err == nil && refusal != nil {
@@ -513,7 +524,7 @@ func (q *qp) PostRecv(wrs []verbs.RecvWR) (int, error) {
 	return postRecv(op, &q.rbuf, wrs, q.caps.MaxRecvSGE, "QP", door, !doorOK,
 		postQueue{name: "receive queue", depth: q.caps.MaxRecvWR, grow: "create the QP with a larger max_recv_wr"},
 		func(flat *C.struct_vsh_recv, n C.int, w *C.struct_ibv_recv_wr, s *C.struct_ibv_sge) C.struct_vsh_result {
-			return C.vsh_post_recv(q.c, flat, n, w, s)
+			return C.vsh_post_recv(handle(unsafe.Pointer(q.c)), flat, n, handle(unsafe.Pointer(w)), s)
 		})
 }
 
@@ -746,7 +757,7 @@ func (s *srq) PostRecv(wrs []verbs.RecvWR) (int, error) {
 	return postRecv(op, &s.rbuf, wrs, s.maxSGE, "SRQ", reason{}, false,
 		postQueue{name: "SRQ", depth: s.maxWR, grow: "resize it with modify_srq max_wr"},
 		func(flat *C.struct_vsh_recv, n C.int, w *C.struct_ibv_recv_wr, sg *C.struct_ibv_sge) C.struct_vsh_result {
-			return C.vsh_post_srq_recv(s.c, flat, n, w, sg)
+			return C.vsh_post_srq_recv(handle(unsafe.Pointer(s.c)), flat, n, handle(unsafe.Pointer(w)), sg)
 		})
 }
 

@@ -144,9 +144,11 @@ void vsh_build_send(int qp_type, const struct vsh_send *in, int n,
 	}
 }
 
-struct vsh_result vsh_post_send(struct ibv_qp *qp, const struct vsh_send *in, int n,
-				struct ibv_send_wr *wrs, struct ibv_sge *sges)
+struct vsh_result vsh_post_send(uintptr_t qph, uintptr_t inh, int n, uintptr_t wrsh, struct ibv_sge *sges)
 {
+	struct ibv_qp *qp = (struct ibv_qp *)qph;
+	const struct vsh_send *in = (const struct vsh_send *)inh;
+	struct ibv_send_wr *wrs = (struct ibv_send_wr *)wrsh;
 	struct ibv_send_wr *bad_wr = NULL;
 	struct vsh_result r;
 	int rc;
@@ -175,9 +177,10 @@ static void build_recv(const struct vsh_recv *in, int n, struct ibv_recv_wr *wrs
 	}
 }
 
-struct vsh_result vsh_post_recv(struct ibv_qp *qp, const struct vsh_recv *in, int n,
-				struct ibv_recv_wr *wrs, struct ibv_sge *sges)
+struct vsh_result vsh_post_recv(uintptr_t qph, const struct vsh_recv *in, int n, uintptr_t wrsh, struct ibv_sge *sges)
 {
+	struct ibv_qp *qp = (struct ibv_qp *)qph;
+	struct ibv_recv_wr *wrs = (struct ibv_recv_wr *)wrsh;
 	struct ibv_recv_wr *bad_wr = NULL;
 	struct vsh_result r;
 	int rc;
@@ -190,9 +193,10 @@ struct vsh_result vsh_post_recv(struct ibv_qp *qp, const struct vsh_recv *in, in
 	return r;
 }
 
-struct vsh_result vsh_post_srq_recv(struct ibv_srq *srq, const struct vsh_recv *in, int n,
-				struct ibv_recv_wr *wrs, struct ibv_sge *sges)
+struct vsh_result vsh_post_srq_recv(uintptr_t srqh, const struct vsh_recv *in, int n, uintptr_t wrsh, struct ibv_sge *sges)
 {
+	struct ibv_srq *srq = (struct ibv_srq *)srqh;
+	struct ibv_recv_wr *wrs = (struct ibv_recv_wr *)wrsh;
 	struct ibv_recv_wr *bad_wr = NULL;
 	struct vsh_result r;
 	int rc;
@@ -205,8 +209,9 @@ struct vsh_result vsh_post_srq_recv(struct ibv_srq *srq, const struct vsh_recv *
 	return r;
 }
 
-struct vsh_result vsh_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc)
+struct vsh_result vsh_poll_cq(uintptr_t cqh, int n, struct ibv_wc *wc)
 {
+	struct ibv_cq *cq = (struct ibv_cq *)cqh;
 	struct vsh_result r = { 0, 0 };
 	int rc;
 
@@ -322,11 +327,6 @@ void vsh_ack_async_event(int type, void *element, int port)
 		break;
 	}
 	ibv_ack_async_event(&ev);
-}
-
-uint32_t vsh_wc_imm_raw(const struct ibv_wc *wc)
-{
-	return wc->imm_data;
 }
 
 void *vsh_async_element(const struct ibv_async_event *ev)

@@ -61,14 +61,17 @@ struct vsh_result {
 };
 
 // The data path: one call per batch. For posts, val is the index of
-// bad_wr, or -1; for polls, the number of completions.
-struct vsh_result vsh_post_send(struct ibv_qp *qp, const struct vsh_send *in, int n,
-				struct ibv_send_wr *wrs, struct ibv_sge *sges);
-struct vsh_result vsh_post_recv(struct ibv_qp *qp, const struct vsh_recv *in, int n,
-				struct ibv_recv_wr *wrs, struct ibv_sge *sges);
-struct vsh_result vsh_post_srq_recv(struct ibv_srq *srq, const struct vsh_recv *in, int n,
-				    struct ibv_recv_wr *wrs, struct ibv_sge *sges);
-struct vsh_result vsh_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc);
+// bad_wr, or -1; for polls, the number of completions. The verbs object
+// and the buffers that hold pointers (C memory all) are passed as
+// uintptr_t: cgo would check a pointer to a struct with pointers in it as
+// a possible Go pointer on every call.
+struct vsh_result vsh_post_send(uintptr_t qp, uintptr_t in /* const struct vsh_send * */, int n,
+				uintptr_t wrs /* struct ibv_send_wr * */, struct ibv_sge *sges);
+struct vsh_result vsh_post_recv(uintptr_t qp, const struct vsh_recv *in, int n,
+				uintptr_t wrs /* struct ibv_recv_wr * */, struct ibv_sge *sges);
+struct vsh_result vsh_post_srq_recv(uintptr_t srq, const struct vsh_recv *in, int n,
+				    uintptr_t wrs /* struct ibv_recv_wr * */, struct ibv_sge *sges);
+struct vsh_result vsh_poll_cq(uintptr_t cq, int n, struct ibv_wc *wc);
 int vsh_req_notify_cq(struct ibv_cq *cq, int solicited_only);
 
 // Events. The channel and async fds are made non-blocking, so that reading
@@ -82,7 +85,6 @@ int vsh_get_async_event(struct ibv_context *ctx, struct ibv_async_event *ev);
 void vsh_ack_async_event(int type, void *element, int port);
 
 // Accessors for the anonymous unions Go cannot name.
-uint32_t vsh_wc_imm_raw(const struct ibv_wc *wc);
 void *vsh_async_element(const struct ibv_async_event *ev);
 int vsh_async_port(const struct ibv_async_event *ev);
 
