@@ -117,7 +117,8 @@ test-lab: lab-setup
 #                 how many pairs passed, and the lessons played, passed and skipped. Then, in the same
 #                 guest, the transcripts marked rxe0 in README.md and docs/ (go test ./docs, VSH_RXE=1).
 # make bench-rxe  Go pingpong rc against C ibv_rc_pingpong on the same rxe0: interleaved rounds,
-#                 medians, latency and bandwidth ratios for 64 B and 64 KiB (reported, not asserted).
+#                 medians with min–max, latency and bandwidth ratios for 64 B, 4 KiB and 64 KiB
+#                 (reported, not asserted; docs/pingpong.md has three runs).
 RXE_TEST := bin/ibverbs.test
 RXE_PP   := bin/pingpong
 RXE_VSH  := bin/vsh

@@ -191,8 +191,10 @@ func (k *Kernel) drain(s zmq4.Socket) {
 // line. When a cell fails with stop_on_error, the execute_requests that
 // had arrived by the time of its reply are answered "aborted" without
 // running, as ipykernel does: Run All sends every cell at once, and stops
-// at the first error only so. A request sent after the failed cell's
-// reply runs.
+// at the first error only so. A request that arrives after the failed
+// cell's reply runs: one sent after it, but also a cell of a Run All that
+// reaches the kernel only then (the first cell failed at once, more than
+// 1024 cells are queued), which the kernel cannot tell apart.
 func (k *Kernel) serve(s zmq4.Socket, handle func(zmq4.Socket, *Message)) {
 	type arrival struct {
 		m *Message
@@ -386,8 +388,17 @@ func (k *Kernel) execute(s zmq4.Socket, m *Message) {
 	if !c.Silent {
 		k.publish(m, "execute_input", map[string]any{"code": c.Code, "execution_count": k.count})
 	}
+	// failed marks, before the reply, the requests to abort: those that
+	// arrived by then (what arrives after the reply runs). As ipykernel
+	// does, a silent cell's failure aborts nothing.
+	failed := func() {
+		if !c.Silent && (c.StopOnError == nil || *c.StopOnError) {
+			k.abortTo = k.shellRecvd.Load()
+		}
+	}
 	if len(c.Code) > MaxCell {
 		e := k.errorContent("UsageError", fmt.Sprintf("the cell holds %d bytes; a cell holds at most %d KiB", len(c.Code), MaxCell>>10), "split it into cells")
+		failed()
 		k.publish(m, "error", e)
 		k.reply(s, m, "execute_reply", e)
 		return
@@ -399,10 +410,7 @@ func (k *Kernel) execute(s zmq4.Socket, m *Message) {
 		e := k.runLine(m, strings.TrimRight(line, "\r"), c.Silent)
 		if e != nil {
 			e["execution_count"] = k.count
-			if c.StopOnError == nil || *c.StopOnError {
-				// Before the reply: what arrives after it runs.
-				k.abortTo = k.shellRecvd.Load()
-			}
+			failed()
 			if !c.Silent {
 				k.publish(m, "error", e)
 			}

@@ -548,6 +548,22 @@ func TestKernelRunsCellAfterFailedReply(t *testing.T) {
 	}
 }
 
+// TestKernelSilentFailureAbortsNothing: as in ipykernel, a silent cell
+// that fails (a frontend's background request) aborts none of the cells
+// queued behind it.
+func TestKernelSilentFailureAbortsNothing(t *testing.T) {
+	pause := func() { time.Sleep(20 * time.Millisecond) }
+	testHookHandled.Store(&pause)
+	defer testHookHandled.Store(nil)
+	c := startKernel(t)
+	bad := c.request(c.shell, "execute_request", map[string]any{"code": "modify_qp qp9 state=init", "silent": true, "store_history": false, "stop_on_error": true})
+	next := c.request(c.shell, "execute_request", map[string]any{"code": "", "silent": false, "store_history": true, "stop_on_error": true})
+	got := []any{c.reply(c.shell, bad, 10*time.Second)["status"], c.reply(c.shell, next, 10*time.Second)["status"]}
+	if fmt.Sprint(got) != "[error ok]" {
+		t.Errorf("replies: %v; want [error ok]", got)
+	}
+}
+
 // TestKernelSVG: a picture is well-formed SVG, as wide as the output area
 // at most.
 func TestKernelSVG(t *testing.T) {

@@ -128,7 +128,10 @@ func (p *pd) AllocMR(length int, access verbs.Access) (verbs.MR, error) {
 	_ = judge(op, 0, pred)
 	x := &mr{pd: p, c: m, buf: buf, length: length, addr: uint64(uintptr(buf)), lkey: uint32(m.lkey), rkey: uint32(m.rkey), access: access}
 	p.mrs++
+	// PostSend reads the map under dataMu alone (inlineCovered).
+	p.ctx.dataMu.Lock()
 	p.ctx.mrs[x] = struct{}{}
+	p.ctx.dataMu.Unlock()
 	return x, nil
 }
 
