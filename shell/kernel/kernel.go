@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 	"unicode/utf8"
 
 	"github.com/go-zeromq/zmq4"
@@ -69,6 +70,10 @@ type Kernel struct {
 	// arrival number are answered "aborted" (a cell failed with
 	// stop_on_error when the shell had received that many messages).
 	abortTo uint64
+	// abortAt and abortSession: when that cell failed (its reply's time)
+	// and the session that sent it; see aborted.
+	abortAt      time.Time
+	abortSession string
 	// shellRecvd counts the messages the shell socket has received.
 	shellRecvd atomic.Uint64
 }
@@ -188,17 +193,15 @@ func (k *Kernel) drain(s zmq4.Socket) {
 
 // serve reads messages from s and hands each to handle, in order, until
 // the kernel ends. A message that does not decode is dropped with a log
-// line. When a cell fails with stop_on_error, the execute_requests that
-// had arrived by the time of its reply are answered "aborted" without
-// running, as ipykernel does: Run All sends every cell at once, and stops
-// at the first error only so. A request that arrives after the failed
-// cell's reply runs: one sent after it, but also a cell of a Run All that
-// reaches the kernel only then (the first cell failed at once, more than
-// 1024 cells are queued), which the kernel cannot tell apart.
+// line. When a cell fails with stop_on_error, the execute_requests of the
+// same burst are answered "aborted" without running, as ipykernel does:
+// Run All sends every cell at once, and stops at the first error only so.
+// A request sent after the failed cell's reply runs (see aborted).
 func (k *Kernel) serve(s zmq4.Socket, handle func(zmq4.Socket, *Message)) {
 	type arrival struct {
-		m *Message
-		n uint64 // the shell socket's arrival number
+		m  *Message
+		n  uint64    // the shell socket's arrival number
+		at time.Time // when it was read
 	}
 	queue := make(chan arrival, maxQueued)
 	go func() {
@@ -216,20 +219,21 @@ func (k *Kernel) serve(s zmq4.Socket, handle func(zmq4.Socket, *Message)) {
 			if s == k.shellS {
 				n = k.shellRecvd.Add(1)
 			}
+			at := time.Now()
 			m, err := k.sig.Decode(raw.Frames)
 			if err != nil {
 				k.log.Printf("dropped a message: %v", err)
 				continue
 			}
 			select {
-			case queue <- arrival{m, n}:
+			case queue <- arrival{m, n, at}:
 			case <-k.ctx.Done():
 				return
 			}
 		}
 	}()
 	for a := range queue {
-		if s == k.shellS && a.n <= k.abortTo && a.m.Header.MsgType == "execute_request" {
+		if s == k.shellS && a.m.Header.MsgType == "execute_request" && k.aborted(a.m, a.n, a.at) {
 			k.one(s, a.m, func(s zmq4.Socket, m *Message) {
 				k.reply(s, m, "execute_reply", map[string]any{"status": "aborted", "execution_count": k.count})
 			})
@@ -243,6 +247,30 @@ func (k *Kernel) serve(s zmq4.Socket, handle func(zmq4.Socket, *Message)) {
 			return
 		}
 	}
+}
+
+// abortGrace is how long after a failed cell's reply a request of the
+// same session, dated before that reply, is still taken for part of the
+// burst the failed cell came in.
+const abortGrace = 100 * time.Millisecond
+
+// aborted reports whether an execute_request that arrived as number n at
+// time at is one to answer "aborted": it arrived before the failed cell's
+// reply went out, or it comes from the same session soon after and its
+// header is dated before that reply — a Run All cell that was on its way
+// when a cell failed at once. A cell the client made only after the
+// failure (a client slower than the kernel) runs: the kernel cannot tell it
+// from one sent in answer to the reply. The grace bounds the harm of a
+// client whose clock runs behind the kernel's.
+func (k *Kernel) aborted(m *Message, n uint64, at time.Time) bool {
+	if n <= k.abortTo {
+		return true
+	}
+	if k.abortAt.IsZero() || m.Header.Session != k.abortSession || at.Sub(k.abortAt) > abortGrace {
+		return false
+	}
+	sent, err := time.Parse(time.RFC3339Nano, m.Header.Date)
+	return err == nil && sent.Before(k.abortAt)
 }
 
 // testHookHandled, when set by a test, runs after each message is handled.
@@ -394,6 +422,7 @@ func (k *Kernel) execute(s zmq4.Socket, m *Message) {
 	failed := func() {
 		if !c.Silent && (c.StopOnError == nil || *c.StopOnError) {
 			k.abortTo = k.shellRecvd.Load()
+			k.abortAt, k.abortSession = time.Now(), m.Header.Session
 		}
 	}
 	if len(c.Code) > MaxCell {

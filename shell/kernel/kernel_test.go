@@ -120,8 +120,14 @@ func (c *client) close() {
 // request sends a request and returns its header's msg_id.
 func (c *client) request(s zmq4.Socket, msgType string, content any) *Message {
 	c.t.Helper()
+	return c.requestDated(s, msgType, content, now())
+}
+
+// requestDated is request with the header's date given.
+func (c *client) requestDated(s zmq4.Socket, msgType string, content any, date string) *Message {
+	c.t.Helper()
 	b, _ := json.Marshal(content)
-	m := &Message{Header: Header{MsgID: newID(), Session: c.session, Username: "test", Date: now(), MsgType: msgType, Version: ProtocolVersion},
+	m := &Message{Header: Header{MsgID: newID(), Session: c.session, Username: "test", Date: date, MsgType: msgType, Version: ProtocolVersion},
 		Parent: json.RawMessage("{}"), Metadata: json.RawMessage("{}"), Content: b}
 	frames, err := c.sig.Encode(m)
 	if err != nil {
@@ -561,6 +567,38 @@ func TestKernelSilentFailureAbortsNothing(t *testing.T) {
 	got := []any{c.reply(c.shell, bad, 10*time.Second)["status"], c.reply(c.shell, next, 10*time.Second)["status"]}
 	if fmt.Sprint(got) != "[error ok]" {
 		t.Errorf("replies: %v; want [error ok]", got)
+	}
+}
+
+// TestKernelRunAllStopsAtFastFailure: a Run All cell that reaches the
+// kernel only after the first cell failed at once — dated before the
+// failure's reply — is aborted; one dated after it runs, and so does an
+// old-dated one that arrives well after the reply (a client whose clock
+// runs behind).
+func TestKernelRunAllStopsAtFastFailure(t *testing.T) {
+	c := startKernel(t)
+	cell := func(code, date string) *Message {
+		return c.requestDated(c.shell, "execute_request", map[string]any{"code": code, "silent": false, "store_history": true, "stop_on_error": true}, date)
+	}
+	for _, tc := range []struct {
+		name  string
+		date  func(before string) string
+		sleep time.Duration
+		want  string
+	}{
+		{"a cell of the burst, on its way", func(before string) string { return before }, 0, "aborted"},
+		{"a cell sent after the reply", func(string) string { return now() }, 0, "ok"},
+		{"an old date, long after", func(before string) string { return before }, 2 * abortGrace, "ok"},
+	} {
+		before := now()
+		time.Sleep(2 * time.Millisecond)
+		if r := c.reply(c.shell, cell("modify_qp qp9 state=init", now()), 10*time.Second); r["status"] != "error" {
+			t.Fatalf("%s: the failing cell: %v", tc.name, r)
+		}
+		time.Sleep(tc.sleep)
+		if r := c.reply(c.shell, cell("", tc.date(before)), 10*time.Second); r["status"] != tc.want {
+			t.Errorf("%s: %v; want %s", tc.name, r["status"], tc.want)
+		}
 	}
 }
 
