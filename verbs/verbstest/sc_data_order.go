@@ -114,6 +114,15 @@ var dataOrderScenarios = []Scenario{
 		Needs:  CapDataPath | CapStepper,
 		Run:    scTimerRNRNAKDelay,
 	},
+	{
+		Name: "timer/rnr-outlasts-retransmit-timeout",
+		Source: "rxe on one device (Linux 6.1, checked on rxe0 in the lab): a SEND that meets RNR NAKs (rnr_retry 7) for longer than retry_cnt+1 retransmit timeouts " +
+			"does not fail: the RNR timer and the retransmit timer fall due in the same tick, the wheel runs the later-armed RNR timer first " +
+			"(enqueue_timer adds at the head of the bucket), rxe_req.c resends, and on loopback the RNR NAK reaches rxe_comp_queue_pkt, which runs the " +
+			"completer inline before its own tasklet: COMPST_GET_ACK finds the NAK and clears timeout_retry, so the timeout is not counted; " + srcJiffies,
+		Needs: CapDataPath,
+		Run:   scTimerRNROutlastsRetransmitTimeout,
+	},
 }
 
 func init() {
@@ -425,6 +434,20 @@ func scTimerRNRNAKDelay(e *Env) {
 	lo := kernelTimerAt(posted, n)
 	e.expectTimedWC(st, l.acq, lo, lo+jiffy, verbs.WC{WRID: 1, Status: verbs.WCSuccess, Opcode: verbs.WCOpSend, ByteLen: 8, QPNum: l.a.Num()},
 		fmt.Sprintf("RNR timer code 18 (%d jiffies at HZ %d)", n, debianHZ))
+}
+
+// scTimerRNROutlastsRetransmitTimeout runs the scenario timer/rnr-outlasts-retransmit-timeout.
+func scTimerRNROutlastsRetransmitTimeout(e *Env) {
+	l := e.link(verbs.QPTypeRC, linkCfg{aAttr: func(a *verbs.QPAttr) { a.RetryCnt, a.Timeout = 1, shortTimeout }})
+	local := e.MR(l.apd, 4096, accAll)
+	rbuf := e.MR(l.bpd, 4096, accLocal)
+	pattern(local.Bytes()[:200], 11)
+	e.post(l.a, verbs.SendWR{WRID: 1, Opcode: verbs.WRSend, Flags: verbs.SendSignaled, SGList: []verbs.SGE{sgeAt(local, 0, 200)}})
+	e.expectNoWC(l.acq, "SEND meeting RNR NAKs (rnr_retry 7) for many retransmit timeouts (retry_cnt 1, timeout 10: about 4 ms)")
+	e.recv(l.b, 2, sgeAt(rbuf, 0, 4096))
+	wcs := e.waitWCs(l.acq, 1, "SEND after the receive was posted")
+	e.expectWC(wcs[0], verbs.WC{WRID: 1, Status: verbs.WCSuccess, Opcode: verbs.WCOpSend, ByteLen: 200, QPNum: l.a.Num()}, "requester")
+	e.expectBytes(rbuf.Bytes()[:200], patterned(200, 11), "the receive buffer")
 }
 
 // debianHZ is the tick rate of the lab guest's kernel, Debian's
