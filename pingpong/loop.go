@@ -341,14 +341,14 @@ const (
 	// a post) the runtime hands the goroutine's processor to another
 	// thread, and the loop goes on in yet another: a yield before that
 	// costs far less.
-	busyYield = 5 * time.Millisecond
+	busyYield = 8 * time.Millisecond
 )
 
 // runBusy is Run's loop on a self-driven device: a poll, and what came,
 // as rdma-core's loop does; Ctrl-C is an atomic load per empty poll, the
 // clock is read every busyClock polls. The timeout counts from the first
 // look at the clock after the last completion, so it ends the loop up to
-// busyClock polls late, never early.
+// twice busyClock polls late, never early.
 func (e *Endpoint) runBusy(ctx context.Context, extra string) (Stats, error) {
 	var stopped atomic.Bool
 	defer context.AfterFunc(ctx, func() { stopped.Store(true) })()
