@@ -252,7 +252,7 @@ func (k *Kernel) serve(s zmq4.Socket, handle func(zmq4.Socket, *Message)) {
 // abortGrace is how long after a failed cell's reply a request of the
 // same session, dated before that reply, is still taken for part of the
 // burst the failed cell came in.
-const abortGrace = 100 * time.Millisecond
+const abortGrace = 500 * time.Millisecond
 
 // aborted reports whether an execute_request that arrived as number n at
 // time at is one to answer "aborted": it arrived before the failed cell's
