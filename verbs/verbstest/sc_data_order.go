@@ -116,10 +116,11 @@ var dataOrderScenarios = []Scenario{
 	},
 	{
 		Name: "timer/rnr-outlasts-retransmit-timeout",
-		Source: "rxe on one device (Linux 6.1, checked on rxe0 in the lab): a SEND that meets RNR NAKs (rnr_retry 7) for longer than retry_cnt+1 retransmit timeouts " +
-			"does not fail: the RNR timer and the retransmit timer fall due in the same tick, the wheel runs the later-armed RNR timer first " +
-			"(enqueue_timer adds at the head of the bucket), rxe_req.c resends, and on loopback the RNR NAK reaches rxe_comp_queue_pkt, which runs the " +
-			"completer inline before its own tasklet: COMPST_GET_ACK finds the NAK and clears timeout_retry, so the timeout is not counted; " + srcJiffies,
+		Source: "rxe on one device (Debian's 6.1 kernel), observed on rxe0 in the lab: a SEND that meets RNR NAKs (rnr_retry 7) for longer than " +
+			"retry_cnt+1 retransmit timeouts does not fail. How, as rxe's code reads (not traced): the RNR timer and the retransmit timer fall due " +
+			"in the same tick, the wheel runs the later-armed RNR timer first (enqueue_timer adds at the head of the bucket), rxe_req.c resends, " +
+			"and on loopback the RNR NAK reaches rxe_comp_queue_pkt, which runs the completer inline before its own tasklet: COMPST_GET_ACK finds " +
+			"the NAK and clears timeout_retry, so the timeout is not counted; " + srcJiffies,
 		Needs: CapDataPath,
 		Run:   scTimerRNROutlastsRetransmitTimeout,
 	},
