@@ -12,6 +12,7 @@ import (
 //	RC RDMA_WRITE_ONLY dqpn=0x000011 psn=0x000002 va=0x7f0000001000 rkey=0x00001234 dlen=16 len=16
 //	RC ACKNOWLEDGE dqpn=0x000012 psn=0x000002 aeth=ACK msn=2
 //	UD SEND_ONLY dqpn=0x000012 psn=0x000007 qkey=0x11111111 sqpn=0x000011 len=64
+//	XRC SEND_ONLY dqpn=0x000011 psn=0x000003 ackreq srqn=0x000041 len=5
 //
 // After the transport and operation come the destination QPN and PSN, the
 // BTH flags that are set (se, mig, ackreq, fecn, becn), a P_Key other than
@@ -59,6 +60,10 @@ func AppendDescribe(b []byte, p *Packet) []byte {
 		b = appendHex(b, uint64(p.DETH.QKey), 8)
 		b = append(b, " sqpn="...)
 		b = appendHex(b, uint64(p.DETH.SrcQP&QPNMask), 6)
+	}
+	if h&HasXRCETH != 0 {
+		b = append(b, " srqn="...)
+		b = appendHex(b, uint64(p.XRCETH&0xffffff), 6)
 	}
 	if h&HasRETH != 0 {
 		b = append(b, " va="...)
@@ -213,6 +218,10 @@ func Explain(p *Packet, n *Network) string {
 		fmt.Fprintf(&w, "    Queue Key:       0x%08x\n", p.DETH.QKey)
 		fmt.Fprintf(&w, "    Source QP:       0x%06x\n", p.DETH.SrcQP&QPNMask)
 	}
+	if h&HasXRCETH != 0 {
+		fmt.Fprintf(&w, "  XRC Extended Transport Header (XRCETH), %d bytes\n", XRCETHLen)
+		fmt.Fprintf(&w, "    XRC SRQ:         0x%06x\n", p.XRCETH&0xffffff)
+	}
 	if h&HasRETH != 0 {
 		fmt.Fprintf(&w, "  RDMA Extended Transport Header (RETH), %d bytes\n", RETHLen)
 		fmt.Fprintf(&w, "    Virtual Address: 0x%016x\n", p.RETH.VA)
@@ -313,31 +322,38 @@ func meaning(p *Packet) string {
 	}
 	var parts []string
 	parts = append(parts, opSentence(op))
+	an := anTransport(op.Transport()) // "an RC", "an XRC"
 	if op.Has(HasAETH) {
 		s := p.AETH.Syndrome
 		switch s.Type() {
 		case SynACK:
 			if op&opMaskOperation == RCAcknowledge {
-				parts[0] = "an RC ACK: the responder has received every request up to PSN " + p.BTH.PSN.String() + ", so the requester can complete their WQEs"
+				parts[0] = an + " ACK: the responder has received every request up to PSN " + p.BTH.PSN.String() + ", so the requester can complete their WQEs"
 			}
 		case SynRNRNAK:
-			parts[0] = "an RC RNR NAK: the responder had no receive WQE for the request with PSN " + p.BTH.PSN.String() +
+			parts[0] = an + " RNR NAK: the responder had no receive WQE for the request with PSN " + p.BTH.PSN.String() +
 				" and dropped it; the requester waits " + s.RNRTimer().String() + " and resends from that PSN, and fails with IBV_WC_RNR_RETRY_EXC_ERR once rnr_retry runs out"
 		case SynNAK:
 			if s.NAKCode() == NAKPSNSequenceError {
-				parts[0] = "an RC NAK (PSN sequence error): the responder expected PSN " + p.BTH.PSN.String() +
+				parts[0] = an + " NAK (PSN sequence error): the responder expected PSN " + p.BTH.PSN.String() +
 					" and saw a later one; " + s.NAKCode().Meaning()
 			} else {
-				parts[0] = "an RC NAK for the request with PSN " + p.BTH.PSN.String() + ": " + s.NAKCode().Meaning()
+				parts[0] = an + " NAK for the request with PSN " + p.BTH.PSN.String() + ": " + s.NAKCode().Meaning()
 			}
 		default:
-			parts[0] = "an RC acknowledgement with a reserved syndrome"
+			parts[0] = an + " acknowledgement with a reserved syndrome"
 		}
 	}
+	from := "" // where a receive WQE comes from
+	if op.Has(HasXRCETH) {
+		parts = append(parts, "its XRCETH names the target's XRC SRQ "+string(appendHex(nil, uint64(p.XRCETH&0xffffff), 6))+
+			", which must be in the XRC domain of the target QP (dqpn)")
+		from = " from that SRQ"
+	}
 	if op.ConsumesRecvWQE() && op.CompletesRecvWQE() {
-		parts = append(parts, "it takes a receive WQE and completes it")
+		parts = append(parts, "it takes a receive WQE"+from+" and completes it")
 	} else if op.ConsumesRecvWQE() {
-		parts = append(parts, "it takes a receive WQE, which the LAST packet completes")
+		parts = append(parts, "it takes a receive WQE"+from+", which the LAST packet completes")
 	} else if op.CompletesRecvWQE() {
 		parts = append(parts, "it completes the receive WQE the FIRST packet took")
 	}
@@ -352,7 +368,7 @@ func meaning(p *Packet) string {
 
 // opSentence describes an opcode in words: "first packet of an RC SEND".
 func opSentence(op Opcode) string {
-	t := op.Transport().String()
+	an := anTransport(op.Transport())
 	kind := ""
 	switch o := op & opMaskOperation; {
 	case op.Flags()&FlagSend != 0:
@@ -368,17 +384,17 @@ func opSentence(op Opcode) string {
 			kind = "RDMA WRITE with immediate"
 		}
 	case o == RCRDMAReadRequest:
-		return "an RC RDMA READ request: the responder answers with READ RESPONSE packets that use the PSNs from this one on"
+		return an + " RDMA READ request: the responder answers with READ RESPONSE packets that use the PSNs from this one on"
 	case o >= RCRDMAReadResponseFirst && o <= RCRDMAReadResponseOnly:
 		kind = "RDMA READ response"
 	case o == RCAcknowledge:
-		return "an RC acknowledgement for the requester's completer; its PSN acknowledges every request up to it"
+		return an + " acknowledgement for the requester's completer; its PSN acknowledges every request up to it"
 	case o == RCAtomicAcknowledge:
-		return "an RC atomic acknowledgement carrying the value the remote memory held before the operation"
+		return an + " atomic acknowledgement carrying the value the remote memory held before the operation"
 	case o == RCCompareSwap:
-		return "an RC atomic COMPARE SWAP on 8 bytes of remote memory"
+		return an + " atomic COMPARE SWAP on 8 bytes of remote memory"
 	case o == RCFetchAdd:
-		return "an RC atomic FETCH ADD on 8 bytes of remote memory"
+		return an + " atomic FETCH ADD on 8 bytes of remote memory"
 	}
 	pos := "the middle packet"
 	switch {
@@ -389,14 +405,17 @@ func opSentence(op Opcode) string {
 	case op.IsLast():
 		pos = "the last packet"
 	}
-	return pos + " of " + article(t) + " " + t + " " + kind
+	return pos + " of " + an + " " + kind
 }
 
-func article(t string) string {
-	if t == "RC" || t == "RD" {
-		return "an" // "an RC", "an RD"
+// anTransport returns the transport's short name with its article, as it is
+// read aloud: "an RC", "an RD", "an XRC", "a UC", "a UD".
+func anTransport(t Transport) string {
+	switch t {
+	case RC, RD, XRC:
+		return "an " + t.String()
 	}
-	return "a" // "a UC", "a UD"
+	return "a " + t.String()
 }
 
 // ExplainOpcode describes an opcode for the shell's explain command: its
@@ -432,5 +451,8 @@ func ExplainOpcode(op Opcode) string {
 	}
 	fmt.Fprintf(&w, "  recv WQE: %s\n", rwr)
 	fmt.Fprintf(&w, "  meaning:  %s\n", opSentence(op))
+	if op.Transport() == XRC {
+		fmt.Fprintf(&w, "  carried:  by vsh's simulator when its XRC capability is on; kernel rxe does not implement XRC\n")
+	}
 	return w.String()
 }

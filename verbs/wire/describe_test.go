@@ -71,6 +71,22 @@ func TestDescribe(t *testing.T) {
 			Packet{BTH: BTHFields{Opcode: RCSendOnlyInvalidate, MigReq: true, FECN: true, BECN: true, PKey: 0x8001, DestQP: 0x12, PSN: 7}, IETH: 0x4242, Payload: []byte{}},
 			"RC SEND_ONLY_WITH_INVALIDATE dqpn=0x000012 psn=0x000007 mig fecn becn pkey=0x8001 inv_rkey=0x00004242 len=0",
 		},
+		{
+			"XRC SEND ONLY",
+			Packet{BTH: BTHFields{Opcode: XRCSendOnly, PKey: DefaultPKey, DestQP: 0x11, PSN: 3, AckReq: true}, XRCETH: 0x41, Payload: make([]byte, 5)},
+			"XRC SEND_ONLY dqpn=0x000011 psn=0x000003 ackreq srqn=0x000041 len=5",
+		},
+		{
+			"XRC WRITE ONLY with immediate: XRCETH, RETH, ImmDt in wire order",
+			Packet{BTH: BTHFields{Opcode: XRCRDMAWriteOnlyImm, PKey: DefaultPKey, DestQP: 0x11, PSN: 4}, XRCETH: 0xff123456,
+				RETH: RETHFields{VA: 0x1000, RKey: 0x1234, DMALen: 8}, ImmDt: 7, Payload: make([]byte, 8)},
+			"XRC RDMA_WRITE_ONLY_WITH_IMMEDIATE dqpn=0x000011 psn=0x000004 srqn=0x123456 va=0x1000 rkey=0x00001234 dlen=8 imm=0x00000007 len=8",
+		},
+		{
+			"XRC ACK carries no XRCETH",
+			Packet{BTH: BTHFields{Opcode: XRCAcknowledge, PKey: DefaultPKey, DestQP: 0x12, PSN: 3}, XRCETH: 0x41, AETH: AETHFields{Syndrome: SyndromeACK, MSN: 1}},
+			"XRC ACKNOWLEDGE dqpn=0x000012 psn=0x000003 aeth=ACK msn=1",
+		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -115,6 +131,17 @@ func TestExplain(t *testing.T) {
 			},
 		},
 		{
+			"XRC SEND ONLY over IPv4",
+			Packet{BTH: BTHFields{Opcode: XRCSendOnly, PKey: DefaultPKey, DestQP: 0x11, PSN: 3, AckReq: true}, XRCETH: 0x123456, Payload: []byte("hello")},
+			&n4,
+			[]string{
+				"InfiniBand over UDP (RoCEv2), 28 bytes",
+				"Opcode:          0xa4  XRC_SEND_ONLY (Extended Reliable Connection, SEND_ONLY)",
+				"  XRC Extended Transport Header (XRCETH), 4 bytes\n    XRC SRQ:         0x123456\n  Payload, 5 bytes: 68 65 6c 6c 6f\n",
+				"Meaning: the only packet of an XRC SEND; its XRCETH names the target's XRC SRQ 0x123456, which must be in the XRC domain of the target QP (dqpn); it takes a receive WQE from that SRQ and completes it; the sender asks for an ACK (AckReq).",
+			},
+		},
+		{
 			"NAK without network",
 			Packet{BTH: BTHFields{Opcode: RCAcknowledge, PKey: DefaultPKey, DestQP: 0x12, PSN: 9}, AETH: AETHFields{Syndrome: NAK(NAKPSNSequenceError), MSN: 4}, ICRC: 0x04030201},
 			nil,
@@ -145,6 +172,10 @@ func TestExplain(t *testing.T) {
 			}
 		})
 	}
+	xrcACK := Explain(&Packet{BTH: BTHFields{Opcode: XRCAcknowledge, PKey: DefaultPKey, DestQP: 0x12, PSN: 9}, XRCETH: 0x41, AETH: AETHFields{Syndrome: RNRNAK(12)}}, nil)
+	if strings.Contains(xrcACK, "XRCETH") || !strings.Contains(xrcACK, "Meaning: an XRC RNR NAK: ") {
+		t.Errorf("Explain(XRC RNR NAK) shows an XRCETH or misnames the transport:\n%s", xrcACK)
+	}
 	if got := Explain(&Packet{BTH: BTHFields{Opcode: 0x81}}, nil); !strings.Contains(got, "rxe drops the packet") {
 		t.Errorf("Explain(CNP) = %s", got)
 	}
@@ -161,6 +192,12 @@ func TestExplainOpcode(t *testing.T) {
 		{RCAtomicAcknowledge, []string{"BTH+AETH+AtomicAckETH (24 header bytes)", "a response, handled by the requester's completer", "recv WQE: none"}},
 		{RCSendLast, []string{"completes the receive WQE taken by the FIRST packet"}},
 		{0x81, []string{"CNP (0x81)", "not an opcode vsh or rxe carries"}},
+		{XRCRDMAWriteOnlyImm, []string{"XRC_RDMA_WRITE_ONLY_WITH_IMMEDIATE (0xab): Extended Reliable Connection",
+			"BTH+XRCETH+RETH+ImmDt, then payload (36 header bytes)", "the only packet of an XRC RDMA WRITE with immediate",
+			"kernel rxe does not implement XRC"}},
+		{XRCAcknowledge, []string{"BTH+AETH (16 header bytes)", "an XRC acknowledgement", "a response"}},
+		{XRCRDMAReadRequest, []string{"BTH+XRCETH+RETH (32 header bytes)", "an XRC RDMA READ request"}},
+		{0xb5, []string{"XRC_OPCODE_0xb5 (0xb5)", "not an opcode vsh or rxe carries"}},
 	}
 	for _, tc := range tests {
 		got := ExplainOpcode(tc.op)

@@ -1,12 +1,20 @@
 // Package wire implements RoCEv2 packets as they travel on the wire: the
 // InfiniBand transport headers (BTH, RETH, AETH, ImmDt, IETH, AtomicETH,
-// AtomicAckETH, DETH), the opcode table of RC, UC and UD, 24-bit PSN
-// arithmetic, the RNR timer table, the invariant CRC, IPv4/IPv6 and UDP
-// framing, the 40-byte GRH of UD receive buffers, and pcap captures that
-// Wireshark decodes. Everything follows Linux soft-RoCE (rxe): the same
+// AtomicAckETH, DETH, XRCETH), the opcode table of RC, UC, UD and XRC,
+// 24-bit PSN arithmetic, the RNR timer table, the invariant CRC, IPv4/IPv6
+// and UDP framing, the 40-byte GRH of UD receive buffers, and pcap captures
+// that Wireshark decodes. Everything follows Linux soft-RoCE (rxe): the same
 // bit layouts, the same ICRC, the same header checks on receive.
 // Reference: ../shared/reference/rocev2-wire.md, which cites the rxe,
 // ib_pack.h, Wireshark and scapy sources each fact comes from.
+//
+// vsh carries RC, UC, UD and XRC; rxe does not implement XRC. The XRC
+// opcodes (the RC operations under transport 0xa0, with a 4-byte XRCETH
+// naming the target's XRC SRQ after the BTH of every request) are here for
+// vsh's simulator, which sends them when its XRC capability is on; a kernel
+// rxe peer drops them (its check_type_state accepts only its QP's
+// transport). Wireshark 4.0 names the XRC opcodes but shows everything
+// after their BTH as undissected data.
 //
 // # Two levels
 //

@@ -54,6 +54,8 @@ func ExampleDescribe() {
 			AETH: wire.AETHFields{Syndrome: wire.RNRNAK(12), MSN: 3}},
 		{BTH: wire.BTHFields{Opcode: wire.UDSendOnlyImm, PKey: wire.DefaultPKey, DestQP: 0x13, PSN: 7},
 			DETH: wire.DETHFields{QKey: 0x11111111, SrcQP: 0x14}, ImmDt: 0xcafe, Payload: make([]byte, 64)},
+		{BTH: wire.BTHFields{Opcode: wire.XRCSendOnly, PKey: wire.DefaultPKey, DestQP: 0x11, PSN: 3, AckReq: true},
+			XRCETH: 0x41, Payload: []byte("hello")},
 	}
 	for i := range pkts {
 		fmt.Println(wire.Describe(&pkts[i]))
@@ -62,6 +64,7 @@ func ExampleDescribe() {
 	// RC SEND_FIRST dqpn=0x000011 psn=0x00a3f1 ackreq len=1024
 	// RC ACKNOWLEDGE dqpn=0x000012 psn=0x00a3f1 aeth=RNR_NAK(timer=12:0.64ms) msn=3
 	// UD SEND_ONLY_WITH_IMMEDIATE dqpn=0x000013 psn=0x000007 qkey=0x11111111 sqpn=0x000014 imm=0x0000cafe len=64
+	// XRC SEND_ONLY dqpn=0x000011 psn=0x000003 ackreq srqn=0x000041 len=5
 }
 
 // Explain breaks a packet down field by field, as the shell's explain

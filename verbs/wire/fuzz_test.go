@@ -126,7 +126,7 @@ func FuzzDecodeIP(f *testing.F) {
 		}
 		// Without IPv4 options and with canonical padding, the bytes are the
 		// same, except for what the encoder rewrites: the UDP checksum (a
-		// real one or 0) and the reserved bits of BTH and DETH (0).
+		// real one or 0) and the reserved bits of BTH, DETH and XRCETH (0).
 		if (b[0] == 0x45 || b[0]>>4 == 6) && int(p.BTH.PadCount) == p.PadCount() && len(enc) <= len(b) && n.HopLimit != 0 {
 			a, w := normalise(enc), normalise(b[:len(enc)])
 			if !bytes.Equal(a, w) {
@@ -162,7 +162,7 @@ func FuzzDecodeFrame(f *testing.F) {
 }
 
 // normalise copies an IP datagram holding a RoCEv2 packet and zeroes the
-// UDP checksum and the reserved bits of the BTH and DETH.
+// UDP checksum and the reserved bits of the BTH, DETH and XRCETH.
 func normalise(d []byte) []byte {
 	c := append([]byte(nil), d...)
 	ipl := IPv4HeaderLen
@@ -175,6 +175,9 @@ func normalise(d []byte) []byte {
 	bth[8] &= 0x80
 	if BTH(bth).Opcode().Has(HasDETH) {
 		bth[BTHLen+4] = 0
+	}
+	if op := BTH(bth).Opcode(); op.Has(HasXRCETH) {
+		bth[op.Offset(HasXRCETH)] = 0
 	}
 	return c
 }

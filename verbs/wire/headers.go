@@ -13,6 +13,7 @@ const (
 	AtomicAckETHLen = 8  // Atomic ACK ETH
 	ImmDtLen        = 4  // Immediate data
 	IETHLen         = 4  // Invalidate ETH
+	XRCETHLen       = 4  // XRC ETH (ib_pack.h IB_EXT_XRC_BYTES)
 	ICRCLen         = 4  // Invariant CRC
 	// MaxHeaderLen is rxe's bound on BTH plus extension headers
 	// (RXE_MAX_HDR_LENGTH); a RoCEv2 MTU is the link MTU minus this.
@@ -361,6 +362,30 @@ func (d DETH) Encode(f *DETHFields) {
 func (d DETH) Fields() DETHFields {
 	_ = d[DETHLen-1]
 	return DETHFields{QKey: d.QKey(), SrcQP: d.SrcQP()}
+}
+
+// XRCETH is a view of the 4-byte XRC Extended Transport Header that follows
+// the BTH of every XRC request: one reserved byte, then the 24-bit number of
+// the XRC SRQ at the target whose receive WQEs (and XRC domain) the request
+// uses. The target's responses carry none.
+//
+//	byte 0     reserved (sent as zero, ignored on receive)
+//	bytes 1-3  XRC SRQ number
+type XRCETH []byte
+
+// SRQN returns the 24-bit XRC SRQ number.
+func (x XRCETH) SRQN() uint32 { return get24(x[1:]) }
+
+// SetSRQN sets the XRC SRQ number (low 24 bits of v), leaving the reserved
+// byte alone.
+func (x XRCETH) SetSRQN(v uint32) { put24(x[1:], v) }
+
+// Encode writes the XRC SRQ number (low 24 bits of srqn) with the reserved
+// byte zero.
+func (x XRCETH) Encode(srqn uint32) {
+	_ = x[XRCETHLen-1]
+	x[0] = 0
+	put24(x[1:], srqn)
 }
 
 func get24(b []byte) uint32 {

@@ -127,6 +127,25 @@ func TestExtensionHeaders(t *testing.T) {
 			t.Errorf("Fields() = %+v, want %+v", b.Fields(), f)
 		}
 	})
+	t.Run("XRCETH", func(t *testing.T) {
+		// Byte 0 reserved, bytes 1-3 the XRC SRQ number.
+		b := XRCETH(unhex(t, "ffffffff"))
+		b.Encode(0xff123456)
+		if got, want := hex.EncodeToString(b), "00123456"; got != want {
+			t.Errorf("Encode: bytes = %s, want %s", got, want)
+		}
+		if got := b.SRQN(); got != 0x123456 {
+			t.Errorf("SRQN() = %#x, want 0x123456", got)
+		}
+		b = XRCETH(unhex(t, "ab000000"))
+		b.SetSRQN(0xabcdef)
+		if got, want := hex.EncodeToString(b), "ababcdef"; got != want {
+			t.Errorf("SetSRQN: bytes = %s, want %s (reserved byte kept)", got, want)
+		}
+		if got := b.SRQN(); got != 0xabcdef {
+			t.Errorf("SRQN() = %#x with a non-zero reserved byte, want 0xabcdef", got)
+		}
+	})
 	t.Run("ImmDt IETH AtomicAckETH", func(t *testing.T) {
 		i := make(ImmDt, ImmDtLen)
 		i.SetImm(0x01020304)

@@ -33,11 +33,14 @@ func samplePacket(op Opcode, psn PSN, payload int) Packet {
 	p := Packet{
 		BTH: BTHFields{Opcode: op, PKey: DefaultPKey, DestQP: 0x000011 + uint32(op), PSN: psn},
 	}
-	if op.IsRequest() && op.IsLast() && op.Transport() == RC {
+	if op.IsRequest() && op.IsLast() && (op.Transport() == RC || op.Transport() == XRC) {
 		p.BTH.AckReq = true
 	}
 	if op.Has(HasDETH) {
 		p.DETH = DETHFields{QKey: 0x11111111, SrcQP: 0x000012}
+	}
+	if op.Has(HasXRCETH) {
+		p.XRCETH = 0x123456
 	}
 	if op.Has(HasRETH) {
 		p.RETH = RETHFields{VA: 0x00007f0000001000, RKey: 0x00001234, DMALen: uint32(payload) * 3}

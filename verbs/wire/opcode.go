@@ -10,22 +10,28 @@ import (
 // Transport is the service type in bits 7:5 of a BTH opcode.
 //
 // Reference: include/rdma/ib_pack.h (IB_OPCODE_RC = 0x00, UC = 0x20, RD = 0x40,
-// UD = 0x60, CNP = 0x80).
+// UD = 0x60, CNP = 0x80). Mainline ib_pack.h has no XRC opcodes (only
+// IB_EXT_XRC_BYTES); XRC = 0xa0 is the value of the IBA spec, of Wireshark's
+// packet-infiniband.c and of the IB_OPCODE_XRC that rxe's unmerged XRC
+// patches add.
 type Transport uint8
 
-// The transports. vsh, like rxe, carries RC, UC and UD; RD and CNP are only
-// named so that a foreign packet can be described.
+// The transports. vsh carries RC, UC, UD and XRC; rxe carries RC, UC and UD
+// and does not implement XRC, so vsh's simulator carries XRC only when its
+// XRC capability is on. RD and CNP are only named so that a foreign packet
+// can be described.
 const (
 	RC  Transport = 0 // Reliable Connection
 	UC  Transport = 1 // Unreliable Connection
 	RD  Transport = 2 // Reliable Datagram (not implemented by rxe)
 	UD  Transport = 3 // Unreliable Datagram
 	CNP Transport = 4 // Congestion Notification Packet (never sent by rxe)
+	XRC Transport = 5 // Extended Reliable Connection (not implemented by rxe)
 )
 
-var transportNames = [8]string{"RC", "UC", "RD", "UD", "CNP", "RSVD5", "RSVD6", "RSVD7"}
+var transportNames = [8]string{"RC", "UC", "RD", "UD", "CNP", "XRC", "RSVD6", "RSVD7"}
 
-// String returns the transport's short name: RC, UC, RD, UD or CNP.
+// String returns the transport's short name: RC, UC, RD, UD, CNP or XRC.
 func (t Transport) String() string { return transportNames[t&7] }
 
 // LongName returns the transport's spelled-out name, as Wireshark shows it.
@@ -41,6 +47,8 @@ func (t Transport) LongName() string {
 		return "Unreliable Datagram"
 	case CNP:
 		return "Congestion Notification"
+	case XRC:
+		return "Extended Reliable Connection"
 	}
 	return "Reserved"
 }
@@ -51,6 +59,7 @@ type Opcode uint8
 
 // The opcodes vsh carries: every RC, UC and UD opcode that rxe's opcode table
 // (rxe_opcode.c) implements. The values are those of include/rdma/ib_pack.h.
+// The XRC opcodes, which rxe does not implement, follow in their own block.
 const (
 	RCSendFirst              Opcode = 0x00
 	RCSendMiddle             Opcode = 0x01
@@ -93,14 +102,48 @@ const (
 	opMaskOperation          Opcode = 0x1f
 )
 
+// The XRC opcodes, which vsh carries and rxe does not: the RC operations
+// under transport XRC (0xa0 | operation), the 23 that Wireshark's
+// packet-infiniband.c names (0xa0-0xb4, 0xb6, 0xb7; no FLUSH or
+// ATOMIC_WRITE). Each has its RC counterpart's headers and flags, plus an
+// XRCETH on the requests.
+const (
+	XRCSendFirst              Opcode = 0xa0
+	XRCSendMiddle             Opcode = 0xa1
+	XRCSendLast               Opcode = 0xa2
+	XRCSendLastImm            Opcode = 0xa3
+	XRCSendOnly               Opcode = 0xa4
+	XRCSendOnlyImm            Opcode = 0xa5
+	XRCRDMAWriteFirst         Opcode = 0xa6
+	XRCRDMAWriteMiddle        Opcode = 0xa7
+	XRCRDMAWriteLast          Opcode = 0xa8
+	XRCRDMAWriteLastImm       Opcode = 0xa9
+	XRCRDMAWriteOnly          Opcode = 0xaa
+	XRCRDMAWriteOnlyImm       Opcode = 0xab
+	XRCRDMAReadRequest        Opcode = 0xac
+	XRCRDMAReadResponseFirst  Opcode = 0xad
+	XRCRDMAReadResponseMiddle Opcode = 0xae
+	XRCRDMAReadResponseLast   Opcode = 0xaf
+	XRCRDMAReadResponseOnly   Opcode = 0xb0
+	XRCAcknowledge            Opcode = 0xb1
+	XRCAtomicAcknowledge      Opcode = 0xb2
+	XRCCompareSwap            Opcode = 0xb3
+	XRCFetchAdd               Opcode = 0xb4
+	XRCSendLastInvalidate     Opcode = 0xb6
+	XRCSendOnlyInvalidate     Opcode = 0xb7
+)
+
 // Headers is a set of extension headers, the ones that may follow the BTH.
 type Headers uint16
 
 // The extension headers. On the wire they follow the BTH in the order
-// RDETH, DETH, RETH, AtomicETH, AETH, AtomicAckETH, ImmDt, IETH, which is
-// the order of every opcode in rxe_opcode.c (for example RDMA WRITE ONLY with
-// immediate: RETH then ImmDt; UD SEND ONLY with immediate: DETH then ImmDt;
-// ATOMIC ACKNOWLEDGE: AETH then AtomicAckETH).
+// RDETH, DETH, XRCETH, RETH, AtomicETH, AETH, AtomicAckETH, ImmDt, IETH,
+// which is the order of every opcode in rxe_opcode.c (for example RDMA WRITE
+// ONLY with immediate: RETH then ImmDt; UD SEND ONLY with immediate: DETH
+// then ImmDt; ATOMIC ACKNOWLEDGE: AETH then AtomicAckETH) and puts the
+// XRCETH of an XRC request directly after the BTH (XRC RDMA WRITE ONLY:
+// XRCETH then RETH). The bit values follow the order the headers were added
+// in, not the wire order, so that existing values never change.
 const (
 	HasRDETH        Headers = 1 << iota // Reliable Datagram ETH, 4 bytes (RD only; never carried)
 	HasDETH                             // Datagram ETH, 8 bytes
@@ -110,6 +153,7 @@ const (
 	HasAtomicAckETH                     // Atomic ACK ETH, 8 bytes
 	HasImmDt                            // Immediate data, 4 bytes
 	HasIETH                             // Invalidate ETH, 4 bytes
+	HasXRCETH                           // XRC ETH, 4 bytes (XRC requests only)
 	numHeaders      = iota
 )
 
@@ -121,6 +165,7 @@ var headerOrder = [numHeaders]struct {
 }{
 	{HasRDETH, RDETHLen, "RDETH"},
 	{HasDETH, DETHLen, "DETH"},
+	{HasXRCETH, XRCETHLen, "XRCETH"},
 	{HasRETH, RETHLen, "RETH"},
 	{HasAtomicETH, AtomicETHLen, "AtomicETH"},
 	{HasAETH, AETHLen, "AETH"},
@@ -168,7 +213,7 @@ const (
 
 type opInfo struct {
 	name    string // operation name without the transport, e.g. SEND_FIRST
-	valid   bool   // carried by vsh (and rxe)
+	valid   bool   // carried by vsh (and, except XRC, by rxe)
 	headers Headers
 	flags   Flags
 	hdrLen  int              // BTH plus extension headers
@@ -176,7 +221,7 @@ type opInfo struct {
 }
 
 // opNames are the operation names (bits 4:0) as ib_pack.h spells them after
-// IB_OPCODE_, shared by RC, UC, RD and UD.
+// IB_OPCODE_, shared by RC, UC, RD, UD and XRC.
 var opNames = [32]string{
 	0x00: "SEND_FIRST",
 	0x01: "SEND_MIDDLE",
@@ -269,6 +314,22 @@ func buildOpTable() *[256]opInfo {
 	for _, c := range rcOnly {
 		set(Opcode(RC)<<5|c.op, c.hdrs, c.flags)
 	}
+	// XRC has every RC operation, with the same headers and flags, plus
+	// an XRCETH on each request: the target's XRC SRQ. Responses come
+	// from the XRC target QP and carry none.
+	for _, cs := range [][]struct {
+		op    Opcode
+		hdrs  Headers
+		flags Flags
+	}{common, rcOnly} {
+		for _, c := range cs {
+			h := c.hdrs
+			if c.flags&FlagRequest != 0 {
+				h |= HasXRCETH
+			}
+			set(Opcode(XRC)<<5|c.op, h, c.flags)
+		}
+	}
 	set(UDSendOnly, HasDETH, send|FlagRWR|FlagComp|only)
 	set(UDSendOnlyImm, HasDETH|HasImmDt, send|FlagRWR|FlagComp|only)
 
@@ -294,12 +355,14 @@ func buildOpTable() *[256]opInfo {
 func (op Opcode) Transport() Transport { return Transport(op >> 5) }
 
 // Valid reports whether op is an opcode vsh carries: one of the RC, UC and UD
-// opcodes rxe implements. Decode rejects every other opcode.
+// opcodes rxe implements, or an XRC opcode, which vsh's simulator carries
+// when its XRC capability is on and rxe never does. Decode rejects every
+// other opcode.
 func (op Opcode) Valid() bool { return opTable[op].valid }
 
 // Name returns the operation name without the transport, as include/rdma/ib_pack.h
 // spells it (SEND_FIRST, RDMA_WRITE_ONLY_WITH_IMMEDIATE, ACKNOWLEDGE, ...), or
-// "OPCODE_0x1e" for a value ib_pack.h does not define.
+// "OPCODE_0x1e" for a value that names no operation (see definedOps).
 func (op Opcode) Name() string {
 	if n := opTable[op].name; n != "" {
 		return n
@@ -310,14 +373,18 @@ func (op Opcode) Name() string {
 	return fmt.Sprintf("OPCODE_0x%02x", uint8(op))
 }
 
-// definedOps reports whether ib_pack.h defines operation o for transport t:
-// RC has 0x00-0x14, the two invalidates and the newer FLUSH and
-// ATOMIC_WRITE; UC the SENDs and WRITEs; RD the RC set up to FETCH_ADD plus
-// RESYNC; UD the two SEND ONLYs.
+// definedOps reports whether operation o exists for transport t: as
+// ib_pack.h defines them, RC has 0x00-0x14, the two invalidates and the newer
+// FLUSH and ATOMIC_WRITE; UC the SENDs and WRITEs; RD the RC set up to
+// FETCH_ADD plus RESYNC; UD the two SEND ONLYs. XRC, which ib_pack.h leaves
+// out, has the RC set without FLUSH and ATOMIC_WRITE, as Wireshark's
+// packet-infiniband.c names it.
 func definedOps(t Transport, o Opcode) bool {
 	switch t {
 	case RC:
 		return o <= 0x14 || o == 0x16 || o == 0x17 || o == 0x1c || o == 0x1d
+	case XRC:
+		return o <= 0x14 || o == 0x16 || o == 0x17
 	case UC:
 		return o <= 0x0b
 	case RD:
@@ -330,7 +397,8 @@ func definedOps(t Transport, o Opcode) bool {
 
 // String returns the transport and operation joined by an underscore, as the
 // IB_OPCODE_ constants of ib_pack.h are spelled without their prefix:
-// RC_SEND_FIRST, UC_RDMA_WRITE_LAST_WITH_IMMEDIATE, UD_SEND_ONLY.
+// RC_SEND_FIRST, UC_RDMA_WRITE_LAST_WITH_IMMEDIATE, UD_SEND_ONLY,
+// XRC_SEND_ONLY.
 func (op Opcode) String() string {
 	if op.Transport() == CNP {
 		return op.Name()
@@ -391,8 +459,8 @@ func (op Opcode) IsMiddle() bool { return opTable[op].flags&FlagMiddle != 0 }
 // IsLast reports whether the packet ends a message (LAST or ONLY).
 func (op Opcode) IsLast() bool { return opTable[op].flags&FlagEnd != 0 }
 
-// Opcodes returns every opcode vsh carries, in numeric order (RC, then UC,
-// then UD).
+// Opcodes returns every opcode vsh carries, in numeric order (RC, UC, UD,
+// then XRC). Only the XRC ones are not also carried by rxe.
 func Opcodes() []Opcode {
 	var ops []Opcode
 	for i := range opTable {
@@ -405,7 +473,8 @@ func Opcodes() []Opcode {
 
 // ParseOpcode parses an opcode the way a learner may type it: its String form
 // (RC_SEND_FIRST), with a space instead of the underscore (rc send_first), in
-// any case, or a number (0x04, 100). It accepts only opcodes vsh carries.
+// any case, or a number (0x04, 100). It accepts only opcodes vsh carries,
+// XRC ones (xrc send_only, 0xa4) included.
 func ParseOpcode(s string) (Opcode, error) {
 	t := strings.TrimSpace(s)
 	if v, err := number.Parse(t, 8); err == nil {

@@ -7,7 +7,9 @@ import (
 
 // TestOpcodeTable checks every opcode against the reference table, written
 // out here independently of opTable. Reference: rocev2-wire.md §2
-// (include/rdma/ib_pack.h values, rxe_opcode.c headers and masks).
+// (include/rdma/ib_pack.h values, rxe_opcode.c headers and masks). The XRC
+// rows are the RC rows under transport 0xa0 (Wireshark's packet-infiniband.c
+// names 0xa0-0xb4, 0xb6, 0xb7), each request with a 4-byte XRCETH more.
 func TestOpcodeTable(t *testing.T) {
 	type row struct {
 		op        Opcode
@@ -57,23 +59,38 @@ func TestOpcodeTable(t *testing.T) {
 			want = append(want, row{tr.base | s.low, tr.prefix + s.name, s.hdrs, size[s.hdrs], true, true, s.rwr, s.comp, s.first, s.last})
 		}
 	}
+	rcOnly := []row{
+		{0x0c, "RC_RDMA_READ_REQUEST", R, 28, false, true, false, false, true, true},
+		{0x0d, "RC_RDMA_READ_RESPONSE_FIRST", A, 16, true, false, false, false, true, false},
+		{0x0e, "RC_RDMA_READ_RESPONSE_MIDDLE", 0, 12, true, false, false, false, false, false},
+		{0x0f, "RC_RDMA_READ_RESPONSE_LAST", A, 16, true, false, false, false, false, true},
+		{0x10, "RC_RDMA_READ_RESPONSE_ONLY", A, 16, true, false, false, false, true, true},
+		{0x11, "RC_ACKNOWLEDGE", A, 16, false, false, false, false, true, true},
+		{0x12, "RC_ATOMIC_ACKNOWLEDGE", A | HasAtomicAckETH, 24, false, false, false, false, true, true},
+		{0x13, "RC_COMPARE_SWAP", HasAtomicETH, 40, false, true, false, false, true, true},
+		{0x14, "RC_FETCH_ADD", HasAtomicETH, 40, false, true, false, false, true, true},
+		{0x16, "RC_SEND_LAST_WITH_INVALIDATE", HasIETH, 16, true, true, false, true, false, true},
+		{0x17, "RC_SEND_ONLY_WITH_INVALIDATE", HasIETH, 16, true, true, true, true, true, true},
+	}
+	want = append(want, rcOnly...)
+	rc := append([]row(nil), want[:len(shared)]...)
+	rc = append(rc, rcOnly...)
 	want = append(want,
-		row{0x0c, "RC_RDMA_READ_REQUEST", R, 28, false, true, false, false, true, true},
-		row{0x0d, "RC_RDMA_READ_RESPONSE_FIRST", A, 16, true, false, false, false, true, false},
-		row{0x0e, "RC_RDMA_READ_RESPONSE_MIDDLE", 0, 12, true, false, false, false, false, false},
-		row{0x0f, "RC_RDMA_READ_RESPONSE_LAST", A, 16, true, false, false, false, false, true},
-		row{0x10, "RC_RDMA_READ_RESPONSE_ONLY", A, 16, true, false, false, false, true, true},
-		row{0x11, "RC_ACKNOWLEDGE", A, 16, false, false, false, false, true, true},
-		row{0x12, "RC_ATOMIC_ACKNOWLEDGE", A | HasAtomicAckETH, 24, false, false, false, false, true, true},
-		row{0x13, "RC_COMPARE_SWAP", HasAtomicETH, 40, false, true, false, false, true, true},
-		row{0x14, "RC_FETCH_ADD", HasAtomicETH, 40, false, true, false, false, true, true},
-		row{0x16, "RC_SEND_LAST_WITH_INVALIDATE", HasIETH, 16, true, true, false, true, false, true},
-		row{0x17, "RC_SEND_ONLY_WITH_INVALIDATE", HasIETH, 16, true, true, true, true, true, true},
 		row{0x64, "UD_SEND_ONLY", HasDETH, 20, true, true, true, true, true, true},
 		row{0x65, "UD_SEND_ONLY_WITH_IMMEDIATE", HasDETH | I, 24, true, true, true, true, true, true},
 	)
-	if got := len(Opcodes()); got != len(want) || got != 37 {
-		t.Fatalf("len(Opcodes()) = %d, want %d (23 RC + 12 UC + 2 UD)", got, len(want))
+	for _, r := range rc {
+		x := r
+		x.op = 0xa0 | r.op
+		x.str = "X" + r.str
+		if r.req {
+			x.hdrs |= HasXRCETH
+			x.hdrLen += XRCETHLen
+		}
+		want = append(want, x)
+	}
+	if got := len(Opcodes()); got != len(want) || got != 60 {
+		t.Fatalf("len(Opcodes()) = %d, want %d (23 RC + 12 UC + 2 UD + 23 XRC)", got, len(want))
 	}
 	seen := map[Opcode]bool{}
 	for _, w := range want {
@@ -145,6 +162,26 @@ func TestHeaderOffsets(t *testing.T) {
 		{RCSendOnlyInvalidate, HasIETH, 12},
 		{RCSendOnly, HasRETH, -1},
 		{RCRDMAReadResponseMiddle, HasAETH, -1},
+		// XRC requests: the XRCETH comes straight after the BTH and
+		// pushes every other header back by 4 bytes.
+		{XRCSendOnly, HasXRCETH, 12},
+		{XRCSendOnlyImm, HasXRCETH, 12},
+		{XRCSendOnlyImm, HasImmDt, 16},
+		{XRCRDMAWriteOnly, HasXRCETH, 12},
+		{XRCRDMAWriteOnly, HasRETH, 16},
+		{XRCRDMAWriteOnlyImm, HasRETH, 16},
+		{XRCRDMAWriteOnlyImm, HasImmDt, 32},
+		{XRCRDMAReadRequest, HasRETH, 16},
+		{XRCCompareSwap, HasAtomicETH, 16},
+		{XRCSendOnlyInvalidate, HasIETH, 16},
+		// XRC responses carry what RC responses carry, and no XRCETH.
+		{XRCAcknowledge, HasXRCETH, -1},
+		{XRCAcknowledge, HasAETH, 12},
+		{XRCAtomicAcknowledge, HasAETH, 12},
+		{XRCAtomicAcknowledge, HasAtomicAckETH, 16},
+		{XRCRDMAReadResponseFirst, HasAETH, 12},
+		{RCSendOnly, HasXRCETH, -1},
+		{UDSendOnly, HasXRCETH, -1},
 	}
 	for _, tc := range tests {
 		if got := tc.op.Offset(tc.h); got != tc.want {
@@ -166,7 +203,10 @@ func TestOpcodeNames(t *testing.T) {
 		{0x40, "RD_SEND_FIRST"},
 		{0x66, "UD_OPCODE_0x66"},
 		{0x81, "CNP"},
-		{0xa0, "RSVD5_OPCODE_0xa0"},
+		{0xb5, "XRC_OPCODE_0xb5"}, // RC's reserved 0x15
+		{0xbc, "XRC_OPCODE_0xbc"}, // FLUSH is RC only
+		{0xbd, "XRC_OPCODE_0xbd"}, // so is ATOMIC_WRITE
+		{0xc0, "RSVD6_OPCODE_0xc0"},
 	}
 	for _, tc := range tests {
 		if got := tc.op.String(); got != tc.want {
@@ -178,6 +218,49 @@ func TestOpcodeNames(t *testing.T) {
 	}
 	if got, want := (HasRETH | HasImmDt).String(), "RETH+ImmDt"; got != want {
 		t.Errorf("Headers.String() = %q, want %q", got, want)
+	}
+	if got, want := (HasImmDt | HasRETH | HasXRCETH).String(), "XRCETH+RETH+ImmDt"; got != want {
+		t.Errorf("Headers.String() = %q, want %q (wire order)", got, want)
+	}
+}
+
+// TestHeaderBits checks that the bit values of the headers that existed
+// before XRC did not move when HasXRCETH was added.
+func TestHeaderBits(t *testing.T) {
+	for i, h := range []Headers{HasRDETH, HasDETH, HasRETH, HasAtomicETH, HasAETH, HasAtomicAckETH, HasImmDt, HasIETH, HasXRCETH} {
+		if h != 1<<i {
+			t.Errorf("header %d (%v) = %#x, want %#x", i, h, uint16(h), 1<<i)
+		}
+	}
+}
+
+// TestTransportNames checks the short and long names. Reference: Wireshark's
+// packet-infiniband.c opcode names ("Extended Reliable Connection (XRC) -
+// SEND First", as tshark -G values lists them).
+func TestTransportNames(t *testing.T) {
+	tests := []struct {
+		t          Transport
+		short, lng string
+	}{
+		{RC, "RC", "Reliable Connection"},
+		{UC, "UC", "Unreliable Connection"},
+		{RD, "RD", "Reliable Datagram"},
+		{UD, "UD", "Unreliable Datagram"},
+		{CNP, "CNP", "Congestion Notification"},
+		{XRC, "XRC", "Extended Reliable Connection"},
+		{6, "RSVD6", "Reserved"},
+		{7, "RSVD7", "Reserved"},
+	}
+	for _, tc := range tests {
+		if got := tc.t.String(); got != tc.short {
+			t.Errorf("Transport(%d).String() = %q, want %q", uint8(tc.t), got, tc.short)
+		}
+		if got := tc.t.LongName(); got != tc.lng {
+			t.Errorf("Transport(%d).LongName() = %q, want %q", uint8(tc.t), got, tc.lng)
+		}
+	}
+	if got := XRCSendFirst.Transport(); got != XRC {
+		t.Errorf("XRCSendFirst.Transport() = %v, want XRC", got)
 	}
 }
 
@@ -192,6 +275,13 @@ func TestParseOpcode(t *testing.T) {
 		{"  uc rdma-write-only  ", UCRDMAWriteOnly, false},
 		{"IB_OPCODE_UD_SEND_ONLY", UDSendOnly, false},
 		{"0x64", UDSendOnly, false},
+		{"XRC_SEND_ONLY", XRCSendOnly, false},
+		{"xrc rdma-write-only", XRCRDMAWriteOnly, false},
+		{"IB_OPCODE_XRC_ACKNOWLEDGE", XRCAcknowledge, false},
+		{"0xa4", XRCSendOnly, false},
+		{"183", XRCSendOnlyInvalidate, false},
+		{"0xb5", 0, true},
+		{"XRC_FLUSH", 0, true},
 		{"100", UDSendOnly, false},
 		{"0100", UDSendOnly, false}, // decimal, not C's octal 0x40
 		{"0b1100100", 0, true},

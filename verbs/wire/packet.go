@@ -27,6 +27,7 @@ type Packet struct {
 	AtomicETH    AtomicETHFields // COMPARE SWAP, FETCH ADD
 	AtomicAckETH uint64          // ATOMIC ACK: the original remote value
 	DETH         DETHFields      // UD
+	XRCETH       uint32          // XRC requests: the target's XRC SRQ number (24 bits)
 	Payload      []byte
 	// ICRC is the ICRC found by Decode; the encoders ignore it.
 	ICRC uint32
@@ -82,6 +83,8 @@ func (p *Packet) putBody(b []byte) {
 		switch ho.h {
 		case HasDETH:
 			DETH(x).Encode(&p.DETH)
+		case HasXRCETH:
+			XRCETH(x).Encode(p.XRCETH)
 		case HasRETH:
 			RETH(x).Encode(&p.RETH)
 		case HasAtomicETH:
@@ -186,11 +189,13 @@ func (p *Packet) putIP(out []byte, n *Network) {
 // It rejects, with an *Error wrapping the sentinel named, what rxe drops
 // whatever QP the packet is for: a buffer too short for the BTH, the opcode's
 // headers and the ICRC (ErrShort); a transport header version other than 0
-// (ErrBadTVer); an opcode vsh and rxe do not carry (ErrBadOpcode); a pad
-// count larger than what follows the headers (ErrBadPad). It does not check
-// the ICRC, which needs the IP and UDP headers: use DecodeIP, or VerifyICRC
-// with the Network the datagram came from. Like rxe it accepts payload
-// bytes after an opcode that carries none, and non-zero pad bytes.
+// (ErrBadTVer); an opcode vsh does not carry (ErrBadOpcode); a pad count
+// larger than what follows the headers (ErrBadPad). XRC opcodes pass, as
+// vsh carries them, though rxe, which has no XRC, would drop them. It does
+// not check the ICRC, which needs the IP and UDP headers: use DecodeIP, or
+// VerifyICRC with the Network the datagram came from. Like rxe it accepts
+// payload bytes after an opcode that carries none, non-zero pad bytes, and
+// non-zero reserved bits in the BTH, DETH and XRCETH, which it ignores.
 //
 // Decode never panics and does not allocate unless it fails.
 func Decode(b []byte, p *Packet) error {
@@ -204,7 +209,7 @@ func Decode(b []byte, p *Packet) error {
 	op := bth.Opcode()
 	info := &opTable[op]
 	if !info.valid {
-		return errorf(ErrBadOpcode, "opcode 0x%02x (%s) is not an RC, UC or UD opcode that rxe implements", uint8(op), op)
+		return errorf(ErrBadOpcode, "opcode 0x%02x (%s) is not one vsh carries (the RC, UC and UD opcodes rxe implements, and XRC)", uint8(op), op)
 	}
 	if len(b) < info.hdrLen+ICRCLen {
 		return errorf(ErrShort, "%s needs %d header bytes and a %d-byte ICRC, packet has %d bytes", op, info.hdrLen, ICRCLen, len(b))
@@ -233,6 +238,8 @@ func Decode(b []byte, p *Packet) error {
 		switch ho.h {
 		case HasDETH:
 			p.DETH = DETH(x).Fields()
+		case HasXRCETH:
+			p.XRCETH = XRCETH(x).SRQN()
 		case HasRETH:
 			p.RETH = RETH(x).Fields()
 		case HasAtomicETH:

@@ -3,8 +3,10 @@ package wire
 import (
 	"bytes"
 	"encoding/binary"
+	"encoding/hex"
 	"errors"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -87,6 +89,98 @@ func TestRoundTrip(t *testing.T) {
 				})
 			}
 		}
+	}
+}
+
+// TestXRCBytes pins the exact bytes of XRC packets: the XRCETH (a reserved
+// zero byte, then the 24-bit XRC SRQ number) sits right after the BTH of a
+// request, before RETH or ImmDt, and a response from the XRC target carries
+// only what an RC response carries.
+func TestXRCBytes(t *testing.T) {
+	n := testNet4()
+	tests := []struct {
+		name string
+		p    Packet
+		// want is the packet on the wire, header by header: BTH, extension
+		// headers, payload and pad, then the ICRC (least significant byte
+		// first, as rxe stores it). The ICRCs were checked against an
+		// independent computation: zlib's CRC-32 over eight 0xff bytes and
+		// the masked IPv4, UDP and BTH headers, as rxe_icrc.c builds them.
+		want []string
+	}{
+		{
+			"SEND ONLY",
+			Packet{
+				BTH:    BTHFields{Opcode: XRCSendOnly, PKey: DefaultPKey, DestQP: 0x11, PSN: 3, AckReq: true},
+				XRCETH: 0x123456, Payload: []byte("hello"),
+			},
+			[]string{"a430ffff0000001180000003", "00123456", "68656c6c6f000000", "7d7a9304"},
+		},
+		{
+			"SEND ONLY, SRQN masked to 24 bits",
+			Packet{
+				BTH:    BTHFields{Opcode: XRCSendOnly, PKey: DefaultPKey, DestQP: 0x11, PSN: 3, AckReq: true},
+				XRCETH: 0xff123456, Payload: []byte("hello"),
+			},
+			[]string{"a430ffff0000001180000003", "00123456", "68656c6c6f000000", "7d7a9304"},
+		},
+		{
+			"RDMA WRITE ONLY",
+			Packet{
+				BTH:    BTHFields{Opcode: XRCRDMAWriteOnly, PKey: DefaultPKey, DestQP: 0x11, PSN: 4, AckReq: true},
+				XRCETH: 0x123456, RETH: RETHFields{VA: 0x7f0000001000, RKey: 0x1234, DMALen: 4}, Payload: []byte("abcd"),
+			},
+			[]string{"aa00ffff0000001180000004", "00123456", "00007f0000001000" + "00001234" + "00000004", "61626364", "b4c201b2"},
+		},
+		{
+			"SEND ONLY WITH IMMEDIATE",
+			Packet{
+				BTH:    BTHFields{Opcode: XRCSendOnlyImm, SE: true, PKey: DefaultPKey, DestQP: 0x11, PSN: 5},
+				XRCETH: 0x123456, ImmDt: 0xdeadbeef, Payload: []byte("hi"),
+			},
+			[]string{"a5a0ffff0000001100000005", "00123456", "deadbeef", "68690000", "fc152543"},
+		},
+		{
+			"ACKNOWLEDGE: no XRCETH, even if the field is set",
+			Packet{
+				BTH:    BTHFields{Opcode: XRCAcknowledge, PKey: DefaultPKey, DestQP: 0x12, PSN: 5},
+				XRCETH: 0x123456, AETH: AETHFields{Syndrome: SyndromeACK, MSN: 3},
+			},
+			[]string{"b100ffff0000001200000005", "1f000003", "800ae75d"},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			b, err := tc.p.Append(nil, &n)
+			if err != nil {
+				t.Fatalf("Append: %v", err)
+			}
+			want := strings.Join(tc.want, "")
+			if got := hex.EncodeToString(b); got != want {
+				t.Errorf("Append =\n %s\nwant\n %s", got, want)
+			}
+			if err := VerifyICRC(b, &n); err != nil {
+				t.Errorf("VerifyICRC: %v", err)
+			}
+			var q Packet
+			if err := Decode(b, &q); err != nil {
+				t.Fatalf("Decode: %v", err)
+			}
+			w := tc.p
+			w.BTH.PadCount = uint8(w.PadCount())
+			w.ICRC = q.ICRC
+			if w.BTH.Opcode.Has(HasXRCETH) {
+				w.XRCETH &= 0xffffff
+			} else {
+				w.XRCETH = 0 // not on the wire, so not decoded
+			}
+			if len(w.Payload) == 0 {
+				w.Payload = nil
+			}
+			if !reflect.DeepEqual(q, w) {
+				t.Errorf("Decode(Append(p))\n got %s\nwant %s", Describe(&q), Describe(&w))
+			}
+		})
 	}
 }
 
@@ -181,6 +275,8 @@ func TestDecodeErrors(t *testing.T) {
 		{"RETH cut", good(RCRDMAWriteOnly, 0)[:20], ErrShort},
 		{"AtomicETH cut", good(RCCompareSwap, 0)[:43], ErrShort},
 		{"UD DETH cut", good(UDSendOnly, 0)[:23], ErrShort},
+		{"XRCETH cut", good(XRCSendOnly, 0)[:19], ErrShort},
+		{"XRC RETH cut", good(XRCRDMAWriteOnly, 0)[:35], ErrShort},
 		{"TVer 1", func() []byte { b := good(RCSendOnly, 4); b[1] |= 1; return b }(), ErrBadTVer},
 		{"TVer 15", func() []byte { b := good(RCSendOnly, 4); b[1] |= 0xf; return b }(), ErrBadTVer},
 		{"reserved RC 0x15", func() []byte { b := good(RCSendOnly, 4); b[0] = 0x15; return b }(), ErrBadOpcode},
@@ -188,6 +284,9 @@ func TestDecodeErrors(t *testing.T) {
 		{"UC READ", func() []byte { b := good(RCSendOnly, 4); b[0] = 0x2c; return b }(), ErrBadOpcode},
 		{"CNP", func() []byte { b := good(RCSendOnly, 4); b[0] = 0x81; return b }(), ErrBadOpcode},
 		{"FLUSH", func() []byte { b := good(RCSendOnly, 4); b[0] = 0x1c; return b }(), ErrBadOpcode},
+		{"reserved XRC 0xb5", func() []byte { b := good(XRCSendOnly, 4); b[0] = 0xb5; return b }(), ErrBadOpcode},
+		{"XRC FLUSH", func() []byte { b := good(XRCSendOnly, 4); b[0] = 0xbc; return b }(), ErrBadOpcode},
+		{"transport 6", func() []byte { b := good(RCSendOnly, 4); b[0] = 0xc4; return b }(), ErrBadOpcode},
 		{"pad 3 no payload", func() []byte { b := good(RCSendOnly, 0); BTH(b).SetPadCount(3); return b }(), ErrBadPad},
 		{"pad 1 on ACK", func() []byte { b := good(RCAcknowledge, 0); BTH(b).SetPadCount(1); return b }(), ErrBadPad},
 	}
@@ -227,6 +326,18 @@ func TestDecodeLenient(t *testing.T) {
 	if err := Decode(b, &q); err != nil || len(q.Payload) != 1 {
 		t.Errorf("non-zero pad: %v", err)
 	}
+	// A non-zero reserved byte in the XRCETH is ignored, as the reserved
+	// bits of BTH and DETH are, and re-encoded as zero.
+	p = samplePacket(XRCSendOnly, 3, 4)
+	p.XRCETH = 0x123456
+	b, _ = p.Append(nil, &n)
+	b[BTHLen] = 0xa5
+	if err := Decode(b, &q); err != nil || q.XRCETH != 0x123456 {
+		t.Errorf("XRCETH with reserved byte 0xa5: %v, SRQN %#x, want 0x123456", err, q.XRCETH)
+	}
+	if c, _ := q.Append(nil, &n); c[BTHLen] != 0 || XRCETH(c[BTHLen:]).SRQN() != 0x123456 {
+		t.Errorf("re-encoded XRCETH = % x, want 00 12 34 56", c[BTHLen:BTHLen+XRCETHLen])
+	}
 }
 
 func TestDecodeReuseClearsFields(t *testing.T) {
@@ -244,6 +355,17 @@ func TestDecodeReuseClearsFields(t *testing.T) {
 	}
 	if p.RETH != (RETHFields{}) || p.ImmDt != 0 {
 		t.Errorf("stale RETH/ImmDt after decoding a SEND: %+v %#x", p.RETH, p.ImmDt)
+	}
+	x := samplePacket(XRCSendOnly, 3, 8)
+	xb, _ := x.Append(nil, &n)
+	if err := Decode(xb, &p); err != nil || p.XRCETH != x.XRCETH {
+		t.Fatalf("Decode(XRC SEND ONLY) = %v, XRCETH %#x", err, p.XRCETH)
+	}
+	if err := Decode(sb, &p); err != nil {
+		t.Fatal(err)
+	}
+	if p.XRCETH != 0 {
+		t.Errorf("stale XRCETH %#x after decoding an RC SEND", p.XRCETH)
 	}
 }
 
