@@ -133,7 +133,10 @@ type SRQ interface {
 	PostRecv(wrs []RecvWR) (n int, err error)
 	Modify(attr SRQAttr, mask SRQAttrMask) error // ibv_modify_srq
 	Query() (SRQAttr, error)                     // ibv_query_srq
-	Destroy() error                              // ibv_destroy_srq
+	// Num returns the SRQ number an XRC sender names in remote_srqn
+	// (ibv_get_srq_num); an SRQ that is not XRC has none (EOPNOTSUPP).
+	Num() (uint32, error)
+	Destroy() error // ibv_destroy_srq
 }
 
 // AH is an address handle (struct ibv_ah), used by UD sends.

@@ -11,6 +11,17 @@ import "time"
 // host's IP groups are the kernel's; its wire and its queues are not
 // visible), and the shell says so.
 
+// XRCSwitch is a backend whose XRC can be turned on and off: the
+// simulator, which by default has none, as kernel rxe has none, and with
+// XRC on behaves as a NIC that has it (mlx5).
+type XRCSwitch interface {
+	// XRC reports whether XRC verbs work.
+	XRC() bool
+	// SetXRC turns XRC on or off. Turning it off while XRC domains are
+	// open fails with EBUSY.
+	SetXRC(on bool) error
+}
+
 // DeliveryMode says when the fabric moves packets.
 type DeliveryMode int
 

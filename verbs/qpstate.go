@@ -8,7 +8,8 @@ import (
 // The QP state machine: which transitions ibv_modify_qp allows for each QP
 // type, and which attributes each one requires and allows. This is the
 // kernel's table, qp_state_table and ib_modify_qp_is_ok in
-// drivers/infiniband/core/verbs.c (Linux 6.1), restricted to RC, UC and UD;
+// drivers/infiniband/core/verbs.c (Linux 6.1), restricted to RC, UC, UD and
+// XRC;
 // the same masks are in rdma-core's ibv_modify_qp(3) and pyverbs'
 // qp.pyx:_get_comp_mask. rxe calls ib_modify_qp_is_ok first in
 // rxe_qp_chk_attr (drivers/infiniband/sw/rxe/rxe_qp.c).
@@ -88,6 +89,31 @@ func init() {
 	transitions[transKey{QPTypeRC, QPSSQE, QPSRTS}] = Transition{From: QPSSQE, To: QPSRTS}
 	transitions[transKey{QPTypeUC, QPSSQE, QPSRTS}] = Transition{From: QPSSQE, To: QPSRTS, Optional: AttrCurState | AttrAccessFlags}
 	transitions[transKey{QPTypeUD, QPSSQE, QPSRTS}] = Transition{From: QPSSQE, To: QPSRTS, Optional: AttrCurState | AttrQKey}
+	addXRCTrans()
+}
+
+// addXRCTrans adds the rows of XRC_SEND (the kernel's IB_QPT_XRC_INI) and
+// XRC_RECV (IB_QPT_XRC_TGT). Both start from RC's; the sender has no
+// responder, so nothing about receiving (max_dest_rd_atomic,
+// min_rnr_timer), and the receiver no requester, so RTS needs only timeout
+// and sq_psn.
+func addXRCTrans() {
+	for k, tr := range transitions {
+		if k.t != QPTypeRC {
+			continue
+		}
+		ini, tgt := tr, tr
+		ini.Required &^= AttrMaxDestRdAtomic | AttrMinRNRTimer
+		ini.Optional &^= AttrMaxDestRdAtomic | AttrMinRNRTimer
+		if k.from == QPSRTR && k.to == QPSRTS {
+			tgt.Required = AttrTimeout | AttrSQPSN
+		}
+		if k.from == QPSSQD && k.to == QPSSQD {
+			tgt.Optional &^= AttrRetryCnt | AttrRNRRetry | AttrMaxQPRdAtomic
+		}
+		transitions[transKey{QPTypeXRCSend, k.from, k.to}] = ini
+		transitions[transKey{QPTypeXRCRecv, k.from, k.to}] = tgt
+	}
 }
 
 // LookupTransition returns the rule for moving a QP of type t from one state

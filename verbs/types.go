@@ -250,9 +250,10 @@ type SGE struct {
 }
 
 // SendWR mirrors struct ibv_send_wr. Next is replaced by the slice passed to
-// QP.PostSend. Fields that belong to one opcode (RemoteAddr and RKey for RDMA
-// and atomics, CompareAdd and Swap for atomics, AH/RemoteQPN/RemoteQKey for UD)
-// are ignored by the others.
+// QP.PostSend. Fields that belong to one opcode or QP type (RemoteAddr and
+// RKey for RDMA and atomics, CompareAdd and Swap for atomics,
+// AH/RemoteQPN/RemoteQKey for UD, RemoteSRQN for XRC_SEND) are ignored by
+// the others.
 type SendWR struct {
 	WRID       uint64
 	SGList     []SGE
@@ -267,6 +268,7 @@ type SendWR struct {
 	AH         AH
 	RemoteQPN  uint32
 	RemoteQKey uint32
+	RemoteSRQN uint32 // XRC_SEND: the target's XRC SRQ (qp_type.xrc.remote_srqn)
 }
 
 // RecvWR mirrors struct ibv_recv_wr.

@@ -27,6 +27,9 @@ type RXE struct {
 	GID func(port uint8, index int) (g verbs.GID, filled, known bool)
 	// Name is the device's name, for explanations.
 	Name string
+	// XRC is set for the simulator beyond rxe (sim.Config.XRC): XRC_SEND
+	// QPs are made as mlx5 makes them. Kernel rxe has no XRC.
+	XRC bool
 }
 
 // Linux error numbers the rules return that package verbs does not name.
@@ -103,6 +106,11 @@ func (r *RXE) QPType(t verbs.QPType) Verdict {
 	switch t {
 	case verbs.QPTypeRC, verbs.QPTypeUC, verbs.QPTypeUD:
 	case verbs.QPTypeXRCRecv:
+		if r.XRC {
+			v.fail(op, verbs.EINVAL, "make it in an XRC domain: create_qp_ex type=xrc_recv xrcd=XRCD",
+				"an XRC_RECV QP belongs to an XRC domain, not to a PD; ibv_create_qp cannot pass one (libibverbs ibv_icmd_create_qp)")
+			break
+		}
 		v.fail(op, verbs.EINVAL, hint, r.say("an XRC_RECV QP needs an XRC domain, and rxe has no XRC support",
 			"IBV_QPT_XRC_RECV needs an XRC domain, which ibv_create_qp cannot pass (libibverbs ibv_icmd_create_qp)"))
 	case verbs.QPTypeRawPacket:
@@ -117,6 +125,9 @@ func (r *RXE) QPType(t verbs.QPType) Verdict {
 		v.fail(op, verbs.EOPNOTSUPP, hint, r.say(fmt.Sprintf("rxe does not support %s QPs (rxe_qp_chk_init accepts RC, UC and UD only)", t),
 			"rxe does not implement raw packet QPs (rxe_qp_chk_init: only RC, UC and UD)"))
 	case verbs.QPTypeXRCSend:
+		if r.XRC {
+			break
+		}
 		v.fail(op, verbs.EOPNOTSUPP, hint, r.say(fmt.Sprintf("rxe does not support %s QPs (rxe_qp_chk_init accepts RC, UC and UD only)", t),
 			"rxe does not implement XRC (rxe_qp_chk_init: only RC, UC and UD)"))
 	default:

@@ -589,3 +589,123 @@ func (f *Fabric) Close() error {
 	}
 	return nil
 }
+
+var _ verbs.ExtendedContext = (*context)(nil)
+
+// OpenXRCD is openXRCD under the fabric's lock.
+func (c *context) OpenXRCD(attr verbs.XRCDInitAttr) (verbs.XRCD, error) {
+	f := c.fab()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return c.openXRCD(attr)
+}
+
+// CreateSRQEx is createSRQEx under the fabric's lock.
+func (c *context) CreateSRQEx(attr verbs.SRQInitAttrEx) (verbs.SRQ, error) {
+	f := c.fab()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return c.createSRQEx(attr)
+}
+
+// CreateQPEx is createQPEx under the fabric's lock.
+func (c *context) CreateQPEx(attr verbs.QPInitAttrEx) (verbs.QP, error) {
+	f := c.fab()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return c.createQPEx(attr)
+}
+
+// OpenQP is openQP under the fabric's lock.
+func (c *context) OpenQP(attr verbs.QPOpenAttr) (verbs.QP, error) {
+	f := c.fab()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return c.openQP(attr)
+}
+
+// Close is close under the fabric's lock.
+func (x *xrcd) Close() error {
+	f := x.ctx.fab()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return x.close()
+}
+
+// Num is srqNum under the fabric's lock.
+func (s *srq) Num() (uint32, error) {
+	f := s.pd.ctx.fab()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return s.srqNum()
+}
+
+var _ verbs.XRCSwitch = (*Fabric)(nil)
+
+// XRC implements verbs.XRCSwitch.
+func (f *Fabric) XRC() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.cfg.XRC
+}
+
+// SetXRC implements verbs.XRCSwitch.
+func (f *Fabric) SetXRC(on bool) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.setXRC(on)
+}
+
+// Modify is modify through an XRC_RECV QP's handle, under the fabric's lock.
+func (t *tgtQP) Modify(a *verbs.QPAttr, mask verbs.QPAttrMask) error {
+	f := t.qp.fabric
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := t.checkHandle("ibv_modify_qp"); err != nil {
+		return err
+	}
+	return t.qp.modify(a, mask)
+}
+
+// Query is query through an XRC_RECV QP's handle, under the fabric's lock.
+func (t *tgtQP) Query(mask verbs.QPAttrMask) (verbs.QPAttr, verbs.QPInitAttr, error) {
+	f := t.qp.fabric
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := t.checkHandle("ibv_query_qp"); err != nil {
+		return verbs.QPAttr{}, verbs.QPInitAttr{}, err
+	}
+	a, init, err := t.qp.query(mask)
+	init.Context = t.userCtx
+	return a, init, err
+}
+
+// PostSend is postSend through an XRC_RECV QP's handle, under the fabric's lock.
+func (t *tgtQP) PostSend(wrs []verbs.SendWR) (int, error) {
+	f := t.qp.fabric
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := t.checkHandle("ibv_post_send"); err != nil {
+		return 0, err
+	}
+	return t.qp.postSend(wrs)
+}
+
+// PostRecv is postRecv through an XRC_RECV QP's handle, under the fabric's lock.
+func (t *tgtQP) PostRecv(wrs []verbs.RecvWR) (int, error) {
+	f := t.qp.fabric
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := t.checkHandle("ibv_post_recv"); err != nil {
+		return 0, err
+	}
+	return t.qp.postRecv(wrs)
+}
+
+// Destroy is destroy of an XRC_RECV QP's handle, under the fabric's lock.
+func (t *tgtQP) Destroy() error {
+	f := t.qp.fabric
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return t.destroy()
+}

@@ -112,7 +112,7 @@ func (q *qp) compSteps(pp **packet) bool {
 			if p.hdr.BTH.Opcode.IsLast() {
 				c.opcode = -1
 			} else {
-				c.opcode = int(p.hdr.BTH.Opcode)
+				c.opcode = int(p.hdr.BTH.Opcode & 0x1f) // XRC's are RC's
 			}
 			psn := uint32(p.hdr.BTH.PSN)
 			if psnCmp(psn, c.psn) >= 0 {
@@ -132,7 +132,7 @@ func (q *qp) compSteps(pp **packet) bool {
 			}
 			// Push the retransmit timer back while something sent may
 			// still be acknowledged.
-			if q.typ == verbs.QPTypeRC && q.req.state == engReady && psnCmp(q.req.psn, c.psn) > 0 {
+			if q.reliable() && q.req.state == engReady && psnCmp(q.req.psn, c.psn) > 0 {
 				if tj := q.timeoutJiffies(); tj > 0 {
 					f.modTimer(&q.timers[timerRetrans], tj)
 				}
@@ -249,7 +249,7 @@ func (q *qp) compCheckPSN(p *packet, w *sendWQE) compState {
 
 // compCheckAck is the completer's check_ack.
 func (q *qp) compCheckAck(p *packet, w *sendWQE) compState {
-	op := p.hdr.BTH.Opcode
+	op := p.hdr.BTH.Opcode & 0x1f // an XRC response is an RC one in another transport
 	c := &q.comp
 	switch c.opcode {
 	case -1:

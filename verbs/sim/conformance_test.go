@@ -44,8 +44,23 @@ func TestConformance(t *testing.T) {
 		MinRun:        minRun,
 	})
 	for _, n := range rep.NotRun {
-		if n.Missing != verbstest.CapDataPath {
-			t.Errorf("scenario %s did not run for lack of %v; only data-path scenarios may wait for the data path", n.Name, n.Missing)
+		if n.Missing != verbstest.CapXRC {
+			t.Errorf("scenario %s did not run for lack of %v; only the XRC scenarios (TestConformanceXRC) may", n.Name, n.Missing)
 		}
+	}
+}
+
+// TestConformanceXRC runs the XRC scenarios on the simulator with XRC on,
+// beyond rxe; TestConformance runs them with it off, as on rxe.
+func TestConformanceXRC(t *testing.T) {
+	rep := verbstest.Run(t, func(t *testing.T) verbs.Provider {
+		return sim.New(sim.Config{Devices: 2, Seed: 1, XRC: true})
+	}, verbstest.Options{
+		Has:       simCaps | verbstest.CapXRC,
+		ActiveMTU: verbs.MTU1024,
+		Match:     "^xrc/",
+	})
+	if len(rep.NotRun) > 0 || rep.Ran < 10 {
+		t.Errorf("%d XRC scenarios ran, %d not run; want every one", rep.Ran, len(rep.NotRun))
 	}
 }

@@ -43,6 +43,13 @@ type device struct {
 	// peer marks a stand-in for another host on the UDP link
 	// (udplink.go): not one of the fabric's devices, only a destination.
 	peer bool
+
+	// XRC (xrc.go): the domains by file, the XRC SRQs by number, and the
+	// context the domains' target QPs live under.
+	xdoms    map[string]*xdom
+	xsrqs    map[uint32]*srq
+	nextSRQN uint32
+	xrcCtx   *context
 }
 
 var _ verbs.Device = (*device)(nil)
@@ -187,6 +194,8 @@ type context struct {
 	pds      []*pd
 	cqs      []*cq
 	channels []*channel
+	xrcds    []*xrcd  // XRC domain handles (xrc.go)
+	tgtQPs   []*tgtQP // handles to XRC_RECV QPs
 }
 
 var _ verbs.Context = (*context)(nil)
@@ -344,6 +353,7 @@ func (c *context) closeLocked(why string) {
 	gone := "its device context was closed"
 	d := c.dev
 	c.events = nil // before the objects go: nothing left to sweep
+	c.closeXRC(gone)
 	for _, p := range c.pds {
 		for _, q := range append([]*qp(nil), p.qps...) { // each takes itself out
 			q.destroyLocked(gone)

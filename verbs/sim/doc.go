@@ -31,6 +31,17 @@
 // AH, destroying a CQ with unacknowledged events), the simulator returns an
 // error that says so instead.
 //
+// # XRC, beyond rxe
+//
+// rxe has no XRC, and neither has a Fabric by default: every XRC verb
+// fails with EOPNOTSUPP, as libibverbs' dummy ops answer on rxe. With
+// Config.XRC (or SetXRC) the devices have it as a NIC that implements it
+// does (xrc.go): XRC domains per device and file, XRC SRQs numbered
+// device-wide with a CQ of their own, XRC_SEND QPs whose requests carry
+// the target SRQ's number (the XRCETH), and XRC_RECV QPs that belong to
+// their domain, reached through handles (ibv_open_qp), and hand each
+// message to the SRQ it names.
+//
 // # Determinism
 //
 // QP numbers are allocated as rxe's pool allocates them (cyclic from 17;

@@ -33,6 +33,10 @@ type Config struct {
 	// HZ is the kernel tick rate that rxe's timers count in; default 250,
 	// Debian's CONFIG_HZ. A jiffy is 1s/HZ.
 	HZ int
+	// XRC gives the devices XRC (XRC domains, XRC SRQs, XRC_SEND and
+	// XRC_RECV QPs), as mlx5 has it. Kernel rxe has none, so the default
+	// is off and every XRC verb fails with EOPNOTSUPP, as on rxe.
+	XRC bool
 }
 
 // Fabric is the simulated RoCEv2 network: devices sim0, sim1, ... on one

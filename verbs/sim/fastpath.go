@@ -355,7 +355,7 @@ func (q *qp) compIdle() bool {
 	if w := q.sq.head(); w != nil && (w.state == wqeDone || w.state == wqeError) {
 		return false
 	}
-	return !(q.typ == verbs.QPTypeRC && q.req.state == engReady && psnCmp(q.req.psn, c.psn) > 0 && q.timeoutJiffies() > 0)
+	return !(q.reliable() && q.req.state == engReady && psnCmp(q.req.psn, c.psn) > 0 && q.timeoutJiffies() > 0)
 }
 
 // copyToCurSGE is copyToSGL's usual case: when src (not empty, no longer

@@ -9,6 +9,12 @@ var _ verbs.Inspector = (*Fabric)(nil)
 // inspectQP does InspectQP's work.
 func (f *Fabric) inspectQP(x verbs.QP) (verbs.QPInternals, error) {
 	q, ok := x.(*qp)
+	if t, isTgt := x.(*tgtQP); isTgt && t != nil {
+		if t.closed != "" {
+			return verbs.QPInternals{}, deadErr("inspect", t.qp.name(), t.closed)
+		}
+		q, ok = t.qp, true
+	}
 	if !ok || q == nil || q.pd.ctx.fab() != f {
 		return verbs.QPInternals{}, verbs.Errorf("inspect", verbs.EINVAL, "", "the QP does not belong to this simulator")
 	}

@@ -645,17 +645,14 @@ func (q *qp) rcvPkt(p *packet) {
 // checkTypeState is check_type_state.
 func (q *qp) checkTypeState(p *packet) string {
 	t := p.hdr.BTH.Opcode.Transport()
-	want := wire.Transport(7)
-	switch q.typ {
-	case verbs.QPTypeRC:
-		want = wire.RC
-	case verbs.QPTypeUC:
-		want = wire.UC
-	case verbs.QPTypeUD:
-		want = wire.UD
-	}
-	if t != want {
+	if t != q.transport() {
 		return fmt.Sprintf("a %s packet for %s, a %s QP (check_type_state)", t, q.name(), q.typ.Short())
+	}
+	switch {
+	case q.typ == verbs.QPTypeXRCSend && p.hdr.BTH.Opcode.IsRequest():
+		return q.name() + " is an XRC_SEND QP: it sends requests and takes responses, and has no receive side"
+	case q.typ == verbs.QPTypeXRCRecv && !p.hdr.BTH.Opcode.IsRequest():
+		return q.name() + " is an XRC_RECV QP: it sends no requests, so it takes no responses"
 	}
 	if p.hdr.BTH.Opcode.IsRequest() {
 		if q.resp.state != engReady {
@@ -670,7 +667,7 @@ func (q *qp) checkTypeState(p *packet) string {
 // checkAddr is check_addr: an RC or UC packet must come from the QP's
 // peer to the QP's own address.
 func (q *qp) checkAddr(p *packet) string {
-	if q.typ != verbs.QPTypeRC && q.typ != verbs.QPTypeUC {
+	if !q.connected() {
 		return ""
 	}
 	if q.attr.PortNum != 1 {

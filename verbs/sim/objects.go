@@ -764,6 +764,12 @@ type srq struct {
 	usecnt        int // QPs attached
 	eventsUnacked int
 	context       any
+	// An XRC SRQ (xrc.go): its domain handle, the CQ its receives
+	// complete on, and its device-wide number.
+	typ  verbs.SRQType
+	xrcd *xrcd
+	cq   *cq
+	num  uint32
 }
 
 var _ verbs.SRQ = (*srq)(nil)
@@ -776,6 +782,7 @@ func (s *srq) check(op string) error {
 }
 
 func (s *srq) kill(why string) {
+	s.forgetXRC()
 	s.dead = why
 	s.pd.ctx.dev.poolDel(poolSRQ)
 }
@@ -804,6 +811,7 @@ func (p *pd) createSRQ(attr verbs.SRQInitAttr) (verbs.SRQ, error) {
 	}
 	s := &srq{pd: p, limit: a.SRQLimit, context: attr.Context}
 	s.rq.init(roundQueue(a.MaxWR), a.MaxSGE)
+	p.ctx.dev.numberSRQ(s)
 	p.ctx.dev.poolAdd(poolSRQ)
 	listAdd(&p.srqs, s)
 	return s, nil

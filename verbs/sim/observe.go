@@ -94,6 +94,7 @@ func (q *qp) discard(p *packet, why string) {
 	if len(f.net.observers) == 0 {
 		return
 	}
-	kind := map[verbs.QPType]string{verbs.QPTypeRC: "RC", verbs.QPTypeUC: "UC", verbs.QPTypeUD: "UD"}[q.typ]
+	kind := map[verbs.QPType]string{verbs.QPTypeRC: "RC", verbs.QPTypeUC: "UC", verbs.QPTypeUD: "UD",
+		verbs.QPTypeXRCSend: "XRC_SEND", verbs.QPTypeXRCRecv: "XRC_RECV"}[q.typ]
 	f.tellObservers(p, "delivered, discarded by the "+kind+" responder", why)
 }

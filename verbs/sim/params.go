@@ -95,9 +95,10 @@ const (
 func (d *device) profile() *rules.RXE {
 	if d.prof == nil {
 		d.prof = &rules.RXE{Mode: rules.Decide, Attr: d.deviceAttr(), NumCompVectors: numCompVectors,
-			CapNetRaw: d.f.cfg.CapNetRaw, GID: d.gidSlot, Name: d.name}
+			CapNetRaw: d.f.cfg.CapNetRaw, GID: d.gidSlot, Name: d.name, XRC: d.f.cfg.XRC}
 	}
 	d.prof.Port = d.portAttr()
+	d.prof.XRC = d.f.cfg.XRC
 	return d.prof
 }
 

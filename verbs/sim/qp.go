@@ -50,6 +50,8 @@ type qp struct {
 	// inflight counts the QP's packets on the fabric; needSkb is set while
 	// an engine waits for it to fall below inflightLow.
 	inflight int
+	// opens counts the handles of an XRC_RECV QP (xrc.go).
+	opens int
 }
 
 var _ verbs.QP = (*qp)(nil)
@@ -113,8 +115,13 @@ func (p *pd) createQP(attr verbs.QPInitAttr) (verbs.QP, error) {
 	if err != nil {
 		return nil, err
 	}
-	rcq, err := cqOf(attr.RecvCQ, "recv_cq")
-	if err != nil {
+	var rcq *cq
+	if attr.Type == verbs.QPTypeXRCSend {
+		// create_qp (uverbs_cmd.c): an XRC_INI QP has no receive side; its
+		// recv_cq, SRQ and receive caps are ignored.
+		s = nil
+		attr.Cap.MaxRecvWR, attr.Cap.MaxRecvSGE = 0, 0
+	} else if rcq, err = cqOf(attr.RecvCQ, "recv_cq"); err != nil {
 		return nil, err
 	}
 	if err := r.QPCap(attr.Cap, s != nil).Err(); err != nil {
@@ -128,17 +135,8 @@ func (p *pd) createQP(attr verbs.QPInitAttr) (verbs.QP, error) {
 	if !ok {
 		return nil, verbs.Errorf(op, verbs.ENOMEM, "destroy some QPs", "the device has no free QP number")
 	}
-	q := &qp{fabric: f, pd: p, qpn: qpn, typ: attr.Type, scq: scq, rcq: rcq, srq: s, sqSigAll: attr.SQSigAll, userCtx: attr.Context}
-	// rxe_qp_init_misc: path_mtu starts at IB_MTU_256.
-	q.attr.PathMTU = verbs.MTU256
-	q.mtu = 256
-	q.srcPort = wire.SourcePort(qpn)
-	q.req.opcode, q.comp.opcode, q.resp.opcode = -1, -1, -1
-	q.resp.aethSyn = wire.SyndromeACK
-	for k := range q.timers {
-		q.timers[k] = timer{q: q, kind: uint8(k), hix: -1}
-	}
-	q.attr.State = verbs.QPSReset
+	q := newQP(f, p, qpn, attr.Type)
+	q.scq, q.rcq, q.srq, q.sqSigAll, q.userCtx = scq, rcq, s, attr.SQSigAll, attr.Context
 	// rxe_qp_init_req: one WQE size serves both SGEs and inline data.
 	wqe := attr.Cap.MaxSendSGE * rxeSGESize
 	if attr.Cap.MaxInlineData > wqe {
@@ -153,11 +151,29 @@ func (p *pd) createQP(attr verbs.QPInitAttr) (verbs.QP, error) {
 		s.usecnt++
 	}
 	scq.usecnt++
-	rcq.usecnt++
+	if rcq != nil {
+		rcq.usecnt++
+	}
 	d.setQP(qpn, q)
 	d.poolAdd(poolQP)
 	listAdd(&p.qps, q)
 	return q, nil
+}
+
+// newQP is a QP in RESET as rxe_qp_init_misc leaves it.
+func newQP(f *Fabric, p *pd, qpn uint32, t verbs.QPType) *qp {
+	q := &qp{fabric: f, pd: p, qpn: qpn, typ: t}
+	// rxe_qp_init_misc: path_mtu starts at IB_MTU_256.
+	q.attr.PathMTU = verbs.MTU256
+	q.mtu = 256
+	q.srcPort = wire.SourcePort(qpn)
+	q.req.opcode, q.comp.opcode, q.resp.opcode = -1, -1, -1
+	q.resp.aethSyn = wire.SyndromeACK
+	for k := range q.timers {
+		q.timers[k] = timer{q: q, kind: uint8(k), hix: -1}
+	}
+	q.attr.State = verbs.QPSReset
+	return q
 }
 
 func (q *qp) PD() verbs.PD       { return q.pd }
@@ -187,6 +203,14 @@ func (q *qp) modify(a *verbs.QPAttr, mask verbs.QPAttrMask) error {
 	if a == nil {
 		return verbs.Errorf(op, verbs.EINVAL, "pass the attributes", "attr is nil")
 	}
+	// modify_qp_mask (uverbs_cmd.c): the attributes of the half an XRC
+	// QP lacks are dropped before anything checks the mask.
+	switch q.typ {
+	case verbs.QPTypeXRCSend:
+		mask &^= verbs.AttrMaxDestRdAtomic | verbs.AttrMinRNRTimer
+	case verbs.QPTypeXRCRecv:
+		mask &^= verbs.AttrMaxQPRdAtomic | verbs.AttrRetryCnt | verbs.AttrRNRRetry
+	}
 	d := q.pd.ctx.dev
 	r := d.profile()
 	facts := rules.QP{Type: q.typ, State: q.attr.State, Draining: q.req.state == engDrain, DrainKnown: true}
@@ -208,7 +232,7 @@ func (q *qp) modify(a *verbs.QPAttr, mask verbs.QPAttrMask) error {
 		if err := r.AV(op, "ah_attr", &a.AH, "IBV_QP_AV").Err(); err != nil {
 			return err // ENODATA: an empty GID slot
 		}
-		if q.typ == verbs.QPTypeRC || q.typ == verbs.QPTypeUC {
+		if q.connected() {
 			// _ib_modify_qp resolves the destination of a connected QP
 			// (ib_resolve_eth_dmac), which also sets the hop limit.
 			c := *a
@@ -426,8 +450,14 @@ func (q *qp) query(mask verbs.QPAttrMask) (verbs.QPAttr, verbs.QPInitAttr, error
 	if mask&verbs.AttrState != 0 {
 		q.cached = a.State // ibv_query_qp refreshes ibv_qp.state
 	}
-	init := verbs.QPInitAttr{Type: q.typ, SendCQ: q.scq, RecvCQ: q.rcq, Cap: a.Cap, SQSigAll: q.sqSigAll, Context: q.userCtx}
-	if q.srq != nil {
+	init := verbs.QPInitAttr{Type: q.typ, Cap: a.Cap, SQSigAll: q.sqSigAll, Context: q.userCtx}
+	if q.scq != nil {
+		init.SendCQ = q.scq
+	}
+	if q.rcq != nil {
+		init.RecvCQ = q.rcq
+	}
+	if q.srq != nil && q.typ != verbs.QPTypeXRCRecv {
 		init.SRQ = q.srq
 	}
 	return a, init, nil
@@ -454,6 +484,10 @@ func (q *qp) postSend(wrs []verbs.SendWR) (int, error) {
 	}
 	if len(wrs) == 0 {
 		return 0, verbs.Errorf(op, verbs.EINVAL, "pass at least one work request", "the work request list is empty (rxe_post_send: !wr_list)")
+	}
+	if q.typ == verbs.QPTypeXRCRecv {
+		return 0, verbs.Errorf(op, verbs.EINVAL, "send from an XRC_SEND QP; an XRC_RECV QP only receives, into the SRQ each sender names",
+			"an XRC_RECV QP has no send queue (mlx5 makes it with no_sq)")
 	}
 	n := len(wrs)
 	var werr error
@@ -598,6 +632,10 @@ func (q *qp) postRecv(wrs []verbs.RecvWR) (int, error) {
 	if err := q.check(op); err != nil {
 		return 0, err
 	}
+	if q.xrc() {
+		return 0, verbs.Errorf(op, verbs.EINVAL, "post receives to the XRC SRQ (post_srq_recv); senders name it by its number",
+			"an %s QP has no receive queue: XRC receives come from the XRC SRQ the sender names", q.typ.Short())
+	}
 	if q.srq != nil {
 		return 0, verbs.Errorf(op, verbs.EINVAL, "post receives to the SRQ (post_srq_recv)",
 			"this QP takes its receives from an SRQ and has no receive queue of its own (rxe_post_recv: no rq queue)")
@@ -668,9 +706,13 @@ func (q *qp) destroyLocked(why string) {
 	if d.qp(q.qpn) == q {
 		d.setQP(q.qpn, nil)
 	}
-	q.scq.usecnt--
-	q.rcq.usecnt--
-	if q.srq != nil {
+	if q.scq != nil {
+		q.scq.usecnt--
+	}
+	if q.rcq != nil {
+		q.rcq.usecnt--
+	}
+	if q.srq != nil && q.typ != verbs.QPTypeXRCRecv {
 		q.srq.usecnt--
 	}
 	d.poolDel(poolQP)

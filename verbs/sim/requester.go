@@ -16,6 +16,9 @@ func psnCmp(a, b uint32) int32 { return int32((a - b) << 8) }
 // wrMask is wr_opcode_mask: what a QP of type t does with a work request
 // opcode (rxe_opcode.c rxe_wr_opcode_info); 0 means it cannot.
 func wrMask(t verbs.QPType, op verbs.WROpcode) int {
+	if t == verbs.QPTypeXRCSend {
+		t = verbs.QPTypeRC // XRC sends what RC sends
+	}
 	switch op {
 	case verbs.WRRDMAWrite, verbs.WRRDMAWriteWithImm:
 		if t == verbs.QPTypeRC || t == verbs.QPTypeUC {
@@ -121,11 +124,11 @@ func (q *qp) requester() bool {
 func (q *qp) reqSend(w *sendWQE) bool {
 	f := q.f()
 	r := &q.req
-	if q.typ == verbs.QPTypeRC && psnCmp(r.psn, q.comp.psn+rxeMaxUnackedPSNs) > 0 {
+	if q.reliable() && psnCmp(r.psn, q.comp.psn+rxeMaxUnackedPSNs) > 0 {
 		r.waitPSN = true
 		return false
 	}
-	if q.typ != verbs.QPTypeRC && q.inflight > inflightHigh {
+	if !q.reliable() && q.inflight > inflightHigh {
 		q.needSkb = true // need_req_skb
 		return false
 	}
@@ -192,7 +195,7 @@ func (q *qp) reqPacket(w *sendWQE, op wire.Opcode, flags wire.Flags, payload uin
 		w.state, w.firstPSN, w.lastPSN, w.dma, r.psn = saveState, saveFirst, saveLast, saveDMA, savePSN
 		return false
 	}
-	if sent && q.typ != verbs.QPTypeRC && flags&wire.FlagEnd != 0 {
+	if sent && !q.reliable() && flags&wire.FlagEnd != 0 {
 		// UC and UD: a WQE is done once its last packet is out.
 		w.state = wqeDone
 		f.schedule(q, taskComp)
@@ -291,6 +294,8 @@ func (q *qp) nextOpcode(w *sendWQE) (wire.Opcode, bool) {
 	switch q.typ {
 	case verbs.QPTypeRC:
 		return nextOpcodeRCUC(wire.RC, w.wr.Opcode, prev, fits)
+	case verbs.QPTypeXRCSend:
+		return nextOpcodeRCUC(wire.XRC, w.wr.Opcode, prev, fits)
 	case verbs.QPTypeUC:
 		switch w.wr.Opcode {
 		case verbs.WRSendWithInv:
@@ -339,16 +344,16 @@ func nextOpcodeRCUC(t wire.Transport, op verbs.WROpcode, prev int, fits bool) (w
 	case verbs.WRSendWithImm:
 		return pick(inSend, wire.RCSendLastImm, wire.RCSendMiddle, wire.RCSendOnlyImm, wire.RCSendFirst)
 	}
-	if t != wire.RC {
+	if t == wire.UC {
 		return 0, false
 	}
 	switch op {
 	case verbs.WRRDMARead:
-		return wire.RCRDMAReadRequest, true
+		return base | wire.RCRDMAReadRequest, true
 	case verbs.WRAtomicCmpAndSwp:
-		return wire.RCCompareSwap, true
+		return base | wire.RCCompareSwap, true
 	case verbs.WRAtomicFetchAndAdd:
-		return wire.RCFetchAdd, true
+		return base | wire.RCFetchAdd, true
 	case verbs.WRSendWithInv:
 		return pick(inSend, wire.RCSendLastInvalidate, wire.RCSendMiddle, wire.RCSendOnlyInvalidate, wire.RCSendFirst)
 	}
@@ -411,7 +416,7 @@ func (q *qp) buildRequest(w *sendWQE, op wire.Opcode, payload uint32) (*packet, 
 	} else {
 		h.BTH.DestQP = q.attr.DestQPN & wire.QPNMask
 	}
-	if q.typ == verbs.QPTypeRC {
+	if q.reliable() {
 		ack := flags&wire.FlagEnd != 0
 		if !ack {
 			ack = r.noackPkts > rxeMaxPktPerAck
@@ -441,6 +446,9 @@ func (q *qp) buildRequest(w *sendWQE, op wire.Opcode, payload uint32) (*packet, 
 
 // extHeaders fills the extension headers hs of a request (init_req_packet).
 func (q *qp) extHeaders(w *sendWQE, h *wire.Packet, op wire.Opcode, hs wire.Headers) {
+	if hs&wire.HasXRCETH != 0 {
+		h.XRCETH = w.wr.RemoteSRQN & wire.QPNMask
+	}
 	if hs&wire.HasRETH != 0 {
 		h.RETH = wire.RETHFields{VA: w.iova, RKey: w.wr.RKey, DMALen: w.dma.resid}
 	}
@@ -452,7 +460,7 @@ func (q *qp) extHeaders(w *sendWQE, h *wire.Packet, op wire.Opcode, hs wire.Head
 	}
 	if hs&wire.HasAtomicETH != 0 {
 		h.AtomicETH = wire.AtomicETHFields{VA: w.iova, RKey: w.wr.RKey}
-		if op == wire.RCCompareSwap {
+		if op&0x1f == wire.RCCompareSwap {
 			h.AtomicETH.SwapAdd, h.AtomicETH.Compare = w.wr.Swap, w.wr.CompareAdd
 		} else {
 			h.AtomicETH.SwapAdd = w.wr.CompareAdd
@@ -575,7 +583,7 @@ func sgeRangeErr(i int) string {
 // lookupLocal is lookup_mr(pd, access, lkey, RXE_LOOKUP_LOCAL).
 func (q *qp) lookupLocal(key uint32, access verbs.Access) *mr {
 	m := q.pd.ctx.dev.mrByIndex(key >> 8)
-	if m == nil || m.dead != "" || m.pd != q.pd || m.lkey != key {
+	if m == nil || m.dead != "" || m.pd != q.memPD() || m.lkey != key {
 		return nil
 	}
 	if access != 0 && m.access&access == 0 {
@@ -587,7 +595,7 @@ func (q *qp) lookupLocal(key uint32, access verbs.Access) *mr {
 // lookupRemote is lookup_mr(pd, access, rkey, RXE_LOOKUP_REMOTE).
 func (q *qp) lookupRemote(key uint32, access verbs.Access) *mr {
 	m := q.pd.ctx.dev.mrByIndex(key >> 8)
-	if m == nil || m.dead != "" || m.pd != q.pd || m.rkey != key {
+	if m == nil || m.dead != "" || m.pd != q.memPD() || m.rkey != key {
 		return nil
 	}
 	if access != 0 && m.access&access == 0 {
@@ -596,10 +604,21 @@ func (q *qp) lookupRemote(key uint32, access verbs.Access) *mr {
 	return m
 }
 
+// memPD is the PD the QP's memory accesses are checked against: the QP's
+// own, or for an XRC_RECV QP the PD of the XRC SRQ the request names, for
+// its receive buffers as for R_Keys (the rxe XRC patch series: pkt->pd =
+// rxe_srq_pd(srq)).
+func (q *qp) memPD() *pd {
+	if q.typ == verbs.QPTypeXRCRecv && q.srq != nil {
+		return q.srq.pd
+	}
+	return q.pd
+}
+
 // updateWQEState is update_wqe_state.
 func (q *qp) updateWQEState(w *sendWQE, op wire.Opcode) {
 	if op.IsLast() {
-		if q.typ == verbs.QPTypeRC {
+		if q.reliable() {
 			w.state = wqePending
 		}
 	} else {

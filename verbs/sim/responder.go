@@ -136,7 +136,7 @@ func (q *qp) respSteps(state respState, p *packet) bool {
 			q.discard(p, "it is not the MIDDLE or LAST the message under way needs (do_class_d1e_error)")
 			state = q.classD1E()
 		case respErrRNR:
-			if q.typ == verbs.QPTypeRC {
+			if q.reliable() {
 				// RC class B: RNR NAK with the QP's min_rnr_timer.
 				q.sendAck(wire.RNRNAK(wire.RNRTimer(q.attr.MinRNRTimer&0x1f)), uint32(p.hdr.BTH.PSN))
 			} else {
@@ -145,7 +145,7 @@ func (q *qp) respSteps(state respState, p *packet) bool {
 			}
 			state = respCleanup
 		case respErrRkeyViolation:
-			if q.typ == verbs.QPTypeRC {
+			if q.reliable() {
 				q.classAC(wire.NAK(2), verbs.WCRemAccessErr, "the R_Key, the range or the MR's access does not allow it (check_rkey)")
 				state = respComplete
 			} else {
@@ -166,7 +166,7 @@ func (q *qp) respSteps(state respState, p *packet) bool {
 			state = respComplete
 		case respErrLength:
 			switch {
-			case q.typ == verbs.QPTypeRC:
+			case q.reliable():
 				q.classAC(wire.NAK(1), verbs.WCRemInvReqErr, "the packet's length does not fit the message (check_rkey)")
 				state = respComplete
 			case q.srq != nil:
@@ -284,7 +284,7 @@ func (q *qp) respCheckPSN(p *packet) respState {
 	r := &q.resp
 	diff := psnCmp(uint32(p.hdr.BTH.PSN), r.psn)
 	switch q.typ {
-	case verbs.QPTypeRC:
+	case verbs.QPTypeRC, verbs.QPTypeXRCRecv:
 		if diff > 0 {
 			if r.sentPSNNak {
 				q.discard(p, "its PSN is past the one expected, and the NAK saying so was sent already")
@@ -318,7 +318,7 @@ func (q *qp) respCheckPSN(p *packet) respState {
 // checkOpSeq is check_op_seq: after FIRST or MIDDLE only MIDDLE or LAST
 // of the same kind; a MIDDLE or LAST needs a FIRST.
 func (q *qp) checkOpSeq(p *packet) respState {
-	if q.typ != verbs.QPTypeRC && q.typ != verbs.QPTypeUC {
+	if !q.connected() {
 		return respChkOpValid
 	}
 	r := &q.resp
@@ -337,7 +337,7 @@ func (q *qp) checkOpSeq(p *packet) respState {
 	case wire.RCSendMiddle, wire.RCSendLast, wire.RCSendLastImm:
 		sendCont = true
 	case wire.RCSendLastInvalidate:
-		sendCont = q.typ == verbs.QPTypeRC
+		sendCont = q.reliable()
 	case wire.RCRDMAWriteMiddle, wire.RCRDMAWriteLast, wire.RCRDMAWriteLastImm:
 		writeCont = true
 	}
@@ -372,7 +372,7 @@ func (q *qp) checkOpValid(p *packet) respState {
 	fl := p.hdr.BTH.Opcode.Flags()
 	acc := q.attr.AccessFlags
 	switch q.typ {
-	case verbs.QPTypeRC:
+	case verbs.QPTypeRC, verbs.QPTypeXRCRecv:
 		if (fl&wire.FlagRead != 0 && acc&verbs.AccessRemoteRead == 0) ||
 			(fl&wire.FlagWrite != 0 && acc&verbs.AccessRemoteWrite == 0) ||
 			(fl&wire.FlagAtomic != 0 && acc&verbs.AccessRemoteAtomic == 0) {
@@ -406,6 +406,14 @@ func (q *qp) checkResource(p *packet) respState {
 			}
 		}
 		return respExit
+	}
+	if q.typ == verbs.QPTypeXRCRecv {
+		if why, ok := q.xrcTarget(p); !ok {
+			// The rxe XRC patch series (2021): RESPST_ERR_INVALID_XRCETH,
+			// a class A error with a remote access NAK.
+			q.classAC(wire.NAK(2), verbs.WCRemAccessErr, why)
+			return respComplete
+		}
 	}
 	fl := p.hdr.BTH.Opcode.Flags()
 	if fl&(wire.FlagRead|wire.FlagAtomic) != 0 {
@@ -587,7 +595,7 @@ func (q *qp) execute(p *packet) respState {
 	switch {
 	case fl&wire.FlagComp != 0:
 		return respComplete
-	case q.typ == verbs.QPTypeRC:
+	case q.reliable():
 		return respAcknowledge
 	}
 	return respCleanup
@@ -621,6 +629,9 @@ func (q *qp) respComplete(p *packet) respState {
 			if op.Has(wire.HasDETH) {
 				wc.SrcQP = h.DETH.SrcQP
 			}
+			if q.typ == verbs.QPTypeXRCRecv {
+				wc.SrcQP = q.attr.DestQPN // the sending XRC_SEND QP, as mlx5's CQE gives it
+			}
 		}
 		if q.srq == nil {
 			q.rq.pop()
@@ -630,7 +641,11 @@ func (q *qp) respComplete(p *packet) respState {
 		if p != nil {
 			solicited = p.hdr.BTH.SE
 		}
-		if !q.rcq.post(wc, solicited) {
+		cq := q.rcq
+		if q.typ == verbs.QPTypeXRCRecv {
+			cq = q.srq.cq // an XRC receive completes on its SRQ's CQ
+		}
+		if !cq.post(wc, solicited) {
 			return respErrCQOverflow
 		}
 	}
@@ -640,7 +655,7 @@ func (q *qp) respComplete(p *packet) respState {
 	if p == nil {
 		return respDone
 	}
-	if q.typ == verbs.QPTypeRC {
+	if q.reliable() {
 		return respAcknowledge
 	}
 	return respCleanup
@@ -674,7 +689,7 @@ func (q *qp) prepareRes(p *packet, typ int) *respRes {
 // recheckMR is rxe_recheck_mr: the MR behind an R_Key, still valid.
 func (q *qp) recheckMR(rkey uint32) *mr {
 	m := q.pd.ctx.dev.mrByIndex(rkey >> 8)
-	if m == nil || m.dead != "" || m.rkey != rkey {
+	if m == nil || m.dead != "" || m.rkey != rkey || (q.typ == verbs.QPTypeXRCRecv && m.pd != q.memPD()) {
 		return nil
 	}
 	return m
@@ -774,7 +789,7 @@ func (q *qp) atomicReply(p *packet) respState {
 		res.origVal = orig
 		v := orig
 		a := &p.hdr.AtomicETH
-		if p.hdr.BTH.Opcode == wire.RCCompareSwap {
+		if p.hdr.BTH.Opcode&0x1f == wire.RCCompareSwap {
 			if v == a.Compare {
 				v = a.SwapAdd
 			}
@@ -797,6 +812,7 @@ func (q *qp) ackPacket(op wire.Opcode, psn uint32, syn wire.Syndrome) (*packet, 
 	if q.route == nil || q.route.err != "" {
 		return nil, false // rxe_prepare fails: no skb
 	}
+	op = q.respOp(op)
 	p := f.net.pool.get()
 	p.setRoute(q.route, q.srcPort)
 	p.hdr.BTH = wire.BTHFields{Opcode: op, PKey: wire.DefaultPKey, DestQP: q.attr.DestQPN & wire.QPNMask, PSN: wire.PSN(psn & psnMask)}
@@ -819,7 +835,7 @@ func (q *qp) sendAck(syn wire.Syndrome, psn uint32) {
 // acknowledge: a NAK when a syndrome was set, an ATOMIC ACKNOWLEDGE for an
 // atomic, an ACK when the request asked for one.
 func (q *qp) acknowledge(p *packet) respState {
-	if q.typ != verbs.QPTypeRC {
+	if !q.reliable() {
 		return respCleanup
 	}
 	r := &q.resp

@@ -37,9 +37,12 @@ const (
 	CapFaults
 	// CapInspector: the provider implements verbs.Inspector.
 	CapInspector
+	// CapXRC: XRC domains, XRC SRQs and XRC QPs work (a NIC that has
+	// them, or the simulator with XRC on; never kernel rxe).
+	CapXRC
 )
 
-var capNames = []string{"explain", "two-devices", "data-path", "stepper", "faults", "inspector"}
+var capNames = []string{"explain", "two-devices", "data-path", "stepper", "faults", "inspector", "xrc"}
 
 func (c Cap) String() string {
 	if c == 0 {
