@@ -96,3 +96,18 @@ type QPOpenAttr struct {
 	Type    QPType // XRC_RECV, the only type that can be opened
 	Context any    // qp_context
 }
+
+// ExtendedSRQ is an SRQ that says how ibv_create_srq_ex made it: its type
+// and, for an XRC SRQ, its domain and the CQ its receives complete on
+// (nil for a basic SRQ).
+type ExtendedSRQ interface {
+	Type() SRQType
+	XRCD() XRCD
+	CQ() CQ
+}
+
+// DomainQP is a handle to an XRC_RECV QP, which belongs to an XRC domain
+// instead of a PD.
+type DomainQP interface {
+	XRCD() XRCD
+}

@@ -32,9 +32,20 @@
 // expected a refusal — the error says so and Mispredictions counts it, because
 // that is a bug in the table or in the simulator that shares it.
 //
+// The context also offers the extended verbs of XRC (verbs.ExtendedContext:
+// ibv_open_xrcd, ibv_create_srq_ex, ibv_create_qp_ex, ibv_open_qp; and
+// SRQ.Num, ibv_get_srq_num), passed to libibverbs as they are: an XRC
+// domain's path is opened as xsrq_pingpong opens /tmp/xrc_domain and kept
+// open until the domain is closed. rxe has no XRC — its provider registers
+// no open_xrcd, open_qp or get_srq_num, so those fail with EOPNOTSUPP, and
+// libibverbs refuses an XRC SRQ or XRC_RECV QP without a domain with EINVAL
+// — and the errors say so; XRC needs a NIC that has it (mlx5), or the
+// simulator with --sim-xrc.
+//
 // A few inputs are refused before libibverbs sees them, because libibverbs
 // would crash or hang on them rather than return an errno: nil or foreign
 // objects, destroyed objects, a QP without a CQ, a UD send without an address
-// handle, inline data outside registered memory, and destroying an object
-// whose events were not acknowledged. Those errors say so.
+// handle, inline data outside registered memory, an SRQ type libibverbs
+// does not know, and destroying an object whose events were not
+// acknowledged. Those errors say so.
 package ibverbs

@@ -233,6 +233,28 @@ var errnoTable = map[errnoKey]explanation{
 	{"ibv_attach_mcast", syscall.EINVAL}: {"the GID is not a multicast address or the QP is not UD (ib_attach_mcast)", "use a UD QP and an ff00::/8 GID"},
 	{"ibv_detach_mcast", syscall.EINVAL}: {"the QP is not attached to that group (ib_uverbs_detach_mcast)", "detach only what attach_mcast attached"},
 	{"ibv_close_device", syscall.EINVAL}: {"the context cannot be closed", ""},
+	{"ibv_open_xrcd", syscall.EOPNOTSUPP}: {"the device has no XRC: its provider registers no open_xrcd (rxe's does not), " +
+		"so libibverbs' dummy op answers EOPNOTSUPP (libibverbs/dummy_ops.c)", xrcHint},
+	{"ibv_open_xrcd", syscall.EAGAIN}: {"the file names no XRC domain yet, and O_CREAT is not set (ib_uverbs_open_xrcd)", "pass O_CREAT to create the domain"},
+	{"ibv_open_xrcd", syscall.EINVAL}: {"the file already names an XRC domain and O_EXCL asks for a new one (ib_uverbs_open_xrcd)",
+		"drop O_EXCL to share the domain, or use another file"},
+	{"ibv_open_xrcd", syscall.EBADF}: {"the file descriptor naming the domain is not open (ib_uverbs_open_xrcd: fdget)", "open the file first, or pass no file"},
+	{"ibv_close_xrcd", syscall.EBUSY}: {"XRC SRQs or XRC_RECV QPs made or opened through this handle still exist (uverbs_free_xrcd: refcnt)",
+		"destroy them first"},
+	{"ibv_create_srq_ex", syscall.EINVAL}: {"the SRQ has no PD, an XRC SRQ lacks its XRC domain or CQ, a tag-matching SRQ lacks its tags " +
+		"(libibverbs ibv_cmd_create_srq_ex, ibv_icmd_create_srq), or max_wr/max_sge are out of range (rxe_srq_chk_init)",
+		"give every SRQ a PD, an XRC SRQ an XRC domain and a CQ, and 1 to max_srq_wr entries"},
+	{"ibv_create_srq_ex", syscall.EOPNOTSUPP}: {"the device does not have this SRQ type (rxe: IBV_SRQT_BASIC only)", xrcHint},
+	{"ibv_get_srq_num", syscall.EOPNOTSUPP}: {"the provider has no get_srq_num (rxe has no XRC), so libibverbs answers EOPNOTSUPP (verbs.h ibv_get_srq_num)",
+		xrcHint},
+	{"ibv_create_qp_ex", syscall.EINVAL}: {"an XRC_RECV QP lacks its XRC domain, another type its PD (libibverbs ibv_icmd_create_qp), " +
+		"or the capabilities exceed the device's limits (rxe_qp_chk_cap)",
+		"make XRC_RECV QPs with xrcd=, other types with a PD; query_device shows the limits"},
+	{"ibv_create_qp_ex", syscall.EOPNOTSUPP}: {"the device does not implement this QP type or comp_mask field (rxe: RC, UC and UD with a PD only)",
+		"use rc, uc or ud; " + xrcHint},
+	{"ibv_open_qp", syscall.EOPNOTSUPP}: {"the provider has no open_qp (rxe has no XRC), so libibverbs' dummy op answers EOPNOTSUPP", xrcHint},
+	{"ibv_open_qp", syscall.EINVAL}: {"the XRC domain has no XRC_RECV QP of that number, or the type is not XRC_RECV (ib_open_qp)",
+		"open an XRC_RECV QP made in the same domain, by its number"},
 }
 
 // errENODATA is Linux's ENODATA (61); verbs reports Linux numbers.

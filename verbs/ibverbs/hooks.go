@@ -124,6 +124,7 @@ type builtSend struct {
 	RemoteQKey uint32
 	ImmWire    [4]byte // imm_data as bytes in memory (network order)
 	InvRKey    uint32
+	RemoteSRQN uint32 // qp_type.xrc.remote_srqn
 	SGEs       []verbs.SGE
 }
 
@@ -150,7 +151,7 @@ func hookBuildSend(t verbs.QPType, wrs []verbs.SendWR) []builtSend {
 		*fl = C.struct_vsh_send{wr_id: C.uint64_t(wr.WRID), remote_addr: C.uint64_t(wr.RemoteAddr), compare_add: C.uint64_t(wr.CompareAdd),
 			swap: C.uint64_t(wr.Swap), num_sge: C.uint32_t(len(wr.SGList)), opcode: C.uint32_t(wr.Opcode), send_flags: C.uint32_t(wr.Flags),
 			imm: C.uint32_t(wr.Imm), inv_rkey: C.uint32_t(wr.InvRKey), rkey: C.uint32_t(wr.RKey), remote_qpn: C.uint32_t(wr.RemoteQPN),
-			remote_qkey: C.uint32_t(wr.RemoteQKey)}
+			remote_qkey: C.uint32_t(wr.RemoteQKey), remote_srqn: C.uint32_t(wr.RemoteSRQN)}
 		if wr.AH != nil {
 			fl.ah = dummyAH
 		}
@@ -184,6 +185,7 @@ func hookBuildSend(t verbs.QPType, wrs []verbs.SendWR) []builtSend {
 		o.AHSet, o.RemoteQPN, o.RemoteQKey = ahp == dummyAH, uint32(qpn), uint32(qkey)
 		binary.NativeEndian.PutUint32(o.ImmWire[:], uint32(imm))
 		o.InvRKey = uint32(inv)
+		o.RemoteSRQN = uint32(C.vsh_send_wr_remote_srqn(w))
 	}
 	return out
 }

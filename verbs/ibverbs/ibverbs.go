@@ -213,6 +213,7 @@ type context struct {
 	qps      map[*C.struct_ibv_qp]*qp
 	cqs      map[*C.struct_ibv_cq]*cq
 	srqs     map[*C.struct_ibv_srq]*srq
+	xrcds    []*xrcd
 }
 
 var _ verbs.Context = (*context)(nil)
@@ -610,8 +611,9 @@ func (c *context) AckAsyncEvent(e verbs.AsyncEvent) {
 
 // Close implements verbs.Context (ibv_close_device). Like a process that
 // closes its uverbs file, it takes every object still open with it: they
-// are destroyed here first (events acknowledged, QPs, SRQs, AHs, MRs, CQs,
-// channels, PDs), their memory freed, and using them afterwards is an error.
+// are destroyed here first (events acknowledged, QPs, SRQs, XRC domains,
+// AHs, MRs, CQs, channels, PDs), their memory freed (and the files naming
+// XRC domains closed), and using them afterwards is an error.
 func (c *context) Close() error {
 	const op = "ibv_close_device"
 	c.mu.Lock()
@@ -643,6 +645,12 @@ func (c *context) Close() error {
 		}
 		C.ibv_destroy_srq(s.c)
 		s.release()
+	}
+	for _, x := range c.xrcds {
+		if x.c != nil {
+			C.vsh_close_xrcd(x.c)
+			x.release()
+		}
 	}
 	for _, a := range c.ahs {
 		if a.c != nil {
@@ -680,7 +688,7 @@ func (c *context) Close() error {
 		}
 	}
 	c.qps, c.cqs, c.srqs, c.mrs = map[*C.struct_ibv_qp]*qp{}, map[*C.struct_ibv_cq]*cq{}, map[*C.struct_ibv_srq]*srq{}, map[*mr]struct{}{}
-	c.pds, c.channels, c.ahs = nil, nil, nil
+	c.pds, c.channels, c.ahs, c.xrcds = nil, nil, nil, nil
 	rc := C.ibv_close_device(c.c)
 	c.c = nil
 	if rc != 0 {

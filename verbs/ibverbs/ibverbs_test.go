@@ -168,6 +168,16 @@ func TestBuildSend(t *testing.T) {
 	if !ud[0].AHSet || ud[0].RemoteQPN != 0x99 || ud[0].RemoteQKey != 0x11111111 || ud[0].Next != -1 || ud[0].SGEOffset != -1 {
 		t.Errorf("UD WR = %+v", ud[0])
 	}
+
+	// XRC_SEND names the target SRQ in qp_type.xrc.remote_srqn, beside the
+	// opcode's own fields; other types leave it 0.
+	xrc := hookBuildSend(verbs.QPTypeXRCSend, []verbs.SendWR{{WRID: 10, Opcode: verbs.WRRDMAWrite, RemoteAddr: 0x4000, RKey: 0x44, RemoteSRQN: 0xabcdef}})
+	if xrc[0].RemoteSRQN != 0xabcdef || xrc[0].RemoteAddr != 0x4000 || xrc[0].RKey != 0x44 {
+		t.Errorf("XRC_SEND WR = %+v; want remote_srqn 0xabcdef, remote_addr 0x4000, rkey 0x44", xrc[0])
+	}
+	if rc := hookBuildSend(verbs.QPTypeRC, []verbs.SendWR{{WRID: 11, Opcode: verbs.WRSend, RemoteSRQN: 0x123}}); rc[0].RemoteSRQN != 0 {
+		t.Errorf("RC WR remote_srqn = %#x; want 0 (only XRC_SEND sets it)", rc[0].RemoteSRQN)
+	}
 }
 
 // foreignCQ is a CQ of another backend.

@@ -291,6 +291,7 @@ type cq struct {
 
 	// guarded by ctx.mu
 	users        int // QPs using it as send or receive CQ (cq->usecnt)
+	srqs         int // XRC SRQs completing on it (cq->usecnt too)
 	compUnacked  int // completion events got but not acknowledged
 	asyncUnacked int
 
@@ -451,9 +452,14 @@ func (q *cq) Destroy() error {
 	if q.users > 0 {
 		users = append(users, fmt.Sprintf("%d QP(s)", q.users))
 	}
+	hint := "destroy the QPs that use it first (ib_destroy_cq_user: cq->usecnt)"
+	if q.srqs > 0 {
+		users = append(users, fmt.Sprintf("%d XRC SRQ(s)", q.srqs))
+		hint = "destroy the QPs and XRC SRQs that use it first (ib_destroy_cq_user: cq->usecnt)"
+	}
 	c.dataMu.Lock()
 	defer c.dataMu.Unlock()
-	pred := predictBusy(op, "the CQ", users, "destroy the QPs that use it first (ib_destroy_cq_user: cq->usecnt)")
+	pred := predictBusy(op, "the CQ", users, hint)
 	cqe := int(q.c.cqe) // read before the struct is freed
 	if err := judge(op, syscall.Errno(C.ibv_destroy_cq(q.c)), pred); err != nil {
 		return err

@@ -23,7 +23,8 @@ import (
 // qp is a queue pair (struct ibv_qp).
 type qp struct {
 	ctx     *context
-	pd      *pd
+	pd      *pd   // nil for XRC_RECV
+	xrcd    *xrcd // XRC_RECV: the domain it was made or opened through
 	typ     verbs.QPType
 	num     uint32
 	sendCQ  *cq
@@ -94,81 +95,17 @@ func (p *pd) CreateQP(attr verbs.QPInitAttr) (verbs.QP, error) {
 	if err := p.check(op); err != nil {
 		return nil, err
 	}
-	needSend, needRecv := needsCQs(attr.Type)
-	var scq, rcq *cq
-	var err error
-	for _, x := range []struct {
-		role string
-		in   verbs.CQ
-		out  **cq
-		need bool
-	}{{"send CQ", attr.SendCQ, &scq, needSend}, {"receive CQ", attr.RecvCQ, &rcq, needRecv}} {
-		if x.in == nil {
-			if x.need {
-				return nil, refuse(op, verbs.EINVAL, "give the QP a send_cq and a recv_cq (they may be the same CQ)",
-					"the QP has no %s: rxe refuses that with EINVAL (rxe_qp_chk_init: \"missing cq\"), and libibverbs 44 would dereference the missing CQ", x.role)
-			}
-			continue
-		}
-		if *x.out, err = c.ownCQ(op, x.role, x.in); err != nil {
-			return nil, err
-		}
-	}
-	var s *srq
-	if attr.SRQ != nil {
-		if s, err = c.ownSRQ(op, attr.SRQ); err != nil {
-			return nil, err
-		}
-	}
-	if name, v, ok := capFits(attr.Cap); !ok {
-		return nil, refuse(op, verbs.EINVAL, "ask for 0 to the device's limit (query_device)", "cap.%s %d does not fit the uint32_t of struct ibv_qp_cap", name, v)
-	}
-	if uint64(attr.Type) > math.MaxUint32 {
-		return nil, refuse(op, verbs.EINVAL, "use rc, uc or ud", "QP type %d is out of range", attr.Type)
-	}
-	var ia C.struct_ibv_qp_init_attr
-	if scq != nil {
-		ia.send_cq = scq.c
-	}
-	if rcq != nil {
-		ia.recv_cq = rcq.c
-	}
-	if s != nil {
-		ia.srq = s.c
-	}
-	capToC(attr.Cap, &ia.cap)
-	ia.qp_type = uint32(attr.Type)
-	if attr.SQSigAll {
-		ia.sq_sig_all = 1
-	}
-	pred := predictCreateQP(&c.facts, qpCreate{Type: attr.Type, Cap: attr.Cap, HasSRQ: s != nil})
-	q, cerr := C.ibv_create_qp(p.c, &ia)
-	if q == nil {
-		return nil, judge(op, errnoOf(cerr), pred)
-	}
-	_ = judge(op, 0, pred)
-	x := &qp{ctx: c, pd: p, c: q, typ: verbs.QPType(q.qp_type), num: uint32(q.qp_num), sendCQ: scq, recvCQ: rcq, srq: s,
-		sigAll: attr.SQSigAll, userCtx: attr.Context, caps: capFromC(&ia.cap)}
-	var qa C.struct_ibv_qp_attr
-	var qi C.struct_ibv_qp_init_attr
-	if C.ibv_query_qp(q, &qa, C.IBV_QP_CAP, &qi) == 0 {
-		x.caps = capFromC(&qi.cap)
-	}
-	c.qps[q] = x
-	p.qps++
-	for _, u := range []*cq{scq, rcq} {
-		if u != nil {
-			u.users++
-		}
-	}
-	if s != nil {
-		s.users++
-	}
-	return x, nil
+	return c.createQP(op, p, nil, attr)
 }
 
-// PD implements verbs.QP.
-func (q *qp) PD() verbs.PD { return q.pd }
+// PD implements verbs.QP. An XRC_RECV QP has none: it belongs to its XRC
+// domain.
+func (q *qp) PD() verbs.PD {
+	if q.pd == nil {
+		return nil
+	}
+	return q.pd
+}
 
 // Num implements verbs.QP (ibv_qp.qp_num).
 func (q *qp) Num() uint32 { return q.num }
@@ -480,6 +417,7 @@ func (q *qp) PostSend(wrs []verbs.SendWR) (int, error) {
 		fl.rkey = C.uint32_t(wr.RKey)
 		fl.remote_qpn = C.uint32_t(wr.RemoteQPN)
 		fl.remote_qkey = C.uint32_t(wr.RemoteQKey)
+		fl.remote_srqn = C.uint32_t(wr.RemoteSRQN)
 		fillSGEs(sges[off:off+len(wr.SGList)], wr.SGList)
 		off += len(wr.SGList)
 		if predBad < 0 {
@@ -664,7 +602,12 @@ func (q *qp) Destroy() error {
 	}
 	delete(c.qps, cqp)
 	q.release()
-	q.pd.qps--
+	if q.pd != nil {
+		q.pd.qps--
+	}
+	if q.xrcd != nil {
+		q.xrcd.qps--
+	}
 	for _, u := range []*cq{q.sendCQ, q.recvCQ} {
 		if u != nil {
 			u.users--
@@ -683,6 +626,9 @@ type srq struct {
 	ctx     *context
 	pd      *pd
 	userCtx any
+	typ     verbs.SRQType
+	xrcd    *xrcd             // an XRC SRQ's domain
+	cq      *cq               // an XRC SRQ's CQ
 	c       *C.struct_ibv_srq // nil once destroyed; guarded by ctx.mu
 
 	// guarded by ctx.mu
@@ -727,7 +673,12 @@ func (p *pd) CreateSRQ(attr verbs.SRQInitAttr) (verbs.SRQ, error) {
 }
 
 // PD implements verbs.SRQ.
-func (s *srq) PD() verbs.PD { return s.pd }
+func (s *srq) PD() verbs.PD {
+	if s.pd == nil {
+		return nil
+	}
+	return s.pd
+}
 
 func (s *srq) check(op string) error {
 	if s.ctx.c == nil {
@@ -846,6 +797,14 @@ func (s *srq) Destroy() error {
 	}
 	delete(c.srqs, cs)
 	s.release()
-	s.pd.srqs--
+	if s.pd != nil {
+		s.pd.srqs--
+	}
+	if s.xrcd != nil {
+		s.xrcd.srqs--
+	}
+	if s.cq != nil {
+		s.cq.srqs--
+	}
 	return nil
 }

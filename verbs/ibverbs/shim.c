@@ -95,6 +95,70 @@ struct ibv_mr *vsh_reg_mr(struct ibv_pd *pd, void *addr, size_t length, unsigned
 	return mr;
 }
 
+struct ibv_xrcd *vsh_open_xrcd(struct ibv_context *ctx, int fd, int oflags, int *err)
+{
+	struct ibv_xrcd_init_attr attr;
+	struct ibv_xrcd *xrcd;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.comp_mask = IBV_XRCD_INIT_ATTR_FD | IBV_XRCD_INIT_ATTR_OFLAGS;
+	attr.fd = fd;
+	attr.oflags = oflags;
+	errno = 0;
+	xrcd = ibv_open_xrcd(ctx, &attr);
+	*err = xrcd ? 0 : (errno ? errno : EIO);
+	return xrcd;
+}
+
+int vsh_close_xrcd(struct ibv_xrcd *xrcd)
+{
+	int rc;
+
+	errno = 0;
+	rc = ibv_close_xrcd(xrcd);
+	return norm(rc, errno);
+}
+
+struct ibv_srq *vsh_create_srq_ex(struct ibv_context *ctx, struct ibv_srq_init_attr_ex *attr, int *err)
+{
+	struct ibv_srq *srq;
+
+	errno = 0;
+	srq = ibv_create_srq_ex(ctx, attr);
+	*err = srq ? 0 : (errno ? errno : EIO);
+	return srq;
+}
+
+int vsh_get_srq_num(struct ibv_srq *srq, uint32_t *num)
+{
+	int rc;
+
+	*num = 0;
+	errno = 0;
+	rc = ibv_get_srq_num(srq, num);
+	return norm(rc, errno);
+}
+
+struct ibv_qp *vsh_create_qp_ex(struct ibv_context *ctx, struct ibv_qp_init_attr_ex *attr, int *err)
+{
+	struct ibv_qp *qp;
+
+	errno = 0;
+	qp = ibv_create_qp_ex(ctx, attr);
+	*err = qp ? 0 : (errno ? errno : EIO);
+	return qp;
+}
+
+struct ibv_qp *vsh_open_qp(struct ibv_context *ctx, struct ibv_qp_open_attr *attr, int *err)
+{
+	struct ibv_qp *qp;
+
+	errno = 0;
+	qp = ibv_open_qp(ctx, attr);
+	*err = qp ? 0 : (errno ? errno : EIO);
+	return qp;
+}
+
 static int has_imm(uint32_t op)
 {
 	return op == IBV_WR_RDMA_WRITE_WITH_IMM || op == IBV_WR_SEND_WITH_IMM;
@@ -127,6 +191,8 @@ void vsh_build_send(int qp_type, const struct vsh_send *in, int n,
 			w->imm_data = htobe32(s->imm);
 		else if (has_inv(s->opcode))
 			w->invalidate_rkey = s->inv_rkey;
+		if (qp_type == IBV_QPT_XRC_SEND)
+			w->qp_type.xrc.remote_srqn = s->remote_srqn;
 		if (qp_type == IBV_QPT_UD) {
 			w->wr.ud.ah = s->ah;
 			w->wr.ud.remote_qpn = s->remote_qpn;
@@ -357,4 +423,9 @@ void vsh_send_wr_fields(const struct ibv_send_wr *wr, uint64_t *remote_addr, uin
 	*remote_qkey = wr->wr.ud.remote_qkey;
 	*imm_be = wr->imm_data;
 	*inv_rkey = wr->invalidate_rkey;
+}
+
+uint32_t vsh_send_wr_remote_srqn(const struct ibv_send_wr *wr)
+{
+	return wr->qp_type.xrc.remote_srqn;
 }

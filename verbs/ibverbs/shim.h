@@ -30,6 +30,8 @@ struct vsh_send {
 	uint32_t rkey;
 	uint32_t remote_qpn;
 	uint32_t remote_qkey;
+	uint32_t remote_srqn; // XRC_SEND: qp_type.xrc.remote_srqn
+	uint32_t pad;
 };
 
 // vsh_recv is one receive work request in flat form.
@@ -88,6 +90,15 @@ void vsh_ack_async_event(int type, void *element, int port);
 void *vsh_async_element(const struct ibv_async_event *ev);
 int vsh_async_port(const struct ibv_async_event *ev);
 
+// The extended verbs of XRC (verbs.h's static inlines over struct
+// verbs_context). The object-returning ones report the errno in *err.
+struct ibv_xrcd *vsh_open_xrcd(struct ibv_context *ctx, int fd, int oflags, int *err);
+int vsh_close_xrcd(struct ibv_xrcd *xrcd);
+struct ibv_srq *vsh_create_srq_ex(struct ibv_context *ctx, struct ibv_srq_init_attr_ex *attr, int *err);
+int vsh_get_srq_num(struct ibv_srq *srq, uint32_t *num);
+struct ibv_qp *vsh_create_qp_ex(struct ibv_context *ctx, struct ibv_qp_init_attr_ex *attr, int *err);
+struct ibv_qp *vsh_open_qp(struct ibv_context *ctx, struct ibv_qp_open_attr *attr, int *err);
+
 // Test support: read back what vsh_post_send would hand libibverbs, without
 // posting (the pure conversion, checked on machines with no RDMA device).
 void vsh_build_send(int qp_type, const struct vsh_send *in, int n,
@@ -95,5 +106,6 @@ void vsh_build_send(int qp_type, const struct vsh_send *in, int n,
 void vsh_send_wr_fields(const struct ibv_send_wr *wr, uint64_t *remote_addr, uint32_t *rkey,
 			uint64_t *compare_add, uint64_t *swap, struct ibv_ah **ah,
 			uint32_t *remote_qpn, uint32_t *remote_qkey, uint32_t *imm_be, uint32_t *inv_rkey);
+uint32_t vsh_send_wr_remote_srqn(const struct ibv_send_wr *wr);
 
 #endif

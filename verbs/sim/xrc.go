@@ -182,13 +182,10 @@ func (c *context) createSRQEx(attr verbs.SRQInitAttrEx) (verbs.SRQ, error) {
 	switch attr.Type {
 	case verbs.SRQTypeBasic, verbs.SRQTypeXRC:
 	case verbs.SRQTypeTM:
-		return nil, verbs.Errorf(op, verbs.EOPNOTSUPP, "use srq_type basic or xrc",
-			"%s has no tag-matching SRQs (create_xsrq: the driver refuses IB_SRQT_TM)", d.name)
+		return nil, verbs.Errorf(op, verbs.EINVAL, "use srq_type basic or xrc",
+			"a tag-matching SRQ needs tm_cap with max_num_tags (IBV_SRQ_INIT_ATTR_TM), which vsh cannot pass (libibverbs ibv_icmd_create_srq)")
 	default:
 		return nil, verbs.Errorf(op, verbs.EINVAL, "use srq_type basic or xrc", "%d is not an SRQ type", uint32(attr.Type))
-	}
-	if attr.Type == verbs.SRQTypeXRC && !d.f.cfg.XRC {
-		return nil, d.noXRC(op)
 	}
 	p, ok := attr.PD.(*pd)
 	if !ok || p == nil {
@@ -200,14 +197,23 @@ func (c *context) createSRQEx(attr verbs.SRQInitAttrEx) (verbs.SRQ, error) {
 	if attr.Type == verbs.SRQTypeBasic {
 		return p.createSRQ(verbs.SRQInitAttr{Attr: attr.Attr, Context: attr.Context})
 	}
-	h, err := c.xrcdOf(op, attr.XRCD)
-	if err != nil {
-		return nil, err
+	// libibverbs checks the domain and the CQ are there (ibv_icmd_create_srq)
+	// before the provider, which on rxe has no XRC, is asked.
+	if attr.XRCD == nil {
+		return nil, verbs.Errorf(op, verbs.EINVAL, "open an XRC domain (open_xrcd) and pass it",
+			"an XRC SRQ needs an XRC domain (libibverbs ibv_icmd_create_srq: no IBV_SRQ_INIT_ATTR_XRCD)")
 	}
 	q, ok := attr.CQ.(*cq)
 	if !ok || q == nil {
 		return nil, verbs.Errorf(op, verbs.EINVAL, "create a CQ and pass it as cq",
-			"an XRC SRQ needs a CQ: its receives complete there, not on a QP's (create_xsrq)")
+			"an XRC SRQ needs a CQ: its receives complete there, not on a QP's (libibverbs ibv_icmd_create_srq: no IBV_SRQ_INIT_ATTR_CQ)")
+	}
+	if !d.f.cfg.XRC {
+		return nil, d.noXRC(op)
+	}
+	h, err := c.xrcdOf(op, attr.XRCD)
+	if err != nil {
+		return nil, err
 	}
 	if q.ctx != c {
 		return nil, verbs.Errorf(op, verbs.EINVAL, "create the CQ on the same device context", "the CQ belongs to another device context")
@@ -301,6 +307,10 @@ func (c *context) createQPEx(attr verbs.QPInitAttrEx) (verbs.QP, error) {
 		}
 		return p.createQP(attr.QPInitAttr)
 	}
+	if attr.XRCD == nil {
+		return nil, verbs.Errorf(op, verbs.EINVAL, "open an XRC domain (open_xrcd) and pass it as xrcd",
+			"an XRC_RECV QP is made in an XRC domain (libibverbs ibv_icmd_create_qp: no IBV_QP_INIT_ATTR_XRCD)")
+	}
 	if !d.f.cfg.XRC {
 		return nil, d.noXRC(op)
 	}
@@ -375,6 +385,33 @@ var _ verbs.QP = (*tgtQP)(nil)
 
 // PD implements verbs.QP: an XRC_RECV QP has none.
 func (t *tgtQP) PD() verbs.PD { return nil }
+
+// XRCD implements verbs.DomainQP: the domain the handle came through.
+func (t *tgtQP) XRCD() verbs.XRCD { return t.h }
+
+var (
+	_ verbs.DomainQP    = (*tgtQP)(nil)
+	_ verbs.ExtendedSRQ = (*srq)(nil)
+)
+
+// Type implements verbs.ExtendedSRQ.
+func (s *srq) Type() verbs.SRQType { return s.typ }
+
+// XRCD implements verbs.ExtendedSRQ.
+func (s *srq) XRCD() verbs.XRCD {
+	if s.xrcd == nil {
+		return nil
+	}
+	return s.xrcd
+}
+
+// CQ implements verbs.ExtendedSRQ.
+func (s *srq) CQ() verbs.CQ {
+	if s.cq == nil || s.typ != verbs.SRQTypeXRC {
+		return nil
+	}
+	return s.cq
+}
 
 func (t *tgtQP) checkHandle(op string) error {
 	if t.closed != "" {

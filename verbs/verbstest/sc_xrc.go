@@ -26,6 +26,7 @@ const (
 var xrcScenarios = []Scenario{
 	{Name: "xrc/open-xrcd", Source: srcXRCNone + "; " + srcXRCDOpen, Run: scXRCOpenXRCD},
 	{Name: "xrc/create-xrc-send-qp", Source: "sw/rxe/rxe_qp.c rxe_qp_chk_init: only RC, UC and UD (XRC_INI is -EOPNOTSUPP); libibverbs cmd_qp.c create_qp_ex_common: XRC_SEND takes a send CQ and no receive queue", Run: scXRCCreateSendQP},
+	{Name: "xrc/missing-domain", Source: "libibverbs cmd_srq.c ibv_icmd_create_srq: an XRC SRQ without IBV_SRQ_INIT_ATTR_XRCD or _CQ is EINVAL; cmd_qp.c ibv_icmd_create_qp: XRC_RECV without IBV_QP_INIT_ATTR_XRCD, or another type without a PD, is EINVAL — before the provider is asked", Run: scXRCMissingDomain},
 	{Name: "xrc/srq-num", Source: "libibverbs verbs.h ibv_get_srq_num: EOPNOTSUPP when the provider has no get_srq_num (rxe); mlx5_get_srq_num gives every SRQ its number", Run: scXRCSRQNum},
 	{Name: "xrc/send-to-srq-by-number", Source: srcXRCData, Needs: CapXRC | CapDataPath, Run: scXRCSendToSRQByNumber},
 	{Name: "xrc/unknown-srq-number", Source: srcXRCBadSRQN, Needs: CapXRC | CapDataPath, Run: scXRCUnknownSRQNumber},
@@ -440,4 +441,28 @@ func scXRCNoQueueWhereNone(e *Env) {
 	if err != nil && !errors.As(err, &ve) {
 		e.Errorf("the error is %T, not a *verbs.Error", err)
 	}
+}
+
+// scXRCMissingDomain runs the scenario xrc/missing-domain.
+func scXRCMissingDomain(e *Env) {
+	x := e.ext()
+	if x == nil {
+		if e.hasXRC() {
+			e.Fatalf("the backend declares XRC but has no extended verbs")
+		}
+		return // libibverbs' dummy ops: nothing reaches the checks
+	}
+	cq := e.CQ()
+	_, err := x.CreateSRQEx(verbs.SRQInitAttrEx{Attr: verbs.SRQAttr{MaxWR: 4, MaxSGE: 1}, Type: verbs.SRQTypeXRC, PD: e.PD(), CQ: cq})
+	e.ExpectErrno(err, verbs.EINVAL, "ibv_create_srq_ex(XRC) with a PD and a CQ but no XRC domain")
+	_, err = x.CreateQPEx(verbs.QPInitAttrEx{QPInitAttr: verbs.QPInitAttr{Type: verbs.QPTypeXRCRecv}})
+	e.ExpectErrno(err, verbs.EINVAL, "ibv_create_qp_ex(XRC_RECV) without an XRC domain")
+	_, err = x.CreateQPEx(verbs.QPInitAttrEx{QPInitAttr: verbs.QPInitAttr{Type: verbs.QPTypeRC, SendCQ: cq, RecvCQ: cq, Cap: DefaultCap}})
+	e.ExpectErrno(err, verbs.EINVAL, "ibv_create_qp_ex(RC) without a PD")
+	s, err := x.CreateSRQEx(verbs.SRQInitAttrEx{Attr: verbs.SRQAttr{MaxWR: 4, MaxSGE: 1}, Type: verbs.SRQTypeBasic, PD: e.PD()})
+	e.Must(err, "ibv_create_srq_ex(basic)")
+	e.Must(s.Destroy(), "ibv_destroy_srq")
+	q, err := x.CreateQPEx(verbs.QPInitAttrEx{QPInitAttr: verbs.QPInitAttr{Type: verbs.QPTypeRC, SendCQ: cq, RecvCQ: cq, Cap: DefaultCap}, PD: e.PD()})
+	e.Must(err, "ibv_create_qp_ex(RC) with a PD")
+	e.Must(q.Destroy(), "ibv_destroy_qp")
 }
