@@ -127,6 +127,9 @@ type Endpoint struct {
 //
 // The context stays the caller's; Close destroys the rest.
 func NewEndpoint(vctx verbs.Context, o Options, psn func() uint32) (*Endpoint, error) {
+	if o.Transport == XSRQ {
+		return nil, usageErrorf("xsrq has an endpoint of its own: use NewXSRQEndpoint")
+	}
 	if err := o.Validate(); err != nil {
 		return nil, err
 	}

@@ -126,7 +126,7 @@ func TestParseErrors(t *testing.T) {
 		{"srq -q 600", "-r 500 is too small for -q 600", false},
 		{"srq -q 256 -r 1000", "-q 256 is too many", false},
 		{"srq -q 0", "-q 0 is out of range", false},
-		{"xsrq", `unknown ping-pong "xsrq"`, false},
+		{"xrc", `unknown ping-pong "xrc": want rc, uc, ud, srq or xsrq`, false},
 		{"rc --backend=rdma", `--backend "rdma"`, false},
 		{"rc --timeout=soon", `--timeout "soon"`, false},
 	}
@@ -260,8 +260,8 @@ func TestDefaults(t *testing.T) {
 	if _, ok := TransportFromProgramName("pingpong"); ok {
 		t.Error("pingpong is not a transport")
 	}
-	if _, ok := TransportFromProgramName("ibv_xsrq_pingpong"); ok {
-		t.Error("xsrq is not supported")
+	if got, ok := TransportFromProgramName("ibv_xsrq_pingpong"); !ok || got != XSRQ {
+		t.Errorf("ibv_xsrq_pingpong: %v %v", got, ok)
 	}
 }
 

@@ -14,20 +14,21 @@ import (
 	"github.com/vsh-rdma/vsh/verbs"
 )
 
-// Transport says which of rdma-core's four ping-pong programs to be.
+// Transport says which of rdma-core's five ping-pong programs to be.
 type Transport int
 
-// The four programs of rdma-core's libibverbs/examples.
+// The five programs of rdma-core's libibverbs/examples.
 const (
-	RC  Transport = iota // ibv_rc_pingpong: one RC QP
-	UC                   // ibv_uc_pingpong: one UC QP
-	UD                   // ibv_ud_pingpong: one UD QP, an AH, the 40-byte GRH
-	SRQ                  // ibv_srq_pingpong: num_qp RC QPs on one shared receive queue
+	RC   Transport = iota // ibv_rc_pingpong: one RC QP
+	UC                    // ibv_uc_pingpong: one UC QP
+	UD                    // ibv_ud_pingpong: one UD QP, an AH, the 40-byte GRH
+	SRQ                   // ibv_srq_pingpong: num_qp RC QPs on one shared receive queue
+	XSRQ                  // ibv_xsrq_pingpong: XRC, an XRC SRQ and an XRC_SEND/XRC_RECV pair per client
 )
 
-var transportNames = [...]string{"rc", "uc", "ud", "srq"}
+var transportNames = [...]string{"rc", "uc", "ud", "srq", "xsrq"}
 
-// String returns "rc", "uc", "ud" or "srq".
+// String returns "rc", "uc", "ud", "srq" or "xsrq".
 func (t Transport) String() string {
 	if t >= 0 && int(t) < len(transportNames) {
 		return transportNames[t]
@@ -38,19 +39,22 @@ func (t Transport) String() string {
 // Program returns the name of rdma-core's program: "ibv_rc_pingpong".
 func (t Transport) Program() string { return "ibv_" + t.String() + "_pingpong" }
 
-// QPType is the type of the program's QPs (srq uses RC QPs).
+// QPType is the type of the program's QPs (srq uses RC QPs; xsrq sends
+// through XRC_SEND QPs and receives through XRC_RECV ones).
 func (t Transport) QPType() verbs.QPType {
 	switch t {
 	case UC:
 		return verbs.QPTypeUC
 	case UD:
 		return verbs.QPTypeUD
+	case XSRQ:
+		return verbs.QPTypeXRCSend
 	}
 	return verbs.QPTypeRC
 }
 
-// ParseTransport accepts rc, uc, ud, srq in any case, and the program names
-// rc_pingpong and ibv_rc_pingpong.
+// ParseTransport accepts rc, uc, ud, srq, xsrq in any case, and the program
+// names rc_pingpong and ibv_rc_pingpong.
 func ParseTransport(s string) (Transport, error) {
 	n := strings.ToLower(s)
 	n = strings.TrimPrefix(n, "ibv_")
@@ -60,7 +64,7 @@ func ParseTransport(s string) (Transport, error) {
 			return Transport(i), nil
 		}
 	}
-	return 0, fmt.Errorf("unknown ping-pong %q: want rc, uc, ud or srq (xsrq needs XRC, which rxe and the simulator do not have)", s)
+	return 0, fmt.Errorf("unknown ping-pong %q: want rc, uc, ud, srq or xsrq", s)
 }
 
 // TransportFromProgramName recognizes a program started under one of
@@ -93,8 +97,12 @@ type Options struct {
 	MTU verbs.MTU
 	// RxDepth is how many receives are kept posted (-r, 500).
 	RxDepth int
-	// Iters is the number of exchanges (-n, 1000).
+	// Iters is the number of exchanges (-n, 1000); xsrq's -n/--num_tests,
+	// the messages each way per client (5).
 	Iters int
+	// Clients is xsrq's -c/--clients: how many clients the server serves
+	// (1). A client always has 1, as rdma-core forces it.
+	Clients int
 	// SL is the service level (-l, 0).
 	SL int
 	// Events sleeps on completion events instead of busy-polling (-e).
@@ -102,7 +110,9 @@ type Options struct {
 	// GIDIndex is the local GID index (-g); -1 sends no GID, so no GRH.
 	GIDIndex int
 	// Check writes a pattern at the client and checks every byte of it at
-	// the end (-c).
+	// the end (-c). For xsrq, whose -c is --clients, it is vsh's --verify:
+	// every message carries a pattern that names it, and every byte of
+	// every message received is checked.
 	Check bool
 	// NumQP is how many QPs srq uses (-q, 16).
 	NumQP int
@@ -134,7 +144,8 @@ type Options struct {
 // DefaultTimeout is --timeout's default.
 const DefaultTimeout = 10 * time.Second
 
-// Defaults returns rdma-core's defaults for t (v44's main()).
+// Defaults returns rdma-core's defaults for t (v44's main(); xsrq's
+// init()).
 func Defaults(t Transport) Options {
 	o := Options{
 		Transport: t,
@@ -146,10 +157,14 @@ func Defaults(t Transport) Options {
 		Iters:     1000,
 		GIDIndex:  -1,
 		NumQP:     16,
+		Clients:   1,
 		Timeout:   DefaultTimeout,
 	}
-	if t == UD {
+	switch t {
+	case UD:
 		o.Size = 1024 // ud_pingpong's code; its help text says 2048
+	case XSRQ:
+		o.Iters = 5 // num_tests; MTU 1024 is the code's (the man page says 2048)
 	}
 	return o
 }
@@ -160,10 +175,12 @@ const (
 	optTimeout
 	optHelp
 	optSimAddr
+	optVerify
 )
 
-// spec returns the getopt_long call of t's program (rdma-core v44), plus
-// vsh's -h/--help, --backend and --timeout.
+// spec returns the getopt_long call of t's program (rdma-core v44; xsrq
+// as of 2024, after its -c got its argument), plus vsh's -h/--help,
+// --backend, --timeout, --sim-addr and xsrq's --verify.
 func (t Transport) spec() optSpec {
 	common := []longOpt{
 		{"port", true, 'p'}, {"ib-dev", true, 'd'}, {"ib-port", true, 'i'}, {"size", true, 's'},
@@ -197,6 +214,13 @@ func (t Transport) spec() optSpec {
 			{"sl", true, 'l'}, {"events", false, 'e'}, {"odp", false, 'o'}, {"gid-idx", true, 'g'},
 			{"chk", false, 'c'},
 		}...)
+	case XSRQ:
+		s.short = "p:d:i:s:m:n:l:eog:c:"
+		s.long = append(common, []longOpt{
+			{"mtu", true, 'm'}, {"clients", true, 'c'}, {"num_tests", true, 'n'}, {"sl", true, 'l'},
+			{"events", false, 'e'}, {"odp", false, 'o'}, {"gid-idx", true, 'g'},
+		}...)
+		s.long = append(s.long, longOpt{"verify", false, optVerify})
 	}
 	s.short += "h"
 	s.long = append(s.long, longOpt{"backend", true, optBackend}, longOpt{"timeout", true, optTimeout},
@@ -217,12 +241,12 @@ func usageErrorf(format string, args ...any) error {
 }
 
 // ParseArgs parses a command line after the program name: the program
-// (rc, uc, ud, srq), then rdma-core's flags and the optional server host, in
+// (rc, uc, ud, srq, xsrq), then rdma-core's flags and the optional server host, in
 // any order, as glibc's getopt_long takes them. Errors are *OptionError
 // (worded as getopt words them) or *UsageError.
 func ParseArgs(args []string) (Options, error) {
 	if len(args) == 0 {
-		return Options{}, usageErrorf("say which ping-pong to run: rc, uc, ud or srq (pingpong --help)")
+		return Options{}, usageErrorf("say which ping-pong to run: rc, uc, ud, srq or xsrq (pingpong --help)")
 	}
 	t, err := ParseTransport(args[0])
 	if err != nil {
@@ -232,7 +256,7 @@ func ParseArgs(args []string) (Options, error) {
 }
 
 // ParseFlags parses the flags and operands of one program (everything after
-// "rc", "uc", "ud" or "srq").
+// "rc", "uc", "ud", "srq" or "xsrq").
 func ParseFlags(t Transport, args []string) (Options, error) {
 	o := Defaults(t)
 	opts, operands, err := t.spec().parse(args)
@@ -265,6 +289,9 @@ func ParseFlags(t Transport, args []string) (Options, error) {
 				o.NumQP, exchange.MaxQP, exchange.MaxQP-1)
 		}
 	}
+	if o.Transport == XSRQ && o.Host != "" {
+		o.Clients = 1 // xsrq_pingpong: a client serves one connection, whatever -c says
+	}
 	if o.SimAddr != "" && o.Backend == "ibverbs" {
 		return o, usageErrorf("--sim-addr %s puts the simulator on its UDP link; it has no meaning with --backend ibverbs (drop one of them)", o.SimAddr)
 	}
@@ -295,7 +322,11 @@ func (o *Options) apply(p parsedOpt) error {
 	case 'r':
 		o.RxDepth, err = intArg(p, 1, math.MaxInt32, "how many receives to keep posted, at least 1")
 	case 'n':
-		o.Iters, err = intArg(p, 1, math.MaxInt32, "the number of exchanges, at least 1")
+		if o.Transport == XSRQ {
+			o.Iters, err = intArg(p, 1, maxXSRQTests, fmt.Sprintf("the number of messages each way per client, 1 to %d", maxXSRQTests))
+		} else {
+			o.Iters, err = intArg(p, 1, math.MaxInt32, "the number of exchanges, at least 1")
+		}
 	case 'l':
 		o.SL, err = intArg(p, 0, 15, "a service level from 0 to 15")
 	case 'e':
@@ -306,6 +337,12 @@ func (o *Options) apply(p parsedOpt) error {
 			o.GIDIndex = -1
 		}
 	case 'c':
+		if o.Transport == XSRQ {
+			o.Clients, err = intArg(p, 1, maxXSRQClients, fmt.Sprintf("the number of clients the server waits for, 1 to %d", maxXSRQClients))
+		} else {
+			o.Check = true
+		}
+	case optVerify:
 		o.Check = true
 	case 'q':
 		o.NumQP, err = intArg(p, 1, math.MaxInt32, "the number of QPs, at least 1")
@@ -422,7 +459,10 @@ func (o Options) Args() []string {
 	if o.Transport == SRQ && o.NumQP != d.NumQP {
 		add("-q", o.NumQP)
 	}
-	if o.RxDepth != d.RxDepth {
+	if o.Transport == XSRQ && o.Clients != d.Clients && o.Host == "" {
+		add("-c", o.Clients)
+	}
+	if o.Transport != XSRQ && o.RxDepth != d.RxDepth {
 		add("-r", o.RxDepth)
 	}
 	if o.Iters != d.Iters {
@@ -437,7 +477,10 @@ func (o Options) Args() []string {
 	if o.GIDIndex >= 0 {
 		add("-g", o.GIDIndex)
 	}
-	if o.Check {
+	switch {
+	case o.Check && o.Transport == XSRQ:
+		a = append(a, "--verify")
+	case o.Check:
 		a = append(a, "-c")
 	}
 	if o.Host != "" {
@@ -449,14 +492,18 @@ func (o Options) Args() []string {
 // Validate checks what ParseFlags checks, for Options built in code.
 func (o Options) Validate() error {
 	switch {
-	case o.Transport < RC || o.Transport > SRQ:
+	case o.Transport < RC || o.Transport > XSRQ:
 		return usageErrorf("unknown transport %d", int(o.Transport))
 	case o.Size < 1:
 		return usageErrorf("size %d: a message has at least 1 byte", o.Size)
 	case o.Transport != UD && !o.MTU.Valid():
 		return usageErrorf("path MTU %d: use one of 256, 512, 1024, 2048, 4096", int(o.MTU))
-	case o.RxDepth < 1:
+	case o.RxDepth < 1 && o.Transport != XSRQ:
 		return usageErrorf("rx-depth %d: keep at least 1 receive posted", o.RxDepth)
+	case o.Transport == XSRQ && (o.Clients < 1 || o.Clients > maxXSRQClients):
+		return usageErrorf("clients %d: a server serves 1 to %d clients", o.Clients, maxXSRQClients)
+	case o.Transport == XSRQ && o.Iters > maxXSRQTests:
+		return usageErrorf("num_tests %d: at most %d messages each way per client", o.Iters, maxXSRQTests)
 	case o.Iters < 1:
 		return usageErrorf("iters %d: run at least 1 exchange", o.Iters)
 	case o.IBPort < 1 || o.IBPort > 255:

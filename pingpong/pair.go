@@ -33,13 +33,37 @@ type Side struct {
 	Remote   []exchange.Dest
 	Stats    Stats
 	BadPages []BadPage // -c
+	// XLocal and XRemote are xsrq's addresses (Local and Remote stay
+	// empty): one connection each way.
+	XLocal, XRemote []exchange.XRCDest
 }
 
 // Lines returns the side's output as rdma-core's program prints it: the
 // local and remote addresses, the two result lines and, with -c, a line
-// per bad page.
+// per bad page. xsrq's are its address lines (the server's remote one
+// first, as it reads before it answers) and "success".
 func (s Side) Lines(t Transport) []string {
 	var out []string
+	if t == XSRQ {
+		for i := range max(len(s.XLocal), len(s.XRemote)) {
+			l, r := "", ""
+			if i < len(s.XLocal) {
+				l = XRCAddrLine("local", s.XLocal[i])
+			}
+			if i < len(s.XRemote) {
+				r = XRCAddrLine("remote", s.XRemote[i])
+			}
+			if s.Name == "server" {
+				l, r = r, l
+			}
+			for _, x := range []string{l, r} {
+				if x != "" {
+					out = append(out, x)
+				}
+			}
+		}
+		return append(out, SuccessLine)
+	}
 	for _, d := range s.Local {
 		out = append(out, LocalLine(t, d))
 	}
@@ -87,6 +111,9 @@ func RunPair(ctx context.Context, server, client verbs.Context, o Options, h Pai
 	}
 	if len(o.Unsupported) > 0 {
 		return nil, usageErrorf("%s is not available", o.Unsupported[0])
+	}
+	if o.Transport == XSRQ {
+		return runPairXSRQ(ctx, server, client, o, h)
 	}
 	now := h.Now
 	if now == nil {

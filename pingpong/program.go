@@ -163,21 +163,35 @@ func (p *Program) run(ctx context.Context, o Options, prog string) (err error) {
 			dev = d
 		}
 	}
+	// xsrq_pingpong's open_device says "IB device %s not found" for no
+	// device too, and main adds "Failed to open device".
+	devFail := func(e *Error) error {
+		if o.Transport == XSRQ {
+			if len(devs) == 0 {
+				e.Msg = fmt.Sprintf("IB device %s not found", o.IBDev)
+			}
+			e.after = "Failed to open device"
+		}
+		return e
+	}
 	switch {
 	case len(devs) == 0:
-		return fail("No IB devices found", nil, fmt.Sprintf("the %s backend sees no RDMA device: create one (rdma link add rxe0 type rxe netdev eth0), or run on the simulator with --backend sim", prov.Name()))
+		return devFail(fail("No IB devices found", nil, fmt.Sprintf("the %s backend sees no RDMA device: create one (rdma link add rxe0 type rxe netdev eth0), or run on the simulator with --backend sim", prov.Name())))
 	case dev == nil:
-		return fail(fmt.Sprintf("IB device %s not found", o.IBDev), nil, fmt.Sprintf("the %s backend has: %s", prov.Name(), strings.Join(names, ", ")))
+		return devFail(fail(fmt.Sprintf("IB device %s not found", o.IBDev), nil, fmt.Sprintf("the %s backend has: %s", prov.Name(), strings.Join(names, ", "))))
 	}
 	vctx, err := dev.Open()
 	if err != nil {
-		return fail(fmt.Sprintf("Couldn't get context for %s", dev.Name()), err, "")
+		return devFail(fail(fmt.Sprintf("Couldn't get context for %s", dev.Name()), err, ""))
 	}
 	defer func() {
 		if cerr := vctx.Close(); cerr != nil && err == nil {
 			err = fail("Couldn't release context", cerr, "")
 		}
 	}()
+	if o.Transport == XSRQ {
+		return p.runXSRQ(ctx, prov, vctx, o, prog)
+	}
 	ep, err := NewEndpoint(vctx, o, p.psn())
 	if err != nil {
 		return err

@@ -9,6 +9,10 @@ import (
 // Usage writes the help of t's program (prog is the command name, e.g.
 // "pingpong").
 func Usage(w io.Writer, prog string, t Transport) {
+	if t == XSRQ {
+		usageXSRQ(w, prog)
+		return
+	}
 	d := Defaults(t)
 	var b strings.Builder
 	p := prog + " " + t.String()
@@ -63,9 +67,10 @@ func Usage(w io.Writer, prog string, t Transport) {
 
 // UsageAll writes the help of the command as a whole.
 func UsageAll(w io.Writer, prog string) {
-	fmt.Fprintf(w, "Usage: %s rc|uc|ud|srq [options] [host]\n\n", prog)
+	fmt.Fprintf(w, "Usage: %s rc|uc|ud|srq|xsrq [options] [host]\n\n", prog)
 	fmt.Fprintf(w, "rdma-core's ping-pong programs (ibv_rc_pingpong, ibv_uc_pingpong, ibv_ud_pingpong,\n")
-	fmt.Fprintf(w, "ibv_srq_pingpong), flag- and wire-compatible with them, on real verbs or the simulator.\n")
+	fmt.Fprintf(w, "ibv_srq_pingpong, ibv_xsrq_pingpong), flag- and wire-compatible with them, on real\n")
+	fmt.Fprintf(w, "verbs or the simulator.\n")
 	fmt.Fprintf(w, "Without <host> it is the server and waits for a client; with it, the client.\n\n")
 	fmt.Fprintf(w, "  %s rc --help     the options of one program\n", prog)
 	fmt.Fprintf(w, "  %s rc -g 1 -c            # server\n", prog)

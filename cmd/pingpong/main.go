@@ -1,7 +1,7 @@
 // Command pingpong is rdma-core's ibv_rc_pingpong, ibv_uc_pingpong,
-// ibv_ud_pingpong and ibv_srq_pingpong in one program, flag- and
-// wire-compatible with them, on real verbs (libibverbs) or on vsh's
-// simulated RNIC:
+// ibv_ud_pingpong, ibv_srq_pingpong and ibv_xsrq_pingpong in one program,
+// flag- and wire-compatible with them, on real verbs (libibverbs) or on
+// vsh's simulated RNIC:
 //
 //	pingpong rc -g 1 -c            # server
 //	pingpong rc -g 1 -c server     # client
@@ -14,6 +14,10 @@
 //
 //	pingpong rc -g 1 --sim-addr 127.0.0.2               # server
 //	pingpong rc -g 1 --sim-addr 127.0.0.3 127.0.0.1     # client
+//
+// The simulator has XRC for xsrq (sim.Config.XRC), as a NIC that has it;
+// kernel rxe has none, so on rxe xsrq stops as rdma-core's program does,
+// with "Couldn't Open the XRC Domain 95".
 //
 // Started under one of rdma-core's names (a link named ibv_rc_pingpong), it
 // is that program. See docs/pingpong.md. This file only wires the library
@@ -53,7 +57,7 @@ func run(ctx context.Context, argv []string, stdout, stderr io.Writer) int {
 	var opened verbs.Provider
 	p := &pingpong.Program{Name: name, Stdout: stdout, Stderr: stderr}
 	p.OpenOptions = func(o pingpong.Options) (verbs.Provider, error) {
-		prov, err := openBackend(o.Backend, o.SimAddr)
+		prov, err := openBackend(o.Backend, o.SimAddr, o.Transport == pingpong.XSRQ)
 		if err != nil {
 			return nil, err
 		}
@@ -76,11 +80,11 @@ func run(ctx context.Context, argv []string, stdout, stderr io.Writer) int {
 // is built in and sees a device (and --sim-addr is not given), else the
 // simulator. The simulator's one device, sim0, is on its UDP link at
 // simAddr ("": the first free 127.0.0.N, N ≥ 2), so that two processes
-// reach each other.
-func openBackend(name, simAddr string) (verbs.Provider, error) {
+// reach each other; with xrc, it has XRC (for xsrq).
+func openBackend(name, simAddr string, xrc bool) (verbs.Provider, error) {
 	switch {
 	case name == "sim" || (name == "" && simAddr != ""):
-		return openSim(simAddr)
+		return openSim(simAddr, xrc)
 	case name == "ibverbs":
 		return ibverbs.New()
 	}
@@ -90,11 +94,11 @@ func openBackend(name, simAddr string) (verbs.Provider, error) {
 		}
 		p.Close()
 	}
-	return openSim(simAddr)
+	return openSim(simAddr, xrc)
 }
 
-func openSim(addr string) (verbs.Provider, error) {
-	f, err := sim.NewUDP(sim.Config{Devices: 1, Seed: 1}, addr)
+func openSim(addr string, xrc bool) (verbs.Provider, error) {
+	f, err := sim.NewUDP(sim.Config{Devices: 1, Seed: 1, XRC: xrc}, addr)
 	if err != nil {
 		return nil, err
 	}

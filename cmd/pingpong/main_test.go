@@ -25,8 +25,8 @@ func TestHelpAndErrors(t *testing.T) {
 		code      int
 		out, errs string
 	}{
-		{argv: []string{"pingpong", "--help"}, code: 0, out: "Usage: pingpong rc|uc|ud|srq [options] [host]"},
-		{argv: []string{"pingpong"}, code: 1, errs: "Usage: pingpong rc|uc|ud|srq"},
+		{argv: []string{"pingpong", "--help"}, code: 0, out: "Usage: pingpong rc|uc|ud|srq|xsrq [options] [host]"},
+		{argv: []string{"pingpong"}, code: 1, errs: "Usage: pingpong rc|uc|ud|srq|xsrq"},
 		{argv: []string{"pingpong", "srq", "--help"}, code: 0, out: "-q, --num-qp=<num>"},
 		{argv: []string{"pingpong", "ud", "-h"}, code: 0, out: "default 1024"},
 		{argv: []string{"pingpong", "rc", "-h"}, code: 0, out: "exit status is 1"},
@@ -40,6 +40,10 @@ func TestHelpAndErrors(t *testing.T) {
 		{argv: []string{"pingpong", "rc", "--sim-addr", "127.0.0.2", "--backend", "ibverbs"}, code: 1, errs: "no meaning with --backend ibverbs"},
 		{argv: []string{"pingpong", "rc", "--sim-addr", "10.254.254.254", "-p", "1"}, code: 1, errs: "cannot bind 10.254.254.254:4791"},
 		{argv: []string{"pingpong", "rc", "--help"}, code: 0, out: "--sim-addr=<addr>"},
+		{argv: []string{"pingpong", "xsrq", "--help"}, code: 0, out: "The\npingpong command turns XRC on in its simulator for xsrq (--backend sim)."},
+		{argv: []string{"ibv_xsrq_pingpong", "-h"}, code: 0, out: "-c, --clients=<n>"},
+		{argv: []string{"pingpong", "xsrq", "--backend", "sim", "-d", "mlx5_0"}, code: 1, errs: "IB device mlx5_0 not found\nFailed to open device\npingpong xsrq: likely cause: the sim backend has: sim0"},
+		{argv: []string{"pingpong", "xsrq", "-c"}, code: 1, errs: "pingpong xsrq: option requires an argument -- 'c'\nTry 'pingpong xsrq --help'."},
 	}
 	for _, tc := range tests {
 		code, out, errs := runArgs(tc.argv...)
@@ -50,7 +54,7 @@ func TestHelpAndErrors(t *testing.T) {
 }
 
 func TestBackendChoice(t *testing.T) {
-	p, err := openBackend("sim", "")
+	p, err := openBackend("sim", "", false)
 	if err != nil {
 		t.Skipf("no UDP link here: %v", err)
 	}
@@ -59,7 +63,7 @@ func TestBackendChoice(t *testing.T) {
 		t.Fatalf("sim: %T on %v", p, f.UDPAddr())
 	}
 	p.Close()
-	p, err = openBackend("", "")
+	p, err = openBackend("", "", false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,13 +72,13 @@ func TestBackendChoice(t *testing.T) {
 	}
 	p.Close()
 	// --sim-addr alone means the simulator.
-	if p, err = openBackend("", "127.0.0.77"); err != nil || p.Name() != "sim" || p.(*sim.Fabric).UDPAddr().String() != "127.0.0.77:4791" {
+	if p, err = openBackend("", "127.0.0.77", false); err != nil || p.Name() != "sim" || p.(*sim.Fabric).UDPAddr().String() != "127.0.0.77:4791" {
 		t.Errorf("--sim-addr 127.0.0.77: %v %v", p, err)
 	}
 	if p != nil {
 		p.Close()
 	}
-	if _, err := openBackend("ibverbs", ""); err != nil {
+	if _, err := openBackend("ibverbs", "", false); err != nil {
 		code, _, errs := runArgs("pingpong", "rc", "--backend", "ibverbs")
 		if code != 1 || !strings.Contains(errs, err.Error()) {
 			t.Errorf("--backend ibverbs without the backend: exit %d, %s", code, errs)
