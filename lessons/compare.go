@@ -148,7 +148,12 @@ func describe(s *objSnap, m mapping) string {
 	case "mr":
 		return fmt.Sprintf("a %d-byte MR%s with access %s", s.length, on, s.access.Short())
 	case "srq":
+		if s.srqType == verbs.SRQTypeXRC {
+			return fmt.Sprintf("an XRC SRQ%s in %s, completing on %s", on, m.learner(s.srqXRCD), m.learner(s.srqCQ))
+		}
 		return "an SRQ" + on
+	case "xrcd":
+		return "an XRC domain" + on
 	case "ah":
 		return "an address handle" + on
 	case "qp":
@@ -198,6 +203,16 @@ func objDiffs(ref, le *snapshot, s, l *objSnap, m mapping, full, created bool) [
 		}
 		if l.srqAttr.SRQLimit != s.srqAttr.SRQLimit {
 			d.add(DiffAttr, false, "%s's srq_limit is %d; %s is %d", l.h, l.srqAttr.SRQLimit, d.the("srq_limit"), s.srqAttr.SRQLimit)
+		}
+		if l.srqType != s.srqType {
+			d.add(DiffAttr, false, "%s is %s SRQ; %s is %s one", l.h, srqKind(l.srqType), d.the("SRQ"), srqKind(s.srqType))
+		} else if s.srqType == verbs.SRQTypeXRC {
+			if w := m.learner(s.srqXRCD); l.srqXRCD != w {
+				d.add(DiffAttr, false, "%s is in XRC domain %s; %s is in %s", l.h, orNone(l.srqXRCD), d.the("SRQ"), w)
+			}
+			if w := m.learner(s.srqCQ); l.srqCQ != w {
+				d.add(DiffAttr, false, "%s's receives complete on %s; %s's on %s", l.h, orNone(l.srqCQ), d.the("SRQ"), w)
+			}
 		}
 	case "ah":
 		d.ah()
@@ -543,4 +558,12 @@ func attrStep(st verbs.QPState) int {
 		return 3
 	}
 	return max(0, qpStep(st))
+}
+
+// srqKind names an SRQ's type with its article: "a basic", "an XRC".
+func srqKind(t verbs.SRQType) string {
+	if t == verbs.SRQTypeXRC {
+		return "an XRC"
+	}
+	return "a basic"
 }

@@ -205,7 +205,7 @@ type fieldSpec struct {
 	get func(x *evalCtx, o any) (value, error)
 }
 
-var handlePattern = regexp.MustCompile(`^(ctx|pd|mr|ch|cq|srq|qp|ah)([0-9]+|\*)$`)
+var handlePattern = regexp.MustCompile(`^(ctx|pd|mr|ch|cq|srq|qp|ah|xrcd)([0-9]+|\*)$`)
 
 // commandName is what a command's canonical name looks like.
 var commandName = regexp.MustCompile(`^[a-z][a-z_]*$`)
@@ -213,6 +213,7 @@ var commandName = regexp.MustCompile(`^[a-z][a-z_]*$`)
 var kindNouns = map[string]string{
 	"ctx": "device context", "pd": "protection domain", "mr": "memory region", "ch": "completion channel",
 	"cq": "completion queue", "srq": "shared receive queue", "qp": "queue pair", "ah": "address handle",
+	"xrcd": "XRC domain",
 }
 
 func qpField(t vtype, f func(a verbs.QPAttr, i verbs.QPInitAttr, q verbs.QP) uint64) fieldSpec {

@@ -58,6 +58,12 @@ var commandNeeds = []commandNeed{
 	{"detach_mcast", "multicast", "detaches a QP from a multicast group", nil},
 	{"join_group", "ip-groups", "joins a host's IP multicast group", nil},
 	{"leave_group", "ip-groups", "leaves a host's IP multicast group", nil},
+	{"open_xrcd", "xrc", "opens an XRC domain", nil},
+	{"create_srq_ex", "xrc", "creates an XRC SRQ", argHas("type", "xrc")},
+	{"create_qp_ex", "xrc", "creates an XRC QP", argHas("type", "xrc")},
+	{"create_qp", "xrc", "creates an XRC QP", argHas("type", "xrc")},
+	{"open_qp", "xrc", "opens an XRC_RECV QP", nil},
+	{"pingpong", "xrc", "runs xsrq_pingpong", firstPos("xsrq")},
 }
 
 // inferNeeds reports each command of l that needs a capability neither

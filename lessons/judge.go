@@ -206,6 +206,10 @@ func (r *Reference) At(i int) error {
 		if err != nil {
 			return fmt.Errorf("the reference session: %w", err)
 		}
+		if err := switchOn(sh, r.l); err != nil {
+			closeFn()
+			return fmt.Errorf("the reference session: %w", err)
+		}
 		r.sh, r.shClose, r.shAt = sh, closeFn, 0
 		r.asked = map[string]map[string]string{}
 	}
@@ -359,7 +363,8 @@ func (r *Reference) run(c *Cell) ([]Record, error) {
 // what they made, in order. sizing change an object's capacity.
 var (
 	creating = map[string]bool{"open_device": true, "alloc_pd": true, "reg_mr": true, "create_comp_channel": true,
-		"create_cq": true, "create_qp": true, "create_srq": true, "create_ah": true}
+		"create_cq": true, "create_qp": true, "create_srq": true, "create_ah": true,
+		"open_xrcd": true, "create_srq_ex": true, "create_qp_ex": true, "open_qp": true}
 	sizing = map[string]bool{"resize_cq": true, "modify_srq": true}
 )
 

@@ -30,7 +30,7 @@ func (m mapping) learner(h string) string {
 
 // matchOrder is the order kinds are matched in: each kind's keys refer to
 // kinds before it.
-var matchOrder = []string{"ctx", "pd", "ch", "cq", "mr", "srq", "ah", "qp"}
+var matchOrder = []string{"ctx", "pd", "xrcd", "ch", "cq", "mr", "srq", "ah", "qp"}
 
 // match pairs the objects of the reference snapshot ref with those of the
 // learner's snapshot le. An object is a candidate for another when it is

@@ -44,6 +44,34 @@ var Capabilities = []Capability{
 		devCap(func(a verbs.DeviceAttr) bool { return a.MaxMcastGrp > 0 }, "offers no multicast (max_mcast_grp 0)")},
 	{"ip-groups", "joining a host's IP multicast group on a device's netdev (join_group, leave_group)",
 		optional[verbs.HostGroups]("cannot join IP multicast groups")},
+	{"xrc", "XRC domains, XRC SRQs and XRC QPs: a NIC that has them (mlx5), or the simulator, which turns them on for the lesson (kernel rxe has none)",
+		hasXRC},
+}
+
+// hasXRC reports whether XRC works on the backend: the simulator can turn
+// it on (verbs.XRCSwitch); elsewhere an XRC domain must open.
+func hasXRC(p verbs.Provider, devs []verbs.Device) (bool, string) {
+	if _, ok := p.(verbs.XRCSwitch); ok {
+		return true, ""
+	}
+	if len(devs) == 0 {
+		return false, "the backend has no device"
+	}
+	ctx, err := devs[0].Open()
+	if err != nil {
+		return false, fmt.Sprintf("opening %s: %v", devs[0].Name(), err)
+	}
+	defer ctx.Close()
+	x, ok := ctx.(verbs.ExtendedContext)
+	if !ok {
+		return false, devs[0].Name() + " has no XRC verbs"
+	}
+	d, err := x.OpenXRCD(verbs.XRCDInitAttr{OFlags: verbs.XRCDCreate})
+	if err != nil {
+		return false, fmt.Sprintf("%s has no XRC: %v", devs[0].Name(), err)
+	}
+	_ = d.Close()
+	return true, ""
 }
 
 var capabilityByName = func() map[string]*Capability {
@@ -256,4 +284,23 @@ func (e *SkipError) Error() string {
 		s += r
 	}
 	return s
+}
+
+// switchOn gives env's backend the capabilities l (or a section of it)
+// needs that the backend keeps switched off: XRC, which the simulator
+// keeps off as kernel rxe has none. Every session that plays a lesson —
+// the learner's, the judge's reference, a check's — goes through it.
+func switchOn(env Env, l *Lesson) error {
+	needs := l.Needs
+	for _, s := range l.Steps {
+		needs = append(needs, s.Needs...)
+	}
+	if !contains(needs, "xrc") {
+		return nil
+	}
+	sw, ok := env.Provider().(verbs.XRCSwitch)
+	if !ok || sw.XRC() {
+		return nil
+	}
+	return sw.SetXRC(true)
 }

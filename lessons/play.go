@@ -123,6 +123,9 @@ func wrap(text string, w int) string {
 // nothing; a section whose needs it lacks is skipped, saying why, and the
 // lesson goes on after it. Play needs no terminal.
 func Play(env Env, l *Lesson, w io.Writer, o PlayOptions) error {
+	if err := switchOn(env, l); err != nil {
+		return err
+	}
 	caps := &capChecker{p: env.Provider(), lacking: o.Lacking}
 	if miss := caps.missing(l.Needs); len(miss) > 0 {
 		return &SkipError{Lesson: l, Reasons: miss}

@@ -27,10 +27,10 @@ type snapshot struct {
 // objSnap is one object of a snapshot.
 type objSnap struct {
 	h      string // the handle: qp0
-	kind   string // its prefix: ctx, pd, mr, ch, cq, srq, qp, ah
+	kind   string // its prefix: ctx, pd, mr, ch, cq, srq, qp, ah, xrcd
 	obj    any
 	dev    int    // the place of its device in the device list
-	parent string // ctx for pd, ch and cq; pd for mr, srq, qp and ah
+	parent string // ctx for pd, ch, cq and xrcd; pd for mr, srq, qp and ah; xrcd for an XRC_RECV QP
 
 	// MR
 	length           int
@@ -60,6 +60,8 @@ type objSnap struct {
 	dgid             gidRef      // QP (RC, UC): the address vector's dgid; AH: its dgid
 	peer             string      // QP: the QP its dest_qpn names, "" when none in the session
 	srqAttr          verbs.SRQAttr
+	srqType          verbs.SRQType // SRQ: basic or XRC
+	srqXRCD, srqCQ   string        // XRC SRQ: its domain and the CQ its receives complete on
 	ahAttr           verbs.AHAttr
 	queryErr         error // a query that failed
 	// asked names the capacities the command that made (or resized) a
@@ -223,8 +225,14 @@ func takeSnapshot(env Env, gids *gidTables) *snapshot {
 					os.events = in.Events
 				}
 			}
+		case verbs.XRCD:
+			os.parent = name(x.Context())
 		case verbs.SRQ:
 			os.parent = name(x.PD())
+			if ex, ok := x.(verbs.ExtendedSRQ); ok {
+				os.srqType = ex.Type()
+				os.srqXRCD, os.srqCQ = name(ex.XRCD()), name(ex.CQ())
+			}
 			if a, err := x.Query(); err == nil {
 				os.srqAttr = a
 			} else {
@@ -235,6 +243,9 @@ func takeSnapshot(env Env, gids *gidTables) *snapshot {
 			os.ahAttr = x.Attr()
 		case verbs.QP:
 			os.parent = name(x.PD())
+			if dq, ok := x.(verbs.DomainQP); ok && os.parent == "" {
+				os.parent = name(dq.XRCD())
+			}
 			os.qpType, os.qpn = x.Type(), x.Num()
 			a, ia, err := x.Query(verbs.AttrAll)
 			if err != nil {

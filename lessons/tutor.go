@@ -81,6 +81,9 @@ func NewTutor(env Env, l *Lesson) (*Tutor, string, error) {
 // newTutor makes the tutor of lesson l in env, for a terminal or, driven,
 // for a notebook; a *SkipError when the backend lacks what l needs.
 func newTutor(env Env, l *Lesson, driven bool) (*Tutor, error) {
+	if err := switchOn(env, l); err != nil {
+		return nil, err
+	}
 	caps := &capChecker{p: env.Provider()}
 	if miss := caps.missing(l.Needs); len(miss) > 0 {
 		return nil, &SkipError{Lesson: l, Reasons: miss}
@@ -441,7 +444,8 @@ func aboutCommand(v *Verdict, r Record) *Diff {
 	}
 	cmd := lastCall(r).Cmd
 	makes := map[string]string{"open_device": "ctx", "alloc_pd": "pd", "reg_mr": "mr", "create_comp_channel": "ch",
-		"create_cq": "cq", "create_qp": "qp", "create_srq": "srq", "create_ah": "ah"}[cmd]
+		"create_cq": "cq", "create_qp": "qp", "create_srq": "srq", "create_ah": "ah",
+		"open_xrcd": "xrcd", "create_srq_ex": "srq", "create_qp_ex": "qp", "open_qp": "qp"}[cmd]
 	for i := range v.Diffs {
 		d := &v.Diffs[i]
 		switch {
@@ -773,6 +777,9 @@ func (t *Tutor) rebuildSession(to int) (int, error) {
 func Rebuild(env Env, l *Lesson, absent []*SkippedSection, to int) (int, error) {
 	if _, err := env.Exec("reset"); err != nil {
 		return 0, fmt.Errorf("reset: %s", firstLine(err.Error()))
+	}
+	if err := switchOn(env, l); err != nil { // reset opened a new backend
+		return 0, err
 	}
 	n := 0
 	for i := 0; i < to && i < len(l.Steps); i++ {

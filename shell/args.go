@@ -205,10 +205,17 @@ const (
 	vSRQ
 	vQP
 	vAH
+	vXRCD
+	vPDOrCtx // a PD, or a context (create_qp_ex of an XRC_RECV QP)
 	vAnyHandle
 	vDevice
 	vState
 	vQPType
+	vQPTypeEx // every QP type create_qp_ex makes, XRC's too
+	vSRQType
+	vOFlags
+	vSRQN // an SRQ number, or an SRQ handle (remote_srqn=srq1)
+	vOnOff
 	vAccess
 	vSendFlags
 	vWROpcode

@@ -447,6 +447,11 @@ func (s *Shell) retire(cq *object, wcs []verbs.WC) {
 			}
 		}
 		if qp == nil {
+			// An XRC_RECV QP has no CQs: its receives complete on the CQ
+			// of the XRC SRQ the sender named.
+			if srq := s.xrcSRQOf(cq); srq != nil && (wc.Opcode.IsRecv() || wc.Status != verbs.WCSuccess) {
+				srq.recvs = max(0, srq.recvs-1)
+			}
 			continue
 		}
 		isSend := !wc.Opcode.IsRecv()

@@ -133,13 +133,14 @@ func postResult[W any](c *call, verb string, o *object, wrs []W, n int, err erro
 func postSendCmd() *command {
 	return &command{Name: "post_send", Aliases: []string{"send"}, Group: gData,
 		Usage: "post_send QP [opcode=send] mr=MR [offset=0] [length=N] | sge=...  [wr_id=N] [flags=signaled] [imm=N] " +
-			"[remote=MR[+OFF] | remote_addr=A rkey=K] [ah=AH remote_qpn=QPN remote_qkey=K] [compare=N swap=N add=N] [count=N]",
+			"[remote=MR[+OFF] | remote_addr=A rkey=K] [ah=AH remote_qpn=QPN remote_qkey=K] [remote_srqn=SRQN] [compare=N swap=N add=N] [count=N]",
 		Summary: "Post a send work request (ibv_post_send): send, RDMA write/read, atomics",
 		Help: "opcode= is send, send_with_imm, rdma_write, rdma_write_with_imm, rdma_read, atomic_cmp_and_swp or " +
 			"atomic_fetch_and_add (or IBV_WR_... names). flags= defaults to signaled (a CQE when it completes); " +
 			"flags=0 posts it unsignaled. RDMA and atomics need the remote buffer: remote=mr1+100 takes its address and rkey " +
 			"from a handle. Atomics work on 8 bytes (length defaults to 8). UD sends need ah=, remote_qpn= and remote_qkey= " +
-			"(default 0x11111111). Sends may be posted in RTS only.",
+			"(default 0x11111111). An XRC_SEND QP's sends need remote_srqn=: the number of the peer's XRC SRQ that takes them " +
+			"(get_srq_num tells it; an SRQ handle stands for its number). Sends may be posted in RTS only.",
 		Args: []argSpec{argQP,
 			key("opcode", vWROpcode, "send", "the operation"),
 			key("mr", vMR, "", "the local buffer's MR (one SGE)"),
@@ -155,6 +156,7 @@ func postSendCmd() *command {
 			key("ah", vAH, "", "UD: the address handle"),
 			key("remote_qpn", vQPN, "", "UD: the destination QP (qp1 or a number)"),
 			key("remote_qkey", vNum, "0x11111111", "UD: the destination Q_Key"),
+			key("remote_srqn", vSRQN, "", "XRC_SEND: the peer's XRC SRQ (srq1, or its number from get_srq_num)", "srqn", "xrc_remote_srq_num"),
 			key("compare", vNum, "0", "atomic_cmp_and_swp: the value to compare", "compare_add"),
 			key("swap", vNum, "0", "atomic_cmp_and_swp: the value to write"),
 			key("add", vNum, "", "atomic_fetch_and_add: the value to add"),
@@ -276,6 +278,18 @@ func sendTemplate(c *call, o *object) (verbs.SendWR, string, []string, error) {
 	if o.qpType == verbs.QPTypeUD && !hasQPN {
 		return verbs.SendWR{}, "", nil, usagef("add remote_qpn=qp1 (or its number)", "a UD send needs remote_qpn=")
 	}
+	srqn, hasSRQN, err := c.remoteSRQN() // cmd_xrc.go
+	if err != nil {
+		return verbs.SendWR{}, "", nil, err
+	}
+	wr.RemoteSRQN = srqn
+	switch {
+	case o.qpType == verbs.QPTypeXRCSend && !hasSRQN:
+		return verbs.SendWR{}, "", nil, usagef("add remote_srqn=: the peer's XRC SRQ, as get_srq_num SRQ prints it (or its handle)",
+			"an XRC send needs remote_srqn=: the XRC SRQ of the peer's domain that takes it")
+	case hasSRQN && o.qpType != verbs.QPTypeXRCSend:
+		notes = append(notes, fmt.Sprintf("remote_srqn= is ignored by %s; only an XRC_SEND QP names the SRQ that takes its sends", aQP(o.qpType)))
+	}
 	return wr, desc, notes, nil
 }
 
@@ -332,6 +346,9 @@ func describeSendWR(s *Shell, o *object, w verbs.SendWR, sge, qpnArg string) str
 			qpn += " (" + strings.ToLower(qpnArg) + ")"
 		}
 		d += fmt.Sprintf(" remote_qpn %s remote_qkey 0x%x", qpn, w.RemoteQKey)
+	}
+	if o.qpType == verbs.QPTypeXRCSend {
+		d += " remote_srqn " + s.srqName(w.RemoteSRQN)
 	}
 	return d
 }

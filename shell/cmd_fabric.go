@@ -30,13 +30,29 @@ func (s *Shell) stepper() (verbs.Stepper, error) {
 }
 
 func backendCmd() *command {
-	return &command{Name: "backend", Group: gFabric, Usage: "backend",
+	return &command{Name: "backend", Group: gFabric, Usage: "backend [xrc=on|off]",
 		Summary: "Say which backend runs the verbs and what it lets you see and do",
-		meta:    true, run: cmdBackend}
+		Help: "xrc=on gives the simulator XRC (open_xrcd, create_srq_ex type=xrc, create_qp_ex type=xrc_send|xrc_recv, open_qp), " +
+			"as mlx5 has it; xrc=off takes it away again, as kernel rxe has none (every XRC verb fails with EOPNOTSUPP), which is " +
+			"the default unless vsh started with --sim-xrc. Turning it off needs every XRC domain closed and every SRQ destroyed (EBUSY). " +
+			"reset keeps the choice. A real device has XRC or not, and vsh cannot switch it.",
+		Args: []argSpec{key("xrc", vOnOff, "", "turn the simulator's XRC on or off")},
+		meta: true, run: cmdBackend}
 }
 
 func cmdBackend(c *call) error {
 	s := c.s
+	if c.has("xrc") {
+		on, err := c.boolArg("xrc")
+		if err != nil {
+			return err
+		}
+		if err := s.setXRC(on); err != nil { // cmd_xrc.go
+			return err
+		}
+		c.line("xrc: %s", s.xrcState())
+		return nil
+	}
 	c.line("backend %s", s.backendDesc())
 	var names []string
 	for _, d := range s.devs {
@@ -73,6 +89,7 @@ func cmdBackend(c *call) error {
 		{"queue internals (show, live view)", yes(insp)},
 		{"link model (bench rate=, delay=)", yes(link)},
 		{"IP groups (join_group, leave_group)", groups},
+		{"xrc (open_xrcd, create_qp_ex, ...)", s.xrcState()},
 	}))
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/vsh-rdma/vsh/shell/render"
 
 	"github.com/vsh-rdma/vsh/lessons"
+	"github.com/vsh-rdma/vsh/verbs"
 )
 
 // lessonCmd is the command table's entry for lesson: every lesson
@@ -117,6 +118,13 @@ func startLesson(c *call, l *lessons.Lesson, force, intro bool) (bool, error) {
 	} else if reset {
 		c.out.addRaw("» the session is reset: a lesson starts from a fresh backend")
 	}
+	said, err := c.s.PrepareLesson(l)
+	if err != nil {
+		return false, err
+	}
+	if said != "" {
+		c.out.addRaw(strings.TrimSuffix(said, "\n"))
+	}
 	st.starting = l
 	t, first, err := lessons.NewTutor(env, l)
 	st.starting = nil
@@ -139,11 +147,58 @@ func (s *Shell) canTake(l *lessons.Lesson) error {
 	if err := lessons.CheckVersion(l, s.opts.Version); err != nil {
 		return usagef("vsh --version says which vsh this is", "%v", err)
 	}
+	if contains(l.Needs, needXRC) { // lessons.Missing cannot tell that the simulator can switch it on
+		if _, ok := s.prov.(verbs.XRCSwitch); !ok {
+			if why := xrcMissing(s.devs); why != "" {
+				return usagef("vsh --backend sim turns XRC on for the lessons that need it",
+					"lesson %s needs what this backend lacks: xrc: %s", l.ID, why)
+			}
+		}
+	}
 	if miss := lessons.Missing(l, s.prov); len(miss) > 0 {
 		return usagef("vsh --backend sim has everything the lessons need",
 			"lesson %s needs what this backend lacks: %s", l.ID, strings.Join(miss, "; "))
 	}
 	return nil
+}
+
+// needXRC is the lesson need (front matter needs: xrc, or a section's
+// needs: line) that PrepareLesson meets by turning the simulator's XRC on.
+const needXRC = "xrc"
+
+// PrepareLesson gives the session what lesson l needs that the backend
+// has but keeps switched off: XRC (needs: xrc, the lesson's or a
+// section's), which the simulator keeps off as kernel rxe has none, is
+// turned on through verbs.XRCSwitch, and stays on, through reset, until
+// backend xrc=off. It returns what to tell the learner, "" for nothing. On
+// a backend that cannot switch XRC, the device must have it: the error
+// says why it has not, for a lesson that needs it; a section that needs
+// it is the lesson's player's to skip.
+func (s *Shell) PrepareLesson(l *lessons.Lesson) (string, error) {
+	needs := l.Needs
+	for _, st := range l.Steps {
+		needs = append(needs, st.Needs...)
+	}
+	if !contains(needs, needXRC) {
+		return "", nil
+	}
+	if _, ok := s.prov.(verbs.XRCSwitch); !ok && !contains(l.Needs, needXRC) {
+		return "", nil // only sections need it: skipped where the device has none
+	}
+	said, err := s.needXRC() // cmd_xrc.go
+	if err == nil {
+		s.xrcLesson = true
+	}
+	return said, err
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
 }
 
 // freshForLesson ends the lesson in progress, if any, and resets the

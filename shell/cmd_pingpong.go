@@ -16,7 +16,7 @@ import (
 
 func pingpongCmd() *command {
 	return &command{Name: "pingpong", Group: gData,
-		Usage: "pingpong rc|uc|ud|srq [A] [B] [size=4096] [iters=1000] [mtu=1024] [rx_depth=500] [num_qp=16] [gid_index=1] " +
+		Usage: "pingpong rc|uc|ud|srq|xsrq [A] [B] [size=4096] [iters=1000] [mtu=1024] [rx_depth=500] [num_qp=16] [gid_index=1] " +
 			"[sl=0] [check] [events] [timeout=10s]",
 		Summary: "Run rdma-core's ping-pong loop (ibv_rc_pingpong and siblings) between two local devices and print its result lines",
 		Help: "Runs the whole program on both sides in this session: the server's endpoint on A (its own context: PD, MR, CQ, " +
@@ -29,13 +29,15 @@ func pingpongCmd() *command {
 			"On the simulator the seconds are virtual time (the fabric's clock, which models the link's latency and " +
 			"bandwidth), so the figures are the same at every run; on real hardware they are wall-clock time. check fills the " +
 			"client's buffer with a pattern and checks every byte at the end (-c); events sleeps on completion events (-e). " +
-			"A run that stops moving ends after timeout= with what is most likely wrong; Ctrl-C stops a long run.",
+			"A run that stops moving ends after timeout= with what is most likely wrong; Ctrl-C stops a long run.\n\n" +
+			"xsrq is ibv_xsrq_pingpong: XRC, which kernel rxe has none of and the simulator has once backend xrc=on; " +
+			"iters= is its -n (5 by default), it has no rx_depth=, and it prints its address lines and \"success\".",
 		Args: []argSpec{
-			pos("TRANSPORT", vText, true, "rc, uc, ud or srq (ibv_rc_pingpong, ...)"),
+			pos("TRANSPORT", vText, true, "rc, uc, ud, srq or xsrq (ibv_rc_pingpong, ...)"),
 			pos("A", vDevice, false, "the server's device: A, a device name; default A"),
 			pos("B", vDevice, false, "the client's device; default B (A again where there is one device)"),
 			key("size", vSize, "4096 (ud: 1024)", "the message size (-s)"),
-			key("iters", vNum, "1000", "the number of exchanges (-n)", "n"),
+			key("iters", vNum, "1000 (xsrq: 5)", "the number of exchanges (-n)", "n"),
 			key("mtu", vMTU, "1024", "the path MTU (-m; not ud)", "path_mtu"),
 			key("rx_depth", vNum, "500", "the receives kept posted (-r)"),
 			key("num_qp", vNum, "16", "srq: the number of QPs (-q)"),
@@ -101,7 +103,9 @@ func cmdPingpong(c *call) error {
 	for _, l := range res.Lines() {
 		c.line("%s", l)
 	}
-	c.line("(seconds are %s; bytes = size × iters × 2, a message each way per iteration)", clock)
+	if t != pingpong.XSRQ {
+		c.line("(seconds are %s; bytes = size × iters × 2, a message each way per iteration)", clock)
+	}
 	if !isSim {
 		if w := time.Since(wallStart); w > 2*time.Second {
 			c.line("(the whole run took %s)", w.Round(time.Millisecond))
@@ -154,6 +158,9 @@ func pingpongOptions(c *call, t pingpong.Transport) (pingpong.Options, error) {
 		if o.MTU, err = verbs.ParseMTU(c.raw("mtu")); err != nil {
 			return pingpong.Options{}, c.bad("mtu", err)
 		}
+	}
+	if c.has("rx_depth") && t == pingpong.XSRQ {
+		return pingpong.Options{}, usagef("drop rx_depth=: ibv_xsrq_pingpong has no -r (it posts one receive per client, and one more per message)", "rx_depth= is not an xsrq option")
 	}
 	if c.has("num_qp") && t != pingpong.SRQ {
 		return pingpong.Options{}, usagef("num_qp= is for pingpong srq", "num_qp= is not a %s option", t)
@@ -222,6 +229,13 @@ func pingpongFailed(c *call, t pingpong.Transport, o pingpong.Options, res *ping
 		hint := pe.Hint
 		if hint == "" {
 			hint = "explain the status or errno above; help pingpong lists the options"
+		}
+		if _, sw := c.s.prov.(verbs.XRCSwitch); sw && t == pingpong.XSRQ && errors.Is(err, verbs.EOPNOTSUPP) {
+			hint = "backend xrc=on gives the simulator XRC, as mlx5 has it; then pingpong xsrq again"
+			var ve *verbs.Error
+			if errors.As(err, &ve) { // the verb's error without its own hint
+				msg = fmt.Sprintf("%s: %s: %s: %s", pe.Msg, ve.Op, verbs.ErrnoName(ve.Errno), ve.Why)
+			}
 		}
 		if c.s.interrupted() {
 			return c.s.stopped("pingpong %s stopped before its %d iterations; run it again with fewer iters=", t, o.Iters)

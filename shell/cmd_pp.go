@@ -42,7 +42,7 @@ func cmdPPDest(c *call) error {
 	if err != nil {
 		return err
 	}
-	ctx := o.qp.PD().Context()
+	ctx := ctxOf(o) // not o.qp.PD(): an XRC_RECV QP has none
 	pa, err := ctx.QueryPort(port)
 	if err != nil {
 		return err

@@ -38,6 +38,13 @@ func cmdCreateQP(c *call) error {
 	if err != nil {
 		return c.bad("type", err)
 	}
+	return createQP(c, pd, typ, false, nil)
+}
+
+// createQP makes a QP of PD pd with the call's CQs, SRQ and capacities:
+// ibv_create_qp, or with ex ibv_create_qp_ex (create_qp_ex, for every type
+// but XRC_RECV). notes are said after it.
+func createQP(c *call, pd *object, typ verbs.QPType, ex bool, notes []string) error {
 	scq, _, err := c.keyObj("send_cq", kCQ)
 	if err != nil {
 		return err
@@ -63,14 +70,40 @@ func cmdCreateQP(c *call) error {
 			return err
 		}
 	}
-	attr := verbs.QPInitAttr{Type: typ, SendCQ: scq.cq, RecvCQ: rcq.cq, Cap: capa, SQSigAll: c.a.flags["sq_sig_all"]}
-	srqName := "NULL"
+	if typ == verbs.QPTypeXRCSend {
+		// No receive side: the kernel drops recv_cq, the SRQ and the
+		// receive capacities (create_qp, uverbs_cmd.c).
+		rcq, srq = nil, nil
+		capa.MaxRecvWR, capa.MaxRecvSGE = 0, 0
+	}
+	attr := verbs.QPInitAttr{Type: typ, Cap: capa, SQSigAll: c.a.flags["sq_sig_all"]}
+	if scq != nil {
+		attr.SendCQ = scq.cq
+	}
+	if rcq != nil {
+		attr.RecvCQ = rcq.cq
+	}
 	if srq != nil {
 		attr.SRQ = srq.srq
-		srqName = srq.name
 	}
-	qp, err := pd.pd.CreateQP(attr)
-	if err != nil {
+	args := fmt.Sprintf("%s, qp_type=%s, send_cq=%s, recv_cq=%s, srq=%s, sq_sig_all=%d", c.s.hn(pd), typ, nameOr(scq), nameOr(rcq), nameOr(srq), b2i(attr.SQSigAll))
+	verb := "ibv_create_qp"
+	var qp verbs.QP
+	if ex {
+		verb = "ibv_create_qp_ex"
+		args = fmt.Sprintf("%s, qp_type=%s, pd=%s, send_cq=%s, recv_cq=%s, srq=%s, sq_sig_all=%d", c.s.hn(pd.parent), typ, c.s.hn(pd),
+			nameOr(scq), nameOr(rcq), nameOr(srq), b2i(attr.SQSigAll))
+		x, err := ext(pd.parent, verb)
+		if err != nil {
+			return err
+		}
+		if qp, err = x.CreateQPEx(verbs.QPInitAttrEx{QPInitAttr: attr, PD: pd.pd}); err != nil {
+			return c.s.xrcHint(err)
+		}
+	} else if qp, err = pd.pd.CreateQP(attr); err != nil {
+		if typ == verbs.QPTypeXRCSend {
+			return c.s.xrcHint(err)
+		}
 		return err
 	}
 	o := c.s.h.add(&object{kind: kQP, qp: qp, parent: pd, dev: pd.dev, qpType: typ, sendCQ: scq, recvCQ: rcq, srqObj: srq,
@@ -84,14 +117,26 @@ func cmdCreateQP(c *call) error {
 		o.sqDepth, o.rqDepth = a.Cap.MaxSendWR, a.Cap.MaxRecvWR
 	}
 	c.created(o)
-	c.verbs(VerbCall{Name: "ibv_create_qp", Args: fmt.Sprintf("%s, qp_type=%s, send_cq=%s, recv_cq=%s, srq=%s, sq_sig_all=%d", c.s.hn(pd), typ, scq.name, rcq.name, srqName, b2i(attr.SQSigAll)), Result: "→ " + c.s.hn(o)})
+	c.verbs(VerbCall{Name: verb, Args: args, Result: "→ " + c.s.hn(o)})
 	c.line("%s: qp_num %s (%d)  cap: max_send_wr %d max_recv_wr %d max_send_sge %d max_recv_sge %d max_inline_data %d",
 		o.name, hex24(qp.Num()), qp.Num(), got.MaxSendWR, got.MaxRecvWR, got.MaxSendSGE, got.MaxRecvSGE, got.MaxInlineData)
 	if got != capa {
 		c.line("%*s(asked: max_send_wr %d max_recv_wr %d max_send_sge %d max_recv_sge %d max_inline_data %d; the device rounds up)",
 			len(o.name)+2, "", capa.MaxSendWR, capa.MaxRecvWR, capa.MaxSendSGE, capa.MaxRecvSGE, capa.MaxInlineData)
 	}
+	for _, n := range notes {
+		c.line("note: %s", n)
+	}
 	return nil
+}
+
+// nameOr is an object's handle unstyled, as a verb's argument lists
+// name it; NULL for none.
+func nameOr(o *object) string {
+	if o == nil {
+		return "NULL"
+	}
+	return o.name
 }
 
 // avKeys are the modify_qp arguments that make up the address vector.
@@ -334,6 +379,8 @@ func modifyQPCmd() *command {
 			"\tRC/UC  RESET→INIT  state=init pkey_index=0 port=1 access=remote_write     (UD: qkey=0x11111111 instead of access)\n" +
 			"\tRC     INIT→RTR    state=rtr path_mtu=1024 dest_qpn=qp1 rq_psn=0 max_dest_rd_atomic=1 min_rnr_timer=12 dgid=qp1 sgid_index=1 hop_limit=1\n" +
 			"\tRC     RTR→RTS     state=rts sq_psn=0 timeout=14 retry_cnt=7 rnr_retry=7 max_rd_atomic=1\n\n" +
+			"XRC QPs walk as RC does, each with what its half needs: an XRC_SEND QP has no responder, so its RTR takes no " +
+			"max_dest_rd_atomic or min_rnr_timer; an XRC_RECV QP has no requester, so its RTS needs only sq_psn and timeout.\n\n" +
 			"dest_qpn= and remote QPNs take a handle (qp1) or a number; dgid= takes a GID or a handle (qp1, ctx1, B), " +
 			"read at the same sgid_index. The address vector (IBV_QP_AV) is dgid, sgid_index, hop_limit, traffic_class, " +
 			"flow_label, sl and dlid; dgid= implies is_global=1 and hop_limit=1. port= is the QP's port (IBV_QP_PORT) " +
@@ -480,6 +527,15 @@ const hopLimitWhy = "for a unicast RoCE v2 destination the kernel sets it from t
 // state line reads "qp_state  IBV_QPS_RTS".
 func (s *Shell) qpAttrGroups(o *object, a verbs.QPAttr, init verbs.QPInitAttr) [][][2]string {
 	grh := a.AH.GRH
+	objs := [][2]string{
+		{"send_cq", s.hn(o.sendCQ)},
+		{"recv_cq", s.hn(o.recvCQ)},
+		{"srq", s.hn(o.srqObj)},
+		{"sq_sig_all", fmt.Sprint(b2i(init.SQSigAll))},
+	}
+	if o.qpType == verbs.QPTypeXRCRecv { // no PD, CQs or SRQ: its domain
+		objs = [][2]string{{"xrcd", s.hn(o.parent)}}
+	}
 	return [][][2]string{{
 		{"qp_num", fmt.Sprintf("%s (%d)", hex24(o.qp.Num()), o.qp.Num())},
 		{"qp_type", o.qpType.String()},
@@ -521,12 +577,7 @@ func (s *Shell) qpAttrGroups(o *object, a verbs.QPAttr, init verbs.QPInitAttr) [
 		{"en_sqd_async_notify", fmt.Sprint(b2i(a.EnSQDAsyncNotify))},
 		{"sq_draining", fmt.Sprint(b2i(a.SQDraining))},
 		{"rate_limit", fmt.Sprint(a.RateLimit)},
-	}, {
-		{"send_cq", s.hn(o.sendCQ)},
-		{"recv_cq", s.hn(o.recvCQ)},
-		{"srq", s.hn(o.srqObj)},
-		{"sq_sig_all", fmt.Sprint(b2i(init.SQSigAll))},
-	}}
+	}, objs}
 }
 
 func destroyQPCmd() *command {
@@ -553,7 +604,8 @@ func connectCmd() *command {
 		Help: "Runs ibv_modify_qp six times: both QPs RESET→INIT, INIT→RTR (each pointing at the other), RTR→RTS, " +
 			"with rc_pingpong's values: port 1, pkey_index 0, path_mtu 1024, PSN 0, max_dest_rd_atomic 1, min_rnr_timer 12, " +
 			"hop_limit 1, timeout 14, retry_cnt 7, rnr_retry 7, max_rd_atomic 1, and the given QP access (all remote access by default). " +
-			"UD QPs get qkey 0x11111111 and need no peer. A QP already past RESET starts from where it is. " +
+			"UD QPs get qkey 0x11111111 and need no peer. An XRC_SEND QP connects to an XRC_RECV QP, each given only what the kernel asks of its half: " +
+			"the sender no max_dest_rd_atomic or min_rnr_timer, the receiver only timeout and sq_psn for RTS. A QP already past RESET starts from where it is. " +
 			"Each step is printed as the modify_qp command that does it, so you can replay it by hand.",
 		Args: []argSpec{pos("QP", vQP, true, "the first QP"), pos("QP", vQP, true, "the second QP (the same one for a QP talking to itself)"),
 			key("access", vAccess, "remote_write,remote_read,remote_atomic", "the QPs' access flags", "qp_access_flags"),
@@ -573,13 +625,20 @@ func cmdConnect(c *call) error {
 	if err != nil {
 		return err
 	}
-	if a.qpType != b.qpType {
+	xrcPair := a.qpType == verbs.QPTypeXRCSend && b.qpType == verbs.QPTypeXRCRecv ||
+		a.qpType == verbs.QPTypeXRCRecv && b.qpType == verbs.QPTypeXRCSend
+	switch {
+	case xrcPair:
+	case a.qpType == verbs.QPTypeXRCSend || a.qpType == verbs.QPTypeXRCRecv:
+		return usagef("connect an XRC_SEND QP with an XRC_RECV QP: connect qp0 qp1",
+			"%s is %s but %s is %s; XRC connects a sender to a receiver", a.name, a.qpType, b.name, b.qpType)
+	case a.qpType != b.qpType:
 		return usagef("connect two QPs of the same type", "%s is %s but %s is %s", a.name, a.qpType, b.name, b.qpType)
 	}
 	switch a.qpType {
-	case verbs.QPTypeRC, verbs.QPTypeUC, verbs.QPTypeUD:
+	case verbs.QPTypeRC, verbs.QPTypeUC, verbs.QPTypeUD, verbs.QPTypeXRCSend, verbs.QPTypeXRCRecv:
 	default:
-		return usagef("connect takes RC, UC or UD QPs", "%s is %s", a.name, a.qpType)
+		return usagef("connect takes RC, UC or UD QPs, or an XRC_SEND QP and an XRC_RECV QP", "%s is %s", a.name, a.qpType)
 	}
 	if _, err := c.access("access", 0); err != nil {
 		return err
@@ -650,11 +709,11 @@ func cmdConnect(c *call) error {
 				}
 			case verbs.QPSRTR:
 				set("state", "rtr")
-				if a.qpType != verbs.QPTypeUD {
+				if t := p.me.qpType; t != verbs.QPTypeUD {
 					set("path_mtu", mtu)
 					set("dest_qpn", p.peer.name)
 					set("rq_psn", "0")
-					if a.qpType == verbs.QPTypeRC {
+					if t == verbs.QPTypeRC || t == verbs.QPTypeXRCRecv { // XRC_SEND has no responder
 						set("max_dest_rd_atomic", "1")
 						set("min_rnr_timer", "12")
 					}
@@ -665,11 +724,14 @@ func cmdConnect(c *call) error {
 			case verbs.QPSRTS:
 				set("state", "rts")
 				set("sq_psn", "0")
-				if a.qpType == verbs.QPTypeRC {
+				switch p.me.qpType {
+				case verbs.QPTypeRC, verbs.QPTypeXRCSend:
 					set("timeout", "14")
 					set("retry_cnt", "7")
 					set("rnr_retry", "7")
 					set("max_rd_atomic", "1")
+				case verbs.QPTypeXRCRecv: // no requester: RTS needs only timeout and sq_psn
+					set("timeout", "14")
 				}
 			}
 			sub := &call{s: c.s, cmd: modify, a: &args{kv: kv, keys: keys, flags: map[string]bool{}}, out: c.out, cell: c.cell}

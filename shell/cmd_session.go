@@ -125,7 +125,11 @@ func cmdReset(c *call) error {
 	if err := s.open(); err != nil {
 		return err
 	}
-	c.line("the backend is restarted: %s; handles count from 0 again", s.backendDesc())
+	kept := ""
+	if s.xrcWant != nil { // cmd_xrc.go
+		kept = map[bool]string{true: "; XRC stays on, as backend xrc=on set it", false: "; XRC stays off, as backend xrc=off set it"}[*s.xrcWant]
+	}
+	c.line("the backend is restarted: %s; handles count from 0 again%s", s.backendDesc(), kept)
 	return nil
 }
 
@@ -156,6 +160,8 @@ func (s *Shell) destroyAll() ([]VerbCall, error) {
 			verb, err = "ibv_destroy_comp_channel", o.ch.Destroy()
 		case kPD:
 			verb, err = "ibv_dealloc_pd", o.pd.Dealloc()
+		case kXRCD:
+			verb, err = "ibv_close_xrcd", o.xd.Close()
 		case kCtx:
 			verb, err = "ibv_close_device", o.ctx.Close()
 		}

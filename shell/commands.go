@@ -159,6 +159,7 @@ func commandTable() []*command {
 		attachMcastCmd(),
 		detachMcastCmd(),
 		joinGroupCmd(), leaveGroupCmd(), // cmd_hostgroup.go: the host's IP group, which attach_mcast does not join
+		openXRCDCmd(), closeXRCDCmd(), createSRQExCmd(), getSRQNumCmd(), createQPExCmd(), openQPCmd(), // cmd_xrc.go
 
 		// Data path.
 		postRecvCmd(),

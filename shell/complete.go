@@ -143,6 +143,13 @@ func (s *Shell) completeValue(sp argSpec, typed string, done []token) []Suggesti
 		handles(kQP)
 	case vAH:
 		handles(kAH)
+	case vXRCD:
+		handles(kXRCD)
+	case vPDOrCtx:
+		handles(kPD)
+		handles(kCtx)
+	case vSRQN:
+		handles(kSRQ)
 	case vAnyHandle:
 		for _, o := range s.h.all() {
 			out = append(out, Suggestion{o.name, s.handleDesc(o)})
@@ -155,11 +162,21 @@ func (s *Shell) completeValue(sp argSpec, typed string, done []token) []Suggesti
 		s.deviceSuggestions(&out)
 	case vState:
 		out = s.stateSuggestions(done, long)
-	case vQPType:
-		for _, t := range []verbs.QPType{verbs.QPTypeRC, verbs.QPTypeUC, verbs.QPTypeUD} {
-			out = append(out, Suggestion{pick(long, t.String(), t.Short()), map[verbs.QPType]string{
-				verbs.QPTypeRC: "reliable connection", verbs.QPTypeUC: "unreliable connection", verbs.QPTypeUD: "unreliable datagram"}[t]})
+	case vQPType, vQPTypeEx:
+		types := []verbs.QPType{verbs.QPTypeRC, verbs.QPTypeUC, verbs.QPTypeUD}
+		if sp.value == vQPTypeEx {
+			types = append(types, verbs.QPTypeXRCSend, verbs.QPTypeXRCRecv)
 		}
+		for _, t := range types {
+			out = append(out, Suggestion{pick(long, t.String(), t.Short()), qpTypeText[t]})
+		}
+	case vSRQType:
+		out = []Suggestion{{pick(long, verbs.SRQTypeBasic.String(), verbs.SRQTypeBasic.Short()), "an SRQ as create_srq makes it"},
+			{pick(long, verbs.SRQTypeXRC.String(), verbs.SRQTypeXRC.Short()), "an XRC SRQ: in an XRC domain, with a CQ of its own"}}
+	case vOFlags:
+		out = []Suggestion{{"O_CREAT", "create the domain if the file has none"}, {"O_CREAT|O_EXCL", "create it; fail if the file has one"}, {"0", "open the file's domain; fail if it has none"}}
+	case vOnOff:
+		names([]string{"on", "off"}, "")
 	case vAccess:
 		for _, n := range verbs.AccessNames() {
 			a, _ := verbs.ParseAccess(n)
@@ -214,6 +231,13 @@ func (s *Shell) completeValue(sp argSpec, typed string, done []token) []Suggesti
 		out = keep
 	}
 	return filter(out, frag)
+}
+
+// qpTypeText describes each QP type in a few words, for completion.
+var qpTypeText = map[verbs.QPType]string{
+	verbs.QPTypeRC: "reliable connection", verbs.QPTypeUC: "unreliable connection", verbs.QPTypeUD: "unreliable datagram",
+	verbs.QPTypeXRCSend: "XRC sender: one QP reaches every XRC SRQ of the peer's domain",
+	verbs.QPTypeXRCRecv: "XRC receiver, in an XRC domain: hands each message to the SRQ the sender names",
 }
 
 func pick(long bool, l, s string) string {

@@ -123,9 +123,12 @@ func qpDiagramNotes(t verbs.QPType, name string) []string {
 			" (modify_qp state=err, or the device on an error)",
 		"staying put, to change attributes only: " + strings.Join(stay, ", "),
 	}
-	if sendErrorToSQE(t) {
+	switch {
+	case sendErrorToSQE(t):
 		notes = append(notes, "┄ the device's move: a send error takes a "+strings.ToUpper(t.Short())+" QP from RTS to SQE")
-	} else {
+	case t == verbs.QPTypeXRCRecv:
+		notes = append(notes, "SQE: an XRC_RECV QP never gets there: it has no send queue; an error on a message takes it to ERR")
+	default:
 		notes = append(notes, "SQE: an "+strings.ToUpper(t.Short())+" QP never gets there; a send error takes it to ERR")
 	}
 	return append(notes, "━ the path "+name+" took; ═ where it is now")

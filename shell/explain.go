@@ -211,6 +211,9 @@ var concepts = map[string]string{
 	"sge":      "Scatter/gather element: (address, length, lkey) of one piece of a buffer. A WR lists several to gather a send from, or scatter a receive into, pieces.",
 	"wqe":      "Work queue entry: a posted work request as it sits in a send or receive queue until it completes.",
 	"cqe":      "Completion queue entry: one work completion, read with poll_cq.",
+	"xrc":      xrcText,
+	"xrcd":     "XRC domain (open_xrcd): the set of XRC SRQs and XRC_RECV QPs that serve each other; processes share one by opening the same file.",
+	"srqn":     "SRQ number (get_srq_num): 24 bits naming an SRQ on its device; an XRC sender puts it in every request (post_send remote_srqn=), in the XRCETH header.",
 }
 
 // explainTopics lists every name explain knows, for completion.

@@ -164,10 +164,15 @@ func (s *Shell) NotebookLesson(ref string) (string, error) {
 	if _, err := s.freshForLesson(); err != nil {
 		return "", err
 	}
+	said, err := s.PrepareLesson(l)
+	if err != nil {
+		return "", err
+	}
 	t, head, err := lessons.NewNotebookTutor(s.LessonEnv(), l)
 	if err != nil {
 		return "", err
 	}
+	head = said + head
 	st := s.lessonState()
 	st.tutor, st.marked, st.startedAt = t, "", s.cell
 	return head, nil

@@ -24,9 +24,10 @@ import (
 //
 //	vsh [keep-going]   run the input as a script; the output is its transcript
 //	complete           one line per input line: the line, then its completions
-//	new [devices=N] [seed=N] [plain=false] [light=true] [width=N]
+//	new [devices=N] [seed=N] [plain=false] [light=true] [width=N] [xrc=true]
 //	                   start a fresh session; width= fits its output to N
-//	                   columns, as a terminal N wide (0, the default: no wrapping)
+//	                   columns, as a terminal N wide (0, the default: no wrapping);
+//	                   xrc=true gives the simulator XRC, as vsh --sim-xrc does
 //	write FILE         put the input in the session's in-memory files (for source)
 //	cat FILE           print a file the session wrote (save, trace pcap)
 //
@@ -40,7 +41,7 @@ import (
 func TestGolden(t *testing.T) {
 	datadriven.Walk(t, "testdata", func(t *testing.T, path string) {
 		g := &goldenSession{t: t}
-		g.start(2, 1, true, 0)
+		g.start(sim.Config{Devices: 2, Seed: 1}, true, 0)
 		defer g.sh.Close()
 		datadriven.RunTest(t, path, g.handle)
 	})
@@ -52,12 +53,12 @@ type goldenSession struct {
 	files *memFiles
 }
 
-func (g *goldenSession) start(devices int, seed int64, plain bool, width int) {
+func (g *goldenSession) start(cfg sim.Config, plain bool, width int) {
 	if g.sh != nil {
 		g.sh.Close()
 	}
 	g.files = newMemFiles()
-	g.sh = newTestShell(g.t, devices, seed, plain, g.files)
+	g.sh = newTestShellConfig(g.t, cfg, plain, g.files)
 	g.sh.opts.Width = func() int { return width }
 }
 
@@ -65,12 +66,23 @@ func (g *goldenSession) start(devices int, seed int64, plain bool, width int) {
 // panics let through.
 func newTestShell(t testing.TB, devices int, seed int64, plain bool, files fileSystem) *Shell {
 	t.Helper()
+	return newTestShellConfig(t, sim.Config{Devices: devices, Seed: seed}, plain, files)
+}
+
+// newTestShellConfig is newTestShell on a simulator made with cfg, described
+// as cmd/vsh describes it.
+func newTestShellConfig(t testing.TB, cfg sim.Config, plain bool, files fileSystem) *Shell {
+	t.Helper()
+	xrc := ""
+	if cfg.XRC {
+		xrc = ", XRC on"
+	}
 	sh, err := New(Options{
 		Open: func() (verbs.Provider, error) {
-			return sim.New(sim.Config{Devices: devices, Seed: seed}), nil
+			return sim.New(cfg), nil
 		},
 		Plain:   plain,
-		Backend: fmt.Sprintf("sim (%d device%s, seed %d)", devices, plural(devices), seed),
+		Backend: fmt.Sprintf("sim (%d device%s, seed %d%s)", cfg.Devices, plural(cfg.Devices), cfg.Seed, xrc),
 		Version: "test",
 	})
 	if err != nil {
@@ -86,7 +98,7 @@ func newTestShell(t testing.TB, devices int, seed int64, plain bool, files fileS
 func (g *goldenSession) handle(t *testing.T, d *datadriven.TestData) string {
 	switch d.Cmd {
 	case "new":
-		devices, seed, plain, light, width := 2, int64(1), true, false, 0
+		devices, seed, plain, light, width, xrc := 2, int64(1), true, false, 0, false
 		for _, a := range d.CmdArgs {
 			switch a.Key {
 			case "width":
@@ -99,11 +111,13 @@ func (g *goldenSession) handle(t *testing.T, d *datadriven.TestData) string {
 				d.ScanArgs(t, "seed", &seed)
 			case "plain":
 				d.ScanArgs(t, "plain", &plain)
+			case "xrc":
+				d.ScanArgs(t, "xrc", &xrc)
 			default:
 				d.Fatalf(t, "unknown argument %s", a.Key)
 			}
 		}
-		g.start(devices, seed, plain, width)
+		g.start(sim.Config{Devices: devices, Seed: seed, XRC: xrc}, plain, width)
 		if light {
 			g.sh.st = render.NewTheme(render.Light)
 		}

@@ -19,6 +19,7 @@ const (
 	kSRQ
 	kQP
 	kAH
+	kXRCD
 	numKinds
 )
 
@@ -35,6 +36,7 @@ var kindInfo = [numKinds]struct {
 	kSRQ:  {"srq", "shared receive queue", "create_srq pd0 max_wr=64 max_sge=1"},
 	kQP:   {"qp", "queue pair", "create_qp pd0 type=rc send_cq=cq0 recv_cq=cq0"},
 	kAH:   {"ah", "address handle", "create_ah pd0 dgid=qp1 sgid_index=1"},
+	kXRCD: {"xrcd", "XRC domain", "open_xrcd ctx0"},
 }
 
 func (k kind) String() string { return kindInfo[k].noun }
@@ -45,7 +47,7 @@ type object struct {
 	kind   kind
 	seq    int     // creation order across all kinds
 	at     int     // index in handles.order
-	parent *object // ctx for pd/cq/ch; pd for mr/qp/srq/ah
+	parent *object // ctx for pd/cq/ch/xrcd; pd for mr/qp/srq/ah; xrcd for an XRC_RECV QP
 	dev    string  // device name
 
 	ctx verbs.Context
@@ -56,6 +58,15 @@ type object struct {
 	srq verbs.SRQ
 	qp  verbs.QP
 	ah  verbs.AH
+	xd  verbs.XRCD
+
+	// XRC domain: how it was opened (file= and oflags=).
+	xrcdPath  string
+	xrcdFlags verbs.XRCDOFlags
+	// SRQ: its type; an XRC SRQ's domain (xrcdObj) and the CQ its
+	// receives complete on (recvCQ).
+	srqType verbs.SRQType
+	xrcdObj *object
 
 	// QP: its creation attributes, as handles.
 	qpType         verbs.QPType
@@ -211,11 +222,12 @@ func (h *handles) children(o *object) []*object {
 }
 
 // users returns the live objects that use o other than as parent: QPs that
-// use a CQ or SRQ, CQs that use a channel.
+// use a CQ or SRQ, CQs that use a channel, XRC SRQs that use a CQ and an
+// XRC domain.
 func (h *handles) users(o *object) []*object {
 	var out []*object
 	for _, c := range h.all() {
-		if c.sendCQ == o || c.recvCQ == o || c.srqObj == o || c.chObj == o {
+		if c.sendCQ == o || c.recvCQ == o || c.srqObj == o || c.chObj == o || c.xrcdObj == o {
 			out = append(out, c)
 		}
 	}

@@ -309,6 +309,9 @@ func (e lessonEnv) Settings() []string {
 		trace = "on"
 	}
 	out = append(out, "trace="+trace)
+	if s.xrcOn() {
+		out = append(out, "xrc=on") // backend xrc=on; off, the default, goes unsaid
+	}
 	if st, ok := s.prov.(verbs.Stepper); ok {
 		out = append(out, "fabric="+st.DeliveryMode().String())
 		if st.DeliveryMode() == verbs.DeliverStep {
@@ -397,6 +400,14 @@ func (e lessonEnv) Shadow() (lessons.Env, func() error, error) {
 		return nil, nil, err
 	}
 	sh.noRecover = s.noRecover
+	if s.xrcOn() || s.xrcLesson {
+		// The reference plays the lesson's XRC verbs too: a simulator
+		// with XRC on, as the session's is (or its device has XRC).
+		if err := sh.setXRC(true); err != nil {
+			sh.Close()
+			return nil, nil, err
+		}
+	}
 	return sh.LessonEnv(), sh.Close, nil
 }
 

@@ -99,11 +99,11 @@ func (s *Shell) typedArg(key string, vk valueKind, v string) (lessons.Arg, bool)
 	switch vk {
 	case vNum, vSize, vDuration, vFile:
 		return lessons.Arg{}, false
-	case vCtx, vPD, vMR, vChan, vCQ, vSRQ, vQP, vAH, vAnyHandle:
+	case vCtx, vPD, vMR, vChan, vCQ, vSRQ, vQP, vAH, vXRCD, vPDOrCtx, vAnyHandle:
 		return lessons.Arg{Key: key, Kind: lessons.ArgHandle, Value: strings.ToLower(v)}, true
 	case vDevice:
 		return s.deviceArg(key, v), true
-	case vQPN, vGID, vRemote, vAddr, vRKey:
+	case vQPN, vSRQN, vGID, vRemote, vAddr, vRKey:
 		h := strings.ToLower(strings.SplitN(v, "+", 2)[0])
 		if _, ok := kindOfName(h); ok {
 			return lessons.Arg{Key: key, Kind: lessons.ArgHandle, Value: h}, true
@@ -135,8 +135,10 @@ func canonicalWord(vk valueKind, v string) string {
 		c, err = verbs.ParseMTU(v)
 	case vState:
 		c, err = verbs.ParseQPState(v)
-	case vQPType:
+	case vQPType, vQPTypeEx:
 		c, err = verbs.ParseQPType(v)
+	case vSRQType:
+		c, err = verbs.ParseSRQType(v)
 	case vWROpcode:
 		c, err = verbs.ParseWROpcode(v)
 	case vAccess:

@@ -159,6 +159,12 @@ type Shell struct {
 	// ExecDisplay.
 	lastOut   *output
 	lastPlain string
+	// xrcWant is the XRC the session chose (backend xrc=, a lesson that
+	// needs it), which every backend it opens gets; nil: the backend's own.
+	xrcWant *bool
+	// xrcLesson is set once a lesson that needs XRC started: the shadow
+	// sessions of its judge (Env.Shadow) get XRC whatever the backend.
+	xrcLesson bool
 }
 
 // New starts a session on the backend opts.Open returns.
@@ -200,6 +206,8 @@ func (s *Shell) open() error {
 		return fmt.Errorf("listing devices: %w", err)
 	}
 	s.prov, s.devs = p, devs
+	// reset keeps the XRC that backend xrc= chose (cmd_xrc.go).
+	s.applyXRC()
 	if s.pkts != nil { // recording the packets goes on, on the new backend
 		s.pkts.cancel()
 		s.pkts = nil
@@ -250,7 +258,7 @@ func (s *Shell) Provider() verbs.Provider { return s.prov }
 func (s *Shell) Cells() []Cell { return append([]Cell(nil), s.log...) }
 
 // Object returns the verbs object a handle names (a verbs.Context, PD, MR,
-// CompChannel, CQ, SRQ, QP or AH), so that lessons can check state through
+// CompChannel, CQ, SRQ, QP, AH or XRCD), so that lessons can check state through
 // the verbs API rather than by reading output.
 func (s *Shell) Object(handle string) (any, bool) {
 	o, ok := s.h.byName[strings.ToLower(handle)]
@@ -274,6 +282,8 @@ func (s *Shell) Object(handle string) (any, bool) {
 		return o.qp, true
 	case kAH:
 		return o.ah, true
+	case kXRCD:
+		return o.xd, true
 	}
 	return nil, false
 }

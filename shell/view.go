@@ -3,6 +3,7 @@ package shell
 import (
 	"fmt"
 	"github.com/vsh-rdma/vsh/shell/render"
+	"strconv"
 	"strings"
 
 	"github.com/vsh-rdma/vsh/verbs"
@@ -122,6 +123,10 @@ func (s *Shell) liveView(c *call) {
 }
 
 func errStateNote(o *object) string {
+	if o.qpType == verbs.QPTypeXRCRecv {
+		return o.name + " is in ERR: it takes no more messages, and its senders' requests fail; the receives posted to the XRC " +
+			"SRQs stay, since the SRQs are not the QP's. modify_qp " + o.name + " state=reset starts it over"
+	}
 	return o.name + " is in ERR: its outstanding WRs complete with IBV_WC_WR_FLUSH_ERR and new posts are flushed; " +
 		"the first error completion says why. modify_qp " + o.name + " state=reset starts it over"
 }
@@ -148,22 +153,43 @@ func (s *Shell) qpDiagram(o *object, cur verbs.QPState) string {
 }
 
 func qpQueues(o *object, in verbs.QPInternals) string {
-	rq := fmt.Sprintf("RQ %d/%d", len(in.RQ), in.RQDepth)
-	if o.srqObj != nil {
-		rq = "RQ from " + o.srqObj.name
-	}
-	return fmt.Sprintf("%s SQ %d/%d %s", o.name, len(in.SQ), in.SQDepth, rq)
+	return queuesLine(o, len(in.SQ), in.SQDepth, len(in.RQ), in.RQDepth)
 }
 
 // countedQueues is qpQueues where the backend cannot be inspected: the
 // occupancy as the application counts it, from what it posted and the
 // completions it polled.
 func countedQueues(o *object) string {
-	rq := fmt.Sprintf("RQ %d/%d", o.recvs, o.rqDepth)
-	if o.srqObj != nil {
-		rq = "RQ from " + o.srqObj.name
+	return queuesLine(o, len(o.sent), o.sqDepth, o.recvs, o.rqDepth)
+}
+
+// queuesLine is a QP's queue occupancy: "qp0 SQ 1/31 RQ 0/31". An XRC QP
+// has half the queues: XRC_SEND no receive queue, XRC_RECV none at all.
+func queuesLine(o *object, sq, sqDepth, rq, rqDepth int) string {
+	switch o.qpType {
+	case verbs.QPTypeXRCRecv:
+		return o.name + " no queues: its messages go to the XRC SRQs its senders name"
+	case verbs.QPTypeXRCSend:
+		return fmt.Sprintf("%s SQ %d/%d, no RQ (XRC_SEND)", o.name, sq, sqDepth)
 	}
-	return fmt.Sprintf("%s SQ %d/%d %s", o.name, len(o.sent), o.sqDepth, rq)
+	r := fmt.Sprintf("RQ %d/%d", rq, rqDepth)
+	if o.srqObj != nil {
+		r = "RQ from " + o.srqObj.name
+	}
+	return fmt.Sprintf("%s SQ %d/%d %s", o.name, sq, sqDepth, r)
+}
+
+// srqTypeLine says what kind of SRQ o is: its type, its number when it
+// has one, and an XRC SRQ's domain and CQ.
+func (s *Shell) srqTypeLine(o *object) string {
+	l := fmt.Sprintf("%s: srq_type %s", o.name, o.srqType)
+	if n, err := o.srq.Num(); err == nil {
+		l += fmt.Sprintf(", srq_num %s (%d)", hex24(n), n)
+	}
+	if o.srqType == verbs.SRQTypeXRC {
+		l += fmt.Sprintf(", in %s, its receives complete on %s", nameOr(o.xrcdObj), nameOr(o.recvCQ))
+	}
+	return l
 }
 
 func cqLine(o *object, in verbs.CQInternals, prevUsed int, seen bool) string {
@@ -243,6 +269,7 @@ func (s *Shell) draw(o *object, detail bool) string {
 		} else {
 			add("%s: shared receive queue on %s", s.hn(o), o.parent.name)
 		}
+		add("%s", s.srqTypeLine(o))
 		if insp != nil {
 			if in, err := insp.InspectSRQ(o.srq); err == nil {
 				add("%s", srqLine(o, in))
@@ -261,8 +288,17 @@ func (s *Shell) draw(o *object, detail bool) string {
 		}
 		add("%s", s.qpDiagram(o, attr.State))
 		if detail {
-			add("%s: qp_num %s on %s (%s), send_cq %s, recv_cq %s, srq %s", o.name, hex24(o.qp.Num()), o.parent.name, o.dev,
-				s.hn(o.sendCQ), s.hn(o.recvCQ), s.hn(o.srqObj))
+			switch o.qpType {
+			case verbs.QPTypeXRCRecv:
+				add("%s: qp_num %s in %s (%s): no PD, no CQs, no queues; each message goes to the XRC SRQ its sender names", o.name,
+					hex24(o.qp.Num()), o.parent.name, o.dev)
+			case verbs.QPTypeXRCSend:
+				add("%s: qp_num %s on %s (%s), send_cq %s; no receive side: each send names the peer's XRC SRQ (remote_srqn)", o.name,
+					hex24(o.qp.Num()), o.parent.name, o.dev, s.hn(o.sendCQ))
+			default:
+				add("%s: qp_num %s on %s (%s), send_cq %s, recv_cq %s, srq %s", o.name, hex24(o.qp.Num()), o.parent.name, o.dev,
+					s.hn(o.sendCQ), s.hn(o.recvCQ), s.hn(o.srqObj))
+			}
 		}
 		if insp == nil {
 			add("%s", countedQueues(o))
@@ -277,9 +313,13 @@ func (s *Shell) draw(o *object, detail bool) string {
 		}
 		add("%s", qpQueues(o, in))
 		if detail {
-			add("requester: next_psn %s, oldest unacked %s, retries left %d, RNR retries left %d, READ/atomic in flight %d",
-				psnHex(in.NextPSN), psnHex(in.UnackedPSN), in.RetryLeft, in.RNRRetryLeft, in.InflightRdAtomic)
-			add("responder: expected_psn %s, msn %d", psnHex(in.ExpectedPSN), in.MSN)
+			if o.qpType != verbs.QPTypeXRCRecv { // an XRC_RECV QP has no requester, an XRC_SEND QP no responder
+				add("requester: next_psn %s, oldest unacked %s, retries left %d, RNR retries left %d, READ/atomic in flight %d",
+					psnHex(in.NextPSN), psnHex(in.UnackedPSN), in.RetryLeft, in.RNRRetryLeft, in.InflightRdAtomic)
+			}
+			if o.qpType != verbs.QPTypeXRCSend {
+				add("responder: expected_psn %s, msn %d", psnHex(in.ExpectedPSN), in.MSN)
+			}
 			switch {
 			case attr.State == verbs.QPSErr && len(in.Timers) > 0:
 				// rxe_qp_error leaves the timers armed; when one fires, the
@@ -297,6 +337,16 @@ func (s *Shell) draw(o *object, detail bool) string {
 				add("receive queue:\n%s", wqeTable(in.RQ))
 			}
 		}
+	case kXRCD:
+		var kids []string
+		for _, k := range append(s.h.children(o), s.h.users(o)...) {
+			kids = append(kids, k.name)
+		}
+		file := "no file: private"
+		if o.xrcdPath != "" {
+			file = "file " + strconv.Quote(o.xrcdPath)
+		}
+		add("%s: XRC domain on %s (%s), %s, oflags %s; %s", s.hn(o), o.parent.name, o.dev, file, oflagsString(o.xrcdFlags), listOrNone(kids))
 	case kAH:
 		a := o.ah.Attr()
 		add("%s: address handle on %s: dgid %s sgid_index %d hop_limit %d port_num %d sl %d", s.hn(o), o.parent.name,
@@ -436,6 +486,15 @@ func (s *Shell) summary(o *object) string {
 		return fmt.Sprintf("%s qp_num %s %s", o.qpType, hex24(o.qp.Num()), st)
 	case kAH:
 		return "dgid " + o.ah.Attr().GRH.DGID.String()
+	case kSRQ:
+		if o.srqType == verbs.SRQTypeXRC {
+			return fmt.Sprintf("XRC in %s, cq %s", nameOr(o.xrcdObj), nameOr(o.recvCQ))
+		}
+	case kXRCD:
+		if o.xrcdPath != "" {
+			return "file " + strconv.Quote(o.xrcdPath)
+		}
+		return "private"
 	}
 	return ""
 }

@@ -189,7 +189,7 @@ func orNone(m QPAttrMask) string {
 
 // article completes "a"/"an" before the upper-case type name.
 func article(typ string) string {
-	if typ == "rc" {
+	if typ == "rc" || strings.HasPrefix(typ, "xrc") {
 		return "n"
 	}
 	return ""

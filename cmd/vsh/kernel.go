@@ -34,7 +34,7 @@ kernel install writes kernel.json and the logos to:
   --prefix DIR  DIR/share/jupyter
   (none)        /usr/local/share/jupyter, for every user of the machine
 --name NAME names the kernel (default vsh): install several, each with its own flags.
-The kernel runs this vsh, with the flags given before kernel (--backend, --devices, --seed, --sim-addr).
+The kernel runs this vsh, with the flags given before kernel (--backend, --devices, --seed, --sim-addr, --sim-xrc).
 jupyter kernelspec list then shows vsh.
 `
 
@@ -44,6 +44,7 @@ type kernelArgs struct {
 	devices int
 	seed    int64
 	simAddr string
+	xrc     bool // --sim-xrc
 	catalog *lessons.Catalog
 }
 
@@ -128,7 +129,7 @@ func (ka kernelArgs) open(s kernel.Session) (*shell.Shell, error) {
 		seed = s.Seed
 	}
 	var why bytes.Buffer
-	open, desc, status := openBackend(backend, ka.devices, seed, ka.simAddr, &why)
+	open, desc, status := openBackend(backend, ka.devices, seed, ka.simAddr, ka.xrc && backend == "sim", &why)
 	if status != 0 {
 		return nil, errors.New(strings.TrimSpace(strings.TrimPrefix(why.String(), "vsh: ")))
 	}
@@ -193,6 +194,9 @@ func installKernel(args []string, ka kernelArgs, stdout, stderr io.Writer) int {
 	}
 	if ka.simAddr != "" {
 		argv = append(argv, "--sim-addr", ka.simAddr)
+	}
+	if ka.xrc {
+		argv = append(argv, "--sim-xrc")
 	}
 	argv = append(argv, "kernel", "--connection-file", "{connection_file}")
 	display := "vsh"

@@ -19,6 +19,7 @@ import (
 	"github.com/vsh-rdma/vsh/lessons"
 	"github.com/vsh-rdma/vsh/shell"
 	"github.com/vsh-rdma/vsh/verbs"
+	"github.com/vsh-rdma/vsh/verbs/sim"
 )
 
 const lessonUsage = `usage: vsh [flags] lesson list [DIR]         the lessons, and which this backend can play; DIR: a course's, in order
@@ -102,6 +103,7 @@ type lessonRun struct {
 	plain   bool
 	devices int
 	seed    int64
+	xrc     bool // --sim-xrc: lesson check's simulator has XRC
 	pace    time.Duration
 	learner []string // lesson check --learner
 	report  string   // vsh lesson ID --report OUT.json
@@ -139,15 +141,27 @@ func (r *lessonRun) newShell(open func() (verbs.Provider, error), desc string) (
 func (r *lessonRun) simShell() (*shell.Shell, error) { return r.simShellN(r.devices) }
 
 func (r *lessonRun) simShellN(devices int) (*shell.Shell, error) {
-	sim := shadowSim(r.seed)
-	return r.newShell(func() (verbs.Provider, error) { return sim(devices) },
-		fmt.Sprintf("sim (%d devices, seed %d)", devices, r.seed))
+	return r.simShellXRC(devices, r.xrc)
+}
+
+// simShellXRC is simShellN with the simulator's XRC on or off.
+func (r *lessonRun) simShellXRC(devices int, xrc bool) (*shell.Shell, error) {
+	n, seed := devices, r.seed
+	return r.newShell(func() (verbs.Provider, error) { return sim.New(sim.Config{Devices: n, Seed: seed, XRC: xrc}), nil },
+		fmt.Sprintf("sim (%d devices, seed %d%s)", devices, r.seed, map[bool]string{true: ", XRC on"}[xrc]))
 }
 
 // simOpener opens lesson check's sessions on a simulator with devices.
 func (r *lessonRun) simOpener(devices int) func() (lessons.Env, func() error, error) {
+	return r.simOpenerXRC(devices, r.xrc)
+}
+
+// simOpenerXRC is simOpener with the simulator's XRC on or off: on for a
+// lesson that needs xrc (shell.Shell.PrepareLesson turns it on in a
+// session; lesson check's plays are lessons.CheckLesson's own).
+func (r *lessonRun) simOpenerXRC(devices int, xrc bool) func() (lessons.Env, func() error, error) {
 	return func() (lessons.Env, func() error, error) {
-		sh, err := r.simShellN(devices)
+		sh, err := r.simShellXRC(devices, xrc)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -284,7 +298,7 @@ func (r *lessonRun) play(which []string) int {
 		if r.pause {
 			o.Pause = r.presenterKey
 		}
-		err = lessons.Play(sh.LessonEnv(), l, r.stdout, o)
+		err = r.playIn(sh, l, o)
 		if errors.Is(err, lessons.ErrPlayQuit) {
 			sh.Close()
 			if r.interrupted {
@@ -329,6 +343,36 @@ func (r *lessonRun) play(which []string) int {
 	return 0
 }
 
+// playIn plays lesson l in sh, once the session has what l needs that the
+// backend keeps switched off (XRC: shell.Shell.PrepareLesson).
+func (r *lessonRun) playIn(sh *shell.Shell, l *lessons.Lesson, o lessons.PlayOptions) error {
+	said, err := sh.PrepareLesson(l)
+	if err != nil {
+		return &lessons.SkipError{Lesson: l, Reasons: []string{err.Error()}}
+	}
+	io.WriteString(r.stdout, said)
+	return lessons.Play(sh.LessonEnv(), l, r.stdout, o)
+}
+
+// needsXRC reports whether the lesson in src needs XRC, itself or in a
+// section (needs: xrc); a lesson that does not parse does not.
+func needsXRC(name string, src []byte) bool {
+	l, err := lessons.Parse(name, src)
+	if err != nil {
+		return false
+	}
+	needs := l.Needs
+	for _, s := range l.Steps {
+		needs = append(needs, s.Needs...)
+	}
+	for _, n := range needs {
+		if n == "xrc" {
+			return true
+		}
+	}
+	return false
+}
+
 func plural(n int) string {
 	if n == 1 {
 		return ""
@@ -355,7 +399,14 @@ func (r *lessonRun) check(files []string) int {
 			status = 1
 			continue
 		}
-		l, err := lessons.CheckLesson(f, data, o)
+		lo := o
+		if !r.xrc && needsXRC(f, data) {
+			lo.Open, lo.OpenOne = r.simOpenerXRC(r.devices, true), nil
+			if r.devices > 1 {
+				lo.OpenOne = r.simOpenerXRC(1, true)
+			}
+		}
+		l, err := lessons.CheckLesson(f, data, lo)
 		if err != nil {
 			var es lessons.Errors
 			if errors.As(err, &es) {

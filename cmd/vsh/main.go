@@ -53,6 +53,8 @@ Flags:
                          (127.0.0.2, 127.0.0.3, ...; or this host's own IPv4 or IPv6 address,
                          a link-local one with its interface as zone; GID 1 is its RoCEv2 GID), to talk to a
                          pingpong or vsh in another process, or to kernel soft-RoCE on the same link
+  --sim-xrc              give the simulated devices XRC (open_xrcd, create_srq_ex, create_qp_ex, open_qp),
+                         as mlx5 has it; by default they have none, as kernel rxe (backend xrc=on turns it on later)
   --lessons DIR          add the lessons of course folder DIR to the shipped ones (lesson list, lesson ID);
                          give it again for more courses
   --plain                no colour (also when not on a terminal, or NO_COLOR is set)
@@ -77,6 +79,7 @@ func run(argv []string, stdin *os.File, stdout, stderr io.Writer) int {
 	devices := fs.Int("devices", 2, "")
 	seed := fs.Int64("seed", 1, "")
 	simAddr := fs.String("sim-addr", "", "")
+	simXRC := fs.Bool("sim-xrc", false, "")
 	plain := fs.Bool("plain", false, "")
 	theme := fs.String("theme", "auto", "")
 	widthFlag := fs.Int("width", 0, "")
@@ -96,14 +99,14 @@ func run(argv []string, stdin *os.File, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if fs.NArg() > 0 && fs.Arg(0) == "kernel" { // kernel.go
-		return kernelCommand(fs.Args()[1:], kernelArgs{backend: *backend, devices: *devices, seed: *seed, simAddr: *simAddr}, courseDirs, stdout, stderr)
+		return kernelCommand(fs.Args()[1:], kernelArgs{backend: *backend, devices: *devices, seed: *seed, simAddr: *simAddr, xrc: *simXRC}, courseDirs, stdout, stderr)
 	}
 	lessonArgs, export, err := lessonCommandArgs(fs, addCourse) // vsh lesson ...: lesson.go, export.go
 	if err != nil {
 		fmt.Fprintf(stderr, "vsh: %v\n\n%s", err, lessonUsage)
 		return 2
 	}
-	if status, done := answered(fs, lessonArgs, *help || export.help, *showVersion, *devices, *backend, *simAddr, stdout, stderr); done {
+	if status, done := answered(fs, lessonArgs, *help || export.help, *showVersion, *devices, *backend, *simAddr, *simXRC, stdout, stderr); done {
 		return status
 	}
 
@@ -137,11 +140,11 @@ func run(argv []string, stdin *os.File, stdout, stderr io.Writer) int {
 			return 2
 		}
 		return runLesson(lessonArgs, &lessonRun{desc: "sim", plain: *plain || noColor || !isTerminal(stdout),
-			devices: *devices, seed: *seed, pace: *lf.pace, learner: *lf.learner, report: *lf.report, step: *lf.step, pause: *lf.pause, light: light, stdin: stdin, stdout: stdout, stderr: stderr,
+			devices: *devices, seed: *seed, xrc: *simXRC, pace: *lf.pace, learner: *lf.learner, report: *lf.report, step: *lf.step, pause: *lf.pause, light: light, stdin: stdin, stdout: stdout, stderr: stderr,
 			catalog: catalog, width: width})
 	}
 
-	open, desc, status := openBackend(*backend, *devices, *seed, *simAddr, stderr)
+	open, desc, status := openBackend(*backend, *devices, *seed, *simAddr, *simXRC, stderr)
 	if status != 0 {
 		return status
 	}
@@ -205,21 +208,24 @@ func noColorSet() bool { return os.Getenv("NO_COLOR") != "" }
 // openBackend returns how to open the backend named backend and its
 // description for the banner. When it cannot run (unknown, not built in,
 // no device) it says why on stderr and returns vsh's exit status, else 0.
-func openBackend(backend string, devices int, seed int64, simAddr string, stderr io.Writer) (open func() (verbs.Provider, error), desc string, status int) {
+// xrc (--sim-xrc) gives the simulator XRC.
+func openBackend(backend string, devices int, seed int64, simAddr string, xrc bool, stderr io.Writer) (open func() (verbs.Provider, error), desc string, status int) {
 	switch backend {
 	case "sim":
 		n, s := devices, seed
-		open = func() (verbs.Provider, error) { return sim.New(sim.Config{Devices: n, Seed: s}), nil }
-		desc = fmt.Sprintf("sim (%d device%s, seed %d)", n, map[bool]string{true: "", false: "s"}[n == 1], s)
+		cfg := sim.Config{Devices: n, Seed: s, XRC: xrc}
+		withXRC := map[bool]string{true: ", XRC on"}[xrc]
+		open = func() (verbs.Provider, error) { return sim.New(cfg), nil }
+		desc = fmt.Sprintf("sim (%d device%s, seed %d%s)", n, map[bool]string{true: "", false: "s"}[n == 1], s, withXRC)
 		if simAddr != "" { // the UDP link (verbs/sim/udplink.go)
 			a, err := sim.ParseUDPAddr(simAddr)
 			if err != nil {
 				fmt.Fprintf(stderr, "vsh: %v\n", err)
 				return nil, "", 2
 			}
-			open = func() (verbs.Provider, error) { return sim.NewUDP(sim.Config{Devices: n, Seed: s}, a.String()) }
-			desc = fmt.Sprintf("sim (%d device%s, seed %d; sim0 on the UDP link at %s)", n,
-				map[bool]string{true: "", false: "s"}[n == 1], s, netip.AddrPortFrom(a, sim.UDPPort))
+			open = func() (verbs.Provider, error) { return sim.NewUDP(cfg, a.String()) }
+			desc = fmt.Sprintf("sim (%d device%s, seed %d%s; sim0 on the UDP link at %s)", n,
+				map[bool]string{true: "", false: "s"}[n == 1], s, withXRC, netip.AddrPortFrom(a, sim.UDPPort))
 		}
 	case "ibverbs":
 		// Try it once here, to explain the two ways it fails before a session.
@@ -388,7 +394,7 @@ func lightTheme(theme string, plain bool, stdin *os.File, stdout io.Writer) (lig
 
 // answered handles what needs no session: help, the version, arguments
 // that cannot work together. done says run is over, with status.
-func answered(fs *flag.FlagSet, lessonArgs []string, help, showVersion bool, devices int, backend, simAddr string,
+func answered(fs *flag.FlagSet, lessonArgs []string, help, showVersion bool, devices int, backend, simAddr string, simXRC bool,
 	stdout, stderr io.Writer) (status int, done bool) {
 	if help && lessonArgs != nil {
 		fmt.Fprint(stdout, lessonUsage)
@@ -417,6 +423,10 @@ func answered(fs *flag.FlagSet, lessonArgs []string, help, showVersion bool, dev
 
 	if simAddr != "" && backend != "sim" {
 		fmt.Fprintf(stderr, "vsh: --sim-addr puts the simulator on its UDP link; it has no meaning with --backend %s\n", backend)
+		return 2, true
+	}
+	if simXRC && backend != "sim" {
+		fmt.Fprintf(stderr, "vsh: --sim-xrc gives the simulator XRC; with --backend %s the device has XRC or not (mlx5 has, rxe has not)\n", backend)
 		return 2, true
 	}
 	return 0, false

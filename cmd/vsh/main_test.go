@@ -53,6 +53,8 @@ func TestFlags(t *testing.T) {
 		{[]string{"--width", "1001"}, 2, "", "--width 1001: give 20 to 1000 columns"},
 		{[]string{"--width", "-1"}, 2, "", "--width -1"},
 		{[]string{"--width", "0"}, 2, "", "--width 0"},
+		{[]string{"--backend", "ibverbs", "--sim-xrc"}, 2, "", "--sim-xrc gives the simulator XRC; with --backend ibverbs the device has XRC or not"},
+		{[]string{"--help"}, 0, "--sim-xrc", ""},
 	}
 	for _, tc := range tests {
 		status, out, errs := runVsh(t, "", tc.argv...)
@@ -215,5 +217,20 @@ func TestWidthFlag(t *testing.T) {
 		if status != 0 || widest(out) != tt.want {
 			t.Errorf("vsh %v = %d, widest line %d, want %d:\n%s%s", tt.argv, status, widest(out), tt.want, out, errs)
 		}
+	}
+}
+
+// TestSimXRC: vsh --sim-xrc starts the simulator with XRC, as mlx5 has it;
+// without it the XRC verbs fail with EOPNOTSUPP, as on kernel rxe.
+func TestSimXRC(t *testing.T) {
+	script := "open_device B\nopen_xrcd ctx0\nbackend\n"
+	status, out, errs := runVsh(t, script, "--sim-xrc", "--plain")
+	if status != 0 || !strings.Contains(out, "ibv_open_xrcd(ctx0, fd=-1, oflags=O_CREAT) → xrcd0") ||
+		!strings.Contains(out, "on — beyond rxe: XRC as mlx5 implements it") || !strings.Contains(out, "seed 1, XRC on") {
+		t.Errorf("vsh --sim-xrc = %d, stdout:\n%s\nstderr: %s", status, out, errs)
+	}
+	status, out, errs = runVsh(t, script, "--plain")
+	if status != 1 || !strings.Contains(out, "open_xrcd: EOPNOTSUPP") {
+		t.Errorf("vsh without --sim-xrc = %d, stdout:\n%s\nstderr: %s", status, out, errs)
 	}
 }

@@ -706,6 +706,10 @@ func (q *cq) destroy() error {
 				n++
 			}
 		}
+		if x := q.xrcSRQs(); x > 0 {
+			return verbs.Errorf(op, verbs.EBUSY, "destroy the XRC SRQs that complete on this CQ, and the QPs that use it, first",
+				"%d XRC SRQ(s) complete on this CQ and %d QP(s) use it (ib_destroy_cq_user: cq->usecnt is %d)", x, n, q.usecnt)
+		}
 		return verbs.Errorf(op, verbs.EBUSY, "destroy the QPs that use this CQ first",
 			"%d QP%s still use%s this CQ (ib_destroy_cq_user: cq->usecnt is %d, a count for each QP's send CQ and receive CQ)",
 			n, map[bool]string{true: "", false: "s"}[n == 1], map[bool]string{true: "s", false: ""}[n == 1], q.usecnt)

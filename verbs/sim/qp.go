@@ -75,8 +75,12 @@ func (q *qp) check(op string) error {
 // reports: max_send_wr rounded to 2^k-1, max_send_sge and max_inline_data
 // both derived from one WQE size of max(16*max_send_sge, max_inline_data).
 func (p *pd) createQP(attr verbs.QPInitAttr) (verbs.QP, error) {
+	return p.createQPAs("ibv_create_qp", attr)
+}
+
+// createQPAs is createQP for the verb op (ibv_create_qp, ibv_create_qp_ex).
+func (p *pd) createQPAs(op string, attr verbs.QPInitAttr) (verbs.QP, error) {
 	f := p.ctx.fab()
-	const op = "ibv_create_qp"
 	if err := p.check(op); err != nil {
 		return nil, err
 	}

@@ -51,7 +51,7 @@ func (x *xrcd) check(op string) error {
 // rxe's provider has none of them, and libibverbs' dummy op answers.
 func (d *device) noXRC(op string) error {
 	return verbs.Errorf(op, verbs.EOPNOTSUPP,
-		"XRC needs a NIC that has it (mlx5); on the simulator start vsh with --sim-xrc (sim.Config.XRC)",
+		"XRC needs a NIC that has it (mlx5); the simulator has it once XRC is on (vsh: backend xrc=on or --sim-xrc)",
 		"%s has no XRC: rxe's provider registers no %s, so libibverbs' dummy op answers EOPNOTSUPP (dummy_ops.c)",
 		d.name, opName(op))
 }
@@ -259,7 +259,11 @@ func (s *srq) srqNum() (uint32, error) {
 		return 0, err
 	}
 	if s.num == 0 {
-		return 0, s.pd.ctx.dev.noXRC(op)
+		d := s.pd.ctx.dev
+		if !d.f.cfg.XRC {
+			return 0, d.noXRC(op)
+		}
+		d.numberSRQ(s) // made before XRC was turned on
 	}
 	return s.num, nil
 }
@@ -305,7 +309,7 @@ func (c *context) createQPEx(attr verbs.QPInitAttrEx) (verbs.QP, error) {
 		if p.ctx != c {
 			return nil, verbs.Errorf(op, verbs.EINVAL, "allocate the PD on the same device context", "the PD belongs to another device context")
 		}
-		return p.createQP(attr.QPInitAttr)
+		return p.createQPAs(op, attr.QPInitAttr)
 	}
 	if attr.XRCD == nil {
 		return nil, verbs.Errorf(op, verbs.EINVAL, "open an XRC domain (open_xrcd) and pass it as xrcd",
@@ -532,4 +536,15 @@ func (f *Fabric) setXRC(on bool) error {
 	}
 	f.cfg.XRC = on
 	return nil
+}
+
+// xrcSRQs counts the live XRC SRQs whose receives complete on q.
+func (q *cq) xrcSRQs() int {
+	n := 0
+	for _, s := range q.ctx.dev.xsrqs {
+		if s.cq == q && s.xrcd != nil && s.dead == "" {
+			n++
+		}
+	}
+	return n
 }
