@@ -3,6 +3,7 @@
 package ibverbs
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -100,4 +101,47 @@ func interopPair(server, client []string, port int) (string, error) {
 		return "server:\n" + sout + "client:\n" + cout, err
 	}
 	return cout, nil
+}
+
+// TestXSRQFailsAsRdmaCoreRXE runs pingpong xsrq (on this backend) and
+// rdma-core's ibv_xsrq_pingpong on rxe0, which has no XRC: both must stop
+// with the same first line, "Couldn't Open the XRC Domain 95", and exit 1;
+// ours then says why.
+func TestXSRQFailsAsRdmaCoreRXE(t *testing.T) {
+	goPP := os.Getenv("VSH_RXE_PINGPONG")
+	if goPP == "" {
+		t.Skip("set VSH_RXE_PINGPONG to the Go pingpong binary (make test-rxe does, inside the lab guest)")
+	}
+	needRXE(t).Close()
+	cPP, err := exec.LookPath("ibv_xsrq_pingpong")
+	if err != nil {
+		t.Fatalf("ibv_xsrq_pingpong: %v (package ibverbs-utils)", err)
+	}
+	const want = "Couldn't Open the XRC Domain 95"
+	for _, args := range [][]string{
+		{cPP, "-d", rxeDevice(), "-g", "1", "-p", "19600"},
+		{goPP, "xsrq", "--backend", "ibverbs", "-d", rxeDevice(), "-g", "1", "-p", "19601"},
+	} {
+		cmd := exec.Command(args[0], args[1:]...)
+		done := make(chan struct{})
+		timer := time.AfterFunc(20*time.Second, func() {
+			select {
+			case <-done:
+			default:
+				_ = cmd.Process.Kill()
+			}
+		})
+		out, err := cmd.CombinedOutput()
+		close(done)
+		timer.Stop()
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 1 {
+			t.Errorf("%s: %v; want exit status 1\n%s", strings.Join(args, " "), err, out)
+		}
+		first, _, _ := strings.Cut(string(out), "\n")
+		if first != want {
+			t.Errorf("%s: first line %q; want %q\n%s", strings.Join(args, " "), first, want, out)
+		}
+		t.Logf("%s:\n%s", args[0], out)
+	}
 }
