@@ -158,7 +158,13 @@ func describe(s *objSnap, m mapping) string {
 		return "an address handle" + on
 	case "qp":
 		t := transport(s.qpType)
-		d := fmt.Sprintf("%s %s QP%s (send_cq %s, recv_cq %s", article(t), t, on, m.learner(s.sendCQ), m.learner(s.recvCQ))
+		if s.qpType == verbs.QPTypeXRCRecv {
+			return fmt.Sprintf("an %s QP in %s", t, m.learner(s.parent)) // no PD, CQs or queues
+		}
+		d := fmt.Sprintf("%s %s QP%s (send_cq %s", article(t), t, on, m.learner(s.sendCQ))
+		if s.recvCQ != "" {
+			d += ", recv_cq " + m.learner(s.recvCQ)
+		}
 		if s.srq != "" {
 			d += ", srq " + m.learner(s.srq)
 		}
@@ -218,6 +224,10 @@ func objDiffs(ref, le *snapshot, s, l *objSnap, m mapping, full, created bool) [
 		d.ah()
 	case "qp":
 		d.qp(ref, le, full)
+	case "xrcd":
+		if l.file != s.file {
+			d.add(DiffAttr, false, "%s is the domain of %s; %s is that of %s", l.h, fileName(l.file), d.the("XRC domain"), fileName(s.file))
+		}
 	}
 	return d.out
 }
@@ -508,17 +518,21 @@ func qpAttrDiffs(ref, le *snapshot, s, l *objSnap, m mapping, full bool, the fun
 		num("traffic_class", uint64(la.AH.GRH.TrafficClass), uint64(sa.AH.GRH.TrafficClass))
 		num("flow_label", uint64(la.AH.GRH.FlowLabel), uint64(sa.AH.GRH.FlowLabel))
 		num("sl", uint64(la.AH.SL), uint64(sa.AH.SL))
-		if s.qpType == verbs.QPTypeRC {
+		// RC keeps both halves' attributes; an XRC QP only its own
+		// half's (the kernel drops the rest: modify_qp_mask).
+		if s.qpType == verbs.QPTypeRC || s.qpType == verbs.QPTypeXRCRecv {
 			num("max_dest_rd_atomic", uint64(la.MaxDestRdAtomic), uint64(sa.MaxDestRdAtomic))
 			num("min_rnr_timer", uint64(la.MinRNRTimer), uint64(sa.MinRNRTimer))
 		}
 	}
 	if upto >= 3 && !ud {
-		if s.qpType == verbs.QPTypeRC {
+		if s.qpType == verbs.QPTypeRC || s.qpType == verbs.QPTypeXRCSend {
 			num("timeout", uint64(la.Timeout), uint64(sa.Timeout))
 			num("retry_cnt", uint64(la.RetryCnt), uint64(sa.RetryCnt))
 			num("rnr_retry", uint64(la.RNRRetry), uint64(sa.RNRRetry))
 			num("max_rd_atomic", uint64(la.MaxRdAtomic), uint64(sa.MaxRdAtomic))
+		} else if s.qpType == verbs.QPTypeXRCRecv {
+			num("timeout", uint64(la.Timeout), uint64(sa.Timeout))
 		}
 		if full && s.peer != "" && l.peer == m.learner(s.peer) && idle(ref) && idle(le) {
 			sp, lp := ref.by[s.peer], le.by[l.peer]
@@ -566,4 +580,12 @@ func srqKind(t verbs.SRQType) string {
 		return "an XRC"
 	}
 	return "a basic"
+}
+
+// fileName names the file an XRC domain was opened on.
+func fileName(f string) string {
+	if f == "" {
+		return "no file (a private domain)"
+	}
+	return f
 }

@@ -163,4 +163,7 @@ type ObjectInfo struct {
 	Sends, Recvs int
 	// Groups are the multicast groups a QP is attached to.
 	Groups []verbs.GID
+	// File is the file an XRC domain was opened on ("" for a private
+	// domain, fd -1).
+	File string
 }

@@ -62,6 +62,7 @@ type objSnap struct {
 	srqAttr          verbs.SRQAttr
 	srqType          verbs.SRQType // SRQ: basic or XRC
 	srqXRCD, srqCQ   string        // XRC SRQ: its domain and the CQ its receives complete on
+	file             string        // XRC domain: the file it was opened on, "" for none
 	ahAttr           verbs.AHAttr
 	queryErr         error // a query that failed
 	// asked names the capacities the command that made (or resized) a
@@ -197,7 +198,7 @@ func takeSnapshot(env Env, gids *gidTables) *snapshot {
 		os := &objSnap{h: h, kind: m[1], obj: o, dev: -1}
 		if in, ok := env.Info(h); ok {
 			os.dev, os.sends, os.recvs = in.Device, in.Sends, in.Recvs
-			os.groups = in.Groups
+			os.groups, os.file = in.Groups, in.File
 		}
 		switch x := o.(type) {
 		case verbs.Context:

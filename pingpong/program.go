@@ -120,7 +120,7 @@ func (p *Program) report(prog string, err error) {
 		if pe.after != "" {
 			fmt.Fprintln(p.Stderr, pe.after)
 		}
-		if pe.Err != nil {
+		if pe.Err != nil && !errors.Is(pe.Err, context.Canceled) { // "Interrupted" said it
 			fmt.Fprintf(p.Stderr, "%s: %v\n", prog, pe.Err)
 		}
 		if pe.Hint != "" {

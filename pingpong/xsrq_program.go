@@ -101,7 +101,7 @@ func step(ctx context.Context, c net.Conn, timeout time.Duration, fn func() erro
 	defer stop()
 	err := fn()
 	if err != nil && ctx.Err() != nil {
-		return ctx.Err()
+		return fail("Interrupted", ctx.Err(), "")
 	}
 	return err
 }

@@ -36,7 +36,7 @@ func backendCmd() *command {
 			"as mlx5 has it; xrc=off takes it away again, as kernel rxe has none (every XRC verb fails with EOPNOTSUPP), which is " +
 			"the default unless vsh started with --sim-xrc. Turning it off needs every XRC domain closed and every SRQ destroyed (EBUSY). " +
 			"reset keeps the choice. A real device has XRC or not, and vsh cannot switch it.",
-		Args: []argSpec{key("xrc", vOnOff, "", "turn the simulator's XRC on or off")},
+		Args: []argSpec{key("xrc", vOnOff, "", "the simulator's XRC: on or off")},
 		meta: true, run: cmdBackend}
 }
 

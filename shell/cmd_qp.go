@@ -630,7 +630,7 @@ func cmdConnect(c *call) error {
 	switch {
 	case xrcPair:
 	case a.qpType == verbs.QPTypeXRCSend || a.qpType == verbs.QPTypeXRCRecv:
-		return usagef("connect an XRC_SEND QP with an XRC_RECV QP: connect qp0 qp1",
+		return usagef("connect an XRC_SEND QP with an XRC_RECV QP (connect SEND_QP RECV_QP)",
 			"%s is %s but %s is %s; XRC connects a sender to a receiver", a.name, a.qpType, b.name, b.qpType)
 	case a.qpType != b.qpType:
 		return usagef("connect two QPs of the same type", "%s is %s but %s is %s", a.name, a.qpType, b.name, b.qpType)

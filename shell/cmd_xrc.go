@@ -84,7 +84,7 @@ func openXRCDCmd() *command {
 			"verb fails with EOPNOTSUPP; the simulator has it with backend xrc=on or vsh --sim-xrc.\n\n" +
 			"\topen_xrcd ctx1\n\topen_xrcd ctx1 file=/tmp/xrc_domain oflags=O_CREAT",
 		Args: []argSpec{argCtx,
-			key("file", vFile, "none: fd -1, a private domain", "the file that names the domain; opens of the same file share it", "path", "fd"),
+			key("file", vFile, "none: fd -1, a private domain", "the file that names the domain; opens of the same file share it", "path"),
 			key("oflags", vOFlags, "O_CREAT", "open(2) flags: O_CREAT, O_CREAT|O_EXCL or 0")},
 		run: cmdOpenXRCD}
 }
@@ -103,7 +103,11 @@ func cmdOpenXRCD(c *call) error {
 		return usagef("open_xrcd "+ctx.name+" file=/tmp/xrc_domain, or no file= for a private domain", "file= is empty")
 	}
 	fd := "-1"
-	if path != "" {
+	if _, sim := c.s.prov.(verbs.XRCSwitch); path != "" && sim {
+		// The simulator's domains live in its device: it names one by
+		// the path and opens no file.
+		fd = fmt.Sprintf("(the file %s; the simulator opens none)", strconv.Quote(path))
+	} else if path != "" {
 		fd = fmt.Sprintf("open(%s, O_RDONLY|O_CREAT)", strconv.Quote(path))
 	}
 	vc := VerbCall{Name: "ibv_open_xrcd", Args: fmt.Sprintf("%s, fd=%s, oflags=%s", c.s.hn(ctx), fd, oflagsString(flags))}
@@ -401,6 +405,15 @@ func cmdOpenQP(c *call) error {
 	n, _, err := c.qpn("qp_num")
 	if err != nil {
 		return err
+	}
+	if v := c.raw("qp_num"); v != "" {
+		if k, isHandle := kindOfName(v); isHandle && k == kQP {
+			if q, err := c.s.h.lookup(v, kQP); err == nil && (q.qpType != verbs.QPTypeXRCRecv || q.dev != ctx.dev) {
+				return usagef("give the number of an XRC_RECV QP made in "+xd.name+" on "+ctx.dev,
+					"%s is %s on %s, not an XRC_RECV QP of %s on %s: open_qp opens an XRC_RECV QP of the domain by its number",
+					v, q.qpType, q.dev, xd.name, ctx.dev)
+			}
+		}
 	}
 	typ, err := value(c, "type", verbs.ParseQPType)
 	if err != nil {

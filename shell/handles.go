@@ -242,16 +242,16 @@ func (h *handles) lookup(name string, k kind) (*object, error) {
 		return o, nil
 	}
 	if ok {
-		return nil, usagef(fmt.Sprintf("give a %s handle (%s0, %s1, ...)", kindInfo[k].noun, kindInfo[k].prefix, kindInfo[k].prefix),
-			"%s is a %s, not a %s", o.name, o.kind, kindInfo[k].noun)
+		return nil, usagef(fmt.Sprintf("give %s handle (%s0, %s1, ...)", aNoun(kindInfo[k].noun), kindInfo[k].prefix, kindInfo[k].prefix),
+			"%s is %s, not %s", o.name, aNoun(o.kind.String()), aNoun(kindInfo[k].noun))
 	}
 	return nil, h.notFound(name, k)
 }
 
 func (h *handles) notFound(name string, k kind) error {
 	if k2, ok := kindOfName(name); ok && k2 != k {
-		return usagef(fmt.Sprintf("give a %s handle: %s0, %s1, ...", kindInfo[k].noun, kindInfo[k].prefix, kindInfo[k].prefix),
-			"%s names a %s, not a %s", strings.ToLower(name), k2, kindInfo[k].noun)
+		return usagef(fmt.Sprintf("give %s handle: %s0, %s1, ...", aNoun(kindInfo[k].noun), kindInfo[k].prefix, kindInfo[k].prefix),
+			"%s names %s, not %s", strings.ToLower(name), aNoun(k2.String()), aNoun(kindInfo[k].noun))
 	}
 	have := h.names(k)
 	if len(have) == 0 {
@@ -323,4 +323,12 @@ func busyHint(err error, s *Shell, o *object) error {
 	e := *ve
 	e.Hint = fmt.Sprintf("destroy what uses %s first: %s", o.name, strings.Join(users, ", "))
 	return &e
+}
+
+// aNoun is a kind's noun with its article: "a queue pair", "an XRC domain".
+func aNoun(noun string) string {
+	if strings.HasPrefix(noun, "XRC") {
+		return "an " + noun
+	}
+	return "a " + noun
 }

@@ -248,7 +248,7 @@ func (e lessonEnv) Info(handle string) (lessons.ObjectInfo, bool) {
 	if !ok {
 		return lessons.ObjectInfo{}, false
 	}
-	in := lessons.ObjectInfo{Device: -1, Sends: len(o.sent), Recvs: o.recvs, Groups: append([]verbs.GID(nil), o.groups...)}
+	in := lessons.ObjectInfo{Device: -1, Sends: len(o.sent), Recvs: o.recvs, Groups: append([]verbs.GID(nil), o.groups...), File: o.xrcdPath}
 	for i, d := range e.s.devs {
 		if d.Name() == o.dev {
 			in.Device = i

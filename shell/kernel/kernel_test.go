@@ -514,9 +514,12 @@ func TestKernelAbortsQueuedCells(t *testing.T) {
 	c := startKernel(t)
 	var reqs []*Message
 	// The first cell runs long enough (a thousand round trips) for the
-	// others to arrive while it runs.
+	// others to arrive while it runs, mostly; on a loaded machine they may
+	// arrive after it failed, and then, as a Run All's cells, they are
+	// dated when the run began, before the failure.
+	date := now()
 	for _, code := range []string{"pingpong rc\nmodify_qp qp9 state=init", "open_device A", "open_device B"} {
-		reqs = append(reqs, c.request(c.shell, "execute_request", map[string]any{"code": code, "silent": false, "store_history": true, "stop_on_error": true}))
+		reqs = append(reqs, c.requestDated(c.shell, "execute_request", map[string]any{"code": code, "silent": false, "store_history": true, "stop_on_error": true}, date))
 	}
 	var got []any
 	for _, req := range reqs {

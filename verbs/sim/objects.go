@@ -796,7 +796,11 @@ func (s *srq) kill(why string) {
 // becomes 1; srq_limit is taken as given, so a non-zero limit arms the SRQ
 // at creation.
 func (p *pd) createSRQ(attr verbs.SRQInitAttr) (verbs.SRQ, error) {
-	const op = "ibv_create_srq"
+	return p.createSRQAs("ibv_create_srq", attr)
+}
+
+// createSRQAs is createSRQ for the verb op (ibv_create_srq, ibv_create_srq_ex).
+func (p *pd) createSRQAs(op string, attr verbs.SRQInitAttr) (verbs.SRQ, error) {
 	if err := p.check(op); err != nil {
 		return nil, err
 	}

@@ -98,6 +98,10 @@ func (p *pd) createQPAs(op string, attr verbs.QPInitAttr) (verbs.QP, error) {
 		if x.dead != "" {
 			return nil, deadErr(op, "the SRQ", x.dead)
 		}
+		if x.typ == verbs.SRQTypeXRC && attr.Type != verbs.QPTypeXRCSend {
+			return nil, verbs.Errorf(op, verbs.EINVAL, "give this QP a basic SRQ (create_srq), or none; senders reach an XRC SRQ through an XRC_RECV QP",
+				"an XRC SRQ serves only the XRC_RECV QPs of its domain, which pick it by the number in each message; it cannot be a %s QP's srq (uverbs create_qp: srq_type IB_SRQT_XRC)", attr.Type.Short())
+		}
 		s = x
 	}
 	cqOf := func(c verbs.CQ, which string) (*cq, error) {

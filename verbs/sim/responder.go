@@ -644,8 +644,11 @@ func (q *qp) respComplete(p *packet) respState {
 		cq := q.rcq
 		if q.typ == verbs.QPTypeXRCRecv {
 			cq = q.srq.cq // an XRC receive completes on its SRQ's CQ
+			if q.srq.dead != "" {
+				cq = nil // destroyed under the message: its WQE went with it
+			}
 		}
-		if !cq.post(wc, solicited) {
+		if cq != nil && !cq.post(wc, solicited) {
 			return respErrCQOverflow
 		}
 	}

@@ -195,7 +195,7 @@ func (c *context) createSRQEx(attr verbs.SRQInitAttrEx) (verbs.SRQ, error) {
 		return nil, verbs.Errorf(op, verbs.EINVAL, "allocate the PD on the same device context", "the PD belongs to another device context")
 	}
 	if attr.Type == verbs.SRQTypeBasic {
-		return p.createSRQ(verbs.SRQInitAttr{Attr: attr.Attr, Context: attr.Context})
+		return p.createSRQAs(op, verbs.SRQInitAttr{Attr: attr.Attr, Context: attr.Context})
 	}
 	// libibverbs checks the domain and the CQ are there (ibv_icmd_create_srq)
 	// before the provider, which on rxe has no XRC, is asked.
@@ -221,7 +221,7 @@ func (c *context) createSRQEx(attr verbs.SRQInitAttrEx) (verbs.SRQ, error) {
 	if q.dead != "" {
 		return nil, deadErr(op, "the CQ", q.dead)
 	}
-	x, err := p.createSRQ(verbs.SRQInitAttr{Attr: attr.Attr, Context: attr.Context})
+	x, err := p.createSRQAs(op, verbs.SRQInitAttr{Attr: attr.Attr, Context: attr.Context})
 	if err != nil {
 		return nil, err
 	}

@@ -35,7 +35,7 @@ var xrcScenarios = []Scenario{
 	{Name: "xrc/open-qp-shares-target", Source: srcXRCTarget, Needs: CapXRC, Run: scXRCOpenQPSharesTarget},
 	{Name: "xrc/busy-while-used", Source: srcXRCDOpen + "; core/uverbs_std_types_cq.c: a CQ an SRQ uses is busy", Needs: CapXRC, Run: scXRCBusyWhileUsed},
 	{Name: "xrc/modify-masks", Source: srcXRCMasks, Needs: CapXRC, Run: scXRCModifyMasks},
-	{Name: "xrc/no-queue-where-none", Source: "an XRC_INI QP has no receive queue (uverbs create_qp zeroes its receive caps) and an XRC_TGT QP no send queue (mlx5 create_xrc_tgt_qp: no_sq); libibverbs ibv_icmd_create_qp: XRC_RECV without an XRCD is EINVAL", Needs: CapXRC, Run: scXRCNoQueueWhereNone},
+	{Name: "xrc/no-queue-where-none", Source: "uverbs_cmd.c create_qp: an XRC SRQ cannot be another QP's srq (-EINVAL); an XRC_INI QP has no receive queue (uverbs create_qp zeroes its receive caps) and an XRC_TGT QP no send queue (mlx5 create_xrc_tgt_qp: no_sq); libibverbs ibv_icmd_create_qp: XRC_RECV without an XRCD is EINVAL", Needs: CapXRC, Run: scXRCNoQueueWhereNone},
 }
 
 func init() {
@@ -437,6 +437,11 @@ func scXRCNoQueueWhereNone(e *Env) {
 	e.ExpectErrno(err, verbs.EINVAL, "ibv_post_send on an XRC_RECV QP")
 	_, err = e.PD().CreateQP(verbs.QPInitAttr{Type: verbs.QPTypeXRCRecv, SendCQ: e.CQ(), RecvCQ: e.CQ(), Cap: DefaultCap})
 	e.ExpectErrno(err, verbs.EINVAL, "ibv_create_qp(XRC_RECV): only ibv_create_qp_ex can name its domain")
+	xs := e.xrcSRQ(e.PD(), d, e.CQ())
+	for _, t := range []verbs.QPType{verbs.QPTypeRC, verbs.QPTypeUC, verbs.QPTypeUD} {
+		_, err = e.PD().CreateQP(verbs.QPInitAttr{Type: t, SendCQ: e.CQ(), RecvCQ: e.CQ(), SRQ: xs, Cap: DefaultCap})
+		e.ExpectErrno(err, verbs.EINVAL, "ibv_create_qp(%v) with an XRC SRQ as its srq", t)
+	}
 	var ve *verbs.Error
 	if err != nil && !errors.As(err, &ve) {
 		e.Errorf("the error is %T, not a *verbs.Error", err)
