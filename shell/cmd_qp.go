@@ -625,20 +625,8 @@ func cmdConnect(c *call) error {
 	if err != nil {
 		return err
 	}
-	xrcPair := a.qpType == verbs.QPTypeXRCSend && b.qpType == verbs.QPTypeXRCRecv ||
-		a.qpType == verbs.QPTypeXRCRecv && b.qpType == verbs.QPTypeXRCSend
-	switch {
-	case xrcPair:
-	case a.qpType == verbs.QPTypeXRCSend || a.qpType == verbs.QPTypeXRCRecv:
-		return usagef("connect an XRC_SEND QP with an XRC_RECV QP (connect SEND_QP RECV_QP)",
-			"%s is %s but %s is %s; XRC connects a sender to a receiver", a.name, a.qpType, b.name, b.qpType)
-	case a.qpType != b.qpType:
-		return usagef("connect two QPs of the same type", "%s is %s but %s is %s", a.name, a.qpType, b.name, b.qpType)
-	}
-	switch a.qpType {
-	case verbs.QPTypeRC, verbs.QPTypeUC, verbs.QPTypeUD, verbs.QPTypeXRCSend, verbs.QPTypeXRCRecv:
-	default:
-		return usagef("connect takes RC, UC or UD QPs, or an XRC_SEND QP and an XRC_RECV QP", "%s is %s", a.name, a.qpType)
+	if err := connectable(a, b); err != nil {
+		return err
 	}
 	if _, err := c.access("access", 0); err != nil {
 		return err
@@ -694,46 +682,7 @@ func cmdConnect(c *call) error {
 				return usagef("bring it back with modify_qp "+p.me.name+" state=reset, then connect again",
 					"%s is in %s; connect starts from RESET, INIT, RTR or RTS", p.me.name, cur)
 			}
-			kv := map[string]string{}
-			var keys []string
-			set := func(k, v string) { kv[k] = v; keys = append(keys, k) }
-			switch to {
-			case verbs.QPSInit:
-				set("state", "init")
-				set("pkey_index", "0")
-				set("port", "1")
-				if a.qpType == verbs.QPTypeUD {
-					set("qkey", "0x11111111")
-				} else {
-					set("access", access)
-				}
-			case verbs.QPSRTR:
-				set("state", "rtr")
-				if t := p.me.qpType; t != verbs.QPTypeUD {
-					set("path_mtu", mtu)
-					set("dest_qpn", p.peer.name)
-					set("rq_psn", "0")
-					if t == verbs.QPTypeRC || t == verbs.QPTypeXRCRecv { // XRC_SEND has no responder
-						set("max_dest_rd_atomic", "1")
-						set("min_rnr_timer", "12")
-					}
-					set("dgid", p.peer.name)
-					set("sgid_index", sgid)
-					set("hop_limit", "1")
-				}
-			case verbs.QPSRTS:
-				set("state", "rts")
-				set("sq_psn", "0")
-				switch p.me.qpType {
-				case verbs.QPTypeRC, verbs.QPTypeXRCSend:
-					set("timeout", "14")
-					set("retry_cnt", "7")
-					set("rnr_retry", "7")
-					set("max_rd_atomic", "1")
-				case verbs.QPTypeXRCRecv: // no requester: RTS needs only timeout and sq_psn
-					set("timeout", "14")
-				}
-			}
+			kv, keys := connectAttrs(p.me, p.peer, to, access, mtu, sgid)
 			sub := &call{s: c.s, cmd: modify, a: &args{kv: kv, keys: keys, flags: map[string]bool{}}, out: c.out, cell: c.cell}
 			if err := modifyQP(sub, p.me, true); err != nil {
 				return err
@@ -747,6 +696,73 @@ func cmdConnect(c *call) error {
 		c.line("%s and %s are connected", a.name, b.name)
 	}
 	return nil
+}
+
+// connectable says why connect cannot take QPs a and b: two QPs of one
+// type (RC, UC or UD), or an XRC_SEND QP and an XRC_RECV QP.
+func connectable(a, b *object) error {
+	xrcPair := a.qpType == verbs.QPTypeXRCSend && b.qpType == verbs.QPTypeXRCRecv ||
+		a.qpType == verbs.QPTypeXRCRecv && b.qpType == verbs.QPTypeXRCSend
+	switch {
+	case xrcPair:
+	case a.qpType == verbs.QPTypeXRCSend || a.qpType == verbs.QPTypeXRCRecv:
+		return usagef("connect an XRC_SEND QP with an XRC_RECV QP (connect SEND_QP RECV_QP)",
+			"%s is %s but %s is %s; XRC connects a sender to a receiver", a.name, a.qpType, b.name, b.qpType)
+	case a.qpType != b.qpType:
+		return usagef("connect two QPs of the same type", "%s is %s but %s is %s", a.name, a.qpType, b.name, b.qpType)
+	}
+	switch a.qpType {
+	case verbs.QPTypeRC, verbs.QPTypeUC, verbs.QPTypeUD, verbs.QPTypeXRCSend, verbs.QPTypeXRCRecv:
+		return nil
+	}
+	return usagef("connect takes RC, UC or UD QPs, or an XRC_SEND QP and an XRC_RECV QP", "%s is %s", a.name, a.qpType)
+}
+
+// connectAttrs are the modify_qp arguments, in order, that take me to
+// state to, addressed at peer, with rc_pingpong's values: only those the
+// kernel's table asks of me's type (an XRC QP only its half's).
+func connectAttrs(me, peer *object, to verbs.QPState, access, mtu, sgid string) (map[string]string, []string) {
+	kv := map[string]string{}
+	var keys []string
+	set := func(k, v string) { kv[k] = v; keys = append(keys, k) }
+	switch to {
+	case verbs.QPSInit:
+		set("state", "init")
+		set("pkey_index", "0")
+		set("port", "1")
+		if me.qpType == verbs.QPTypeUD {
+			set("qkey", "0x11111111")
+		} else {
+			set("access", access)
+		}
+	case verbs.QPSRTR:
+		set("state", "rtr")
+		if t := me.qpType; t != verbs.QPTypeUD {
+			set("path_mtu", mtu)
+			set("dest_qpn", peer.name)
+			set("rq_psn", "0")
+			if t == verbs.QPTypeRC || t == verbs.QPTypeXRCRecv { // XRC_SEND has no responder
+				set("max_dest_rd_atomic", "1")
+				set("min_rnr_timer", "12")
+			}
+			set("dgid", peer.name)
+			set("sgid_index", sgid)
+			set("hop_limit", "1")
+		}
+	case verbs.QPSRTS:
+		set("state", "rts")
+		set("sq_psn", "0")
+		switch me.qpType {
+		case verbs.QPTypeRC, verbs.QPTypeXRCSend:
+			set("timeout", "14")
+			set("retry_cnt", "7")
+			set("rnr_retry", "7")
+			set("max_rd_atomic", "1")
+		case verbs.QPTypeXRCRecv: // no requester: RTS needs only timeout and sq_psn
+			set("timeout", "14")
+		}
+	}
+	return kv, keys
 }
 
 func createSRQCmd() *command {

@@ -126,30 +126,10 @@ func (s *Shell) completeValue(sp argSpec, typed string, done []token) []Suggesti
 		}
 	}
 	long := strings.HasPrefix(strings.ToLower(frag), "ibv_")
+	for _, k := range handleKinds[sp.value] {
+		handles(k)
+	}
 	switch sp.value {
-	case vCtx:
-		handles(kCtx)
-	case vPD:
-		handles(kPD)
-	case vMR, vRemote, vAddr, vRKey, vSGE:
-		handles(kMR)
-	case vChan:
-		handles(kChan)
-	case vCQ:
-		handles(kCQ)
-	case vSRQ:
-		handles(kSRQ)
-	case vQP, vQPN:
-		handles(kQP)
-	case vAH:
-		handles(kAH)
-	case vXRCD:
-		handles(kXRCD)
-	case vPDOrCtx:
-		handles(kPD)
-		handles(kCtx)
-	case vSRQN:
-		handles(kSRQ)
 	case vAnyHandle:
 		for _, o := range s.h.all() {
 			out = append(out, Suggestion{o.name, s.handleDesc(o)})
@@ -217,20 +197,37 @@ func (s *Shell) completeValue(sp argSpec, typed string, done []token) []Suggesti
 			out = append(out, Suggestion{sp.def, "default: " + sp.help})
 		}
 	}
-	if i := strings.LastIndexByte(typed, ','); i >= 0 && (sp.value == vAccess || sp.value == vSendFlags) {
-		given := map[string]bool{}
-		for _, it := range strings.Split(strings.ToLower(typed[:i]), ",") {
-			given[it] = true
-		}
-		var keep []Suggestion
-		for _, sg := range out {
-			if !given[strings.ToLower(sg.Text)] {
-				keep = append(keep, sg)
-			}
-		}
-		out = keep
+	if sp.value == vAccess || sp.value == vSendFlags {
+		out = notGiven(out, typed)
 	}
 	return filter(out, frag)
+}
+
+// handleKinds are the kinds of handle a value of each kind may name.
+var handleKinds = map[valueKind][]kind{
+	vCtx: {kCtx}, vPD: {kPD}, vMR: {kMR}, vRemote: {kMR}, vAddr: {kMR}, vRKey: {kMR}, vSGE: {kMR},
+	vChan: {kChan}, vCQ: {kCQ}, vSRQ: {kSRQ}, vSRQN: {kSRQ}, vQP: {kQP}, vQPN: {kQP}, vAH: {kAH},
+	vXRCD: {kXRCD}, vPDOrCtx: {kPD, kCtx},
+}
+
+// notGiven drops from a list of flags those typed already before the last
+// comma of typed.
+func notGiven(out []Suggestion, typed string) []Suggestion {
+	i := strings.LastIndexByte(typed, ',')
+	if i < 0 {
+		return out
+	}
+	given := map[string]bool{}
+	for _, it := range strings.Split(strings.ToLower(typed[:i]), ",") {
+		given[it] = true
+	}
+	var keep []Suggestion
+	for _, sg := range out {
+		if !given[strings.ToLower(sg.Text)] {
+			keep = append(keep, sg)
+		}
+	}
+	return keep
 }
 
 // qpTypeText describes each QP type in a few words, for completion.

@@ -281,62 +281,7 @@ func (s *Shell) draw(o *object, detail bool) string {
 			add("%s", srqLine(o, verbs.SRQInternals{Depth: o.rqDepth, Used: o.recvs}))
 		}
 	case kQP:
-		attr, _, err := o.qp.Query(verbs.AttrState)
-		if err != nil {
-			add("%s: %v", o.name, err)
-			break
-		}
-		add("%s", s.qpDiagram(o, attr.State))
-		if detail {
-			switch o.qpType {
-			case verbs.QPTypeXRCRecv:
-				add("%s: qp_num %s in %s (%s): no PD, no CQs, no queues; each message goes to the XRC SRQ its sender names", o.name,
-					hex24(o.qp.Num()), o.parent.name, o.dev)
-			case verbs.QPTypeXRCSend:
-				add("%s: qp_num %s on %s (%s), send_cq %s; no receive side: each send names the peer's XRC SRQ (remote_srqn)", o.name,
-					hex24(o.qp.Num()), o.parent.name, o.dev, s.hn(o.sendCQ))
-			default:
-				add("%s: qp_num %s on %s (%s), send_cq %s, recv_cq %s, srq %s", o.name, hex24(o.qp.Num()), o.parent.name, o.dev,
-					s.hn(o.sendCQ), s.hn(o.recvCQ), s.hn(o.srqObj))
-			}
-		}
-		if insp == nil {
-			add("%s", countedQueues(o))
-			if detail {
-				add("(counted by vsh from the posts and the polled completions: the %s backend does not show its queues)", s.prov.Name())
-			}
-			break
-		}
-		in, err := insp.InspectQP(o.qp)
-		if err != nil {
-			break
-		}
-		add("%s", qpQueues(o, in))
-		if detail {
-			if o.qpType != verbs.QPTypeXRCRecv { // an XRC_RECV QP has no requester, an XRC_SEND QP no responder
-				add("requester: next_psn %s, oldest unacked %s, retries left %d, RNR retries left %d, READ/atomic in flight %d",
-					psnHex(in.NextPSN), psnHex(in.UnackedPSN), in.RetryLeft, in.RNRRetryLeft, in.InflightRdAtomic)
-			}
-			if o.qpType != verbs.QPTypeXRCSend {
-				add("responder: expected_psn %s, msn %d", psnHex(in.ExpectedPSN), in.MSN)
-			}
-			switch {
-			case attr.State == verbs.QPSErr && len(in.Timers) > 0:
-				// rxe_qp_error leaves the timers armed; when one fires, the
-				// requester and completer find the QP in ERR and only flush.
-				add("no retransmit or RNR retry in ERR: rxe_qp_error leaves the timers armed, but one that fires only flushes (rxe_req.c, rxe_comp.c)")
-			default:
-				for _, t := range in.Timers {
-					add("timer %s fires at %s", t.Name, t.Deadline)
-				}
-			}
-			if len(in.SQ) > 0 {
-				add("send queue:\n%s", wqeTable(in.SQ))
-			}
-			if len(in.RQ) > 0 {
-				add("receive queue:\n%s", wqeTable(in.RQ))
-			}
-		}
+		out = append(out, s.drawQP(o, detail, insp)...)
 	case kXRCD:
 		var kids []string
 		for _, k := range append(s.h.children(o), s.h.users(o)...) {
@@ -353,6 +298,70 @@ func (s *Shell) draw(o *object, detail bool) string {
 			a.GRH.DGID, a.GRH.SGIDIndex, a.GRH.HopLimit, a.PortNum, a.SL)
 	}
 	return strings.Join(out, "\n")
+}
+
+// drawQP is draw's view of a QP: its diagram, what it was made with, its
+// queues and, with detail, its engines, timers and WQEs.
+func (s *Shell) drawQP(o *object, detail bool, insp verbs.Inspector) []string {
+	var out []string
+	add := func(f string, a ...any) { out = append(out, fmt.Sprintf(f, a...)) }
+	attr, _, err := o.qp.Query(verbs.AttrState)
+	if err != nil {
+		add("%s: %v", o.name, err)
+		return out
+	}
+	add("%s", s.qpDiagram(o, attr.State))
+	if detail {
+		switch o.qpType {
+		case verbs.QPTypeXRCRecv:
+			add("%s: qp_num %s in %s (%s): no PD, no CQs, no queues; each message goes to the XRC SRQ its sender names", o.name,
+				hex24(o.qp.Num()), o.parent.name, o.dev)
+		case verbs.QPTypeXRCSend:
+			add("%s: qp_num %s on %s (%s), send_cq %s; no receive side: each send names the peer's XRC SRQ (remote_srqn)", o.name,
+				hex24(o.qp.Num()), o.parent.name, o.dev, s.hn(o.sendCQ))
+		default:
+			add("%s: qp_num %s on %s (%s), send_cq %s, recv_cq %s, srq %s", o.name, hex24(o.qp.Num()), o.parent.name, o.dev,
+				s.hn(o.sendCQ), s.hn(o.recvCQ), s.hn(o.srqObj))
+		}
+	}
+	if insp == nil {
+		add("%s", countedQueues(o))
+		if detail {
+			add("(counted by vsh from the posts and the polled completions: the %s backend does not show its queues)", s.prov.Name())
+		}
+		return out
+	}
+	in, err := insp.InspectQP(o.qp)
+	if err != nil {
+		return out
+	}
+	add("%s", qpQueues(o, in))
+	if detail {
+		if o.qpType != verbs.QPTypeXRCRecv { // an XRC_RECV QP has no requester, an XRC_SEND QP no responder
+			add("requester: next_psn %s, oldest unacked %s, retries left %d, RNR retries left %d, READ/atomic in flight %d",
+				psnHex(in.NextPSN), psnHex(in.UnackedPSN), in.RetryLeft, in.RNRRetryLeft, in.InflightRdAtomic)
+		}
+		if o.qpType != verbs.QPTypeXRCSend {
+			add("responder: expected_psn %s, msn %d", psnHex(in.ExpectedPSN), in.MSN)
+		}
+		switch {
+		case attr.State == verbs.QPSErr && len(in.Timers) > 0:
+			// rxe_qp_error leaves the timers armed; when one fires, the
+			// requester and completer find the QP in ERR and only flush.
+			add("no retransmit or RNR retry in ERR: rxe_qp_error leaves the timers armed, but one that fires only flushes (rxe_req.c, rxe_comp.c)")
+		default:
+			for _, t := range in.Timers {
+				add("timer %s fires at %s", t.Name, t.Deadline)
+			}
+		}
+		if len(in.SQ) > 0 {
+			add("send queue:\n%s", wqeTable(in.SQ))
+		}
+		if len(in.RQ) > 0 {
+			add("receive queue:\n%s", wqeTable(in.RQ))
+		}
+	}
+	return out
 }
 
 // psnHex prints a packet sequence number as the wire trace and rdma-core's
