@@ -68,33 +68,46 @@ func timerLateness(tb testing.TB, rnr bool, n int) []time.Duration {
 	for len(late) < n {
 		select {
 		case at := <-sent:
-			if !due.IsZero() {
+			if len(sent) > 0 {
+				// This loop fell behind the retries (a descheduled
+				// goroutine, a collection): the deadline it read is
+				// not the one of the retries queued; measure afresh.
+				for len(sent) > 0 {
+					<-sent
+				}
+			} else if !due.IsZero() {
 				late = append(late, at.Sub(due))
 			}
 		case <-time.After(10 * time.Second):
 			tb.Fatalf("no %s retry within 10 s, after %d", name, len(late))
 		}
-		// The deadline of the timer that sends the next retry.
-		due = time.Time{}
-		for i := 0; i < 1000 && due.IsZero(); i++ {
-			in, err := fa.InspectQP(a.qp)
-			if err != nil {
-				tb.Fatal(err)
-			}
-			for _, t := range in.Timers {
-				if t.Name == name {
-					due = wall(t.Deadline)
-				}
-			}
-			if due.IsZero() {
-				time.Sleep(50 * time.Microsecond)
-			}
-		}
-		if due.IsZero() {
-			tb.Fatalf("no %s timer armed after a retry", name)
+		due = nextDeadline(tb, fa, a, name, wall)
+		if len(sent) > 0 {
+			// Another retry left while the deadline was read: which
+			// retry it belongs to is not known, so measure afresh.
+			due = time.Time{}
 		}
 	}
 	return late
+}
+
+// nextDeadline is, on the wall clock, the deadline of q's timer name,
+// once it is armed.
+func nextDeadline(tb testing.TB, f *Fabric, w *writeSide, name string, wall func(time.Duration) time.Time) time.Time {
+	for i := 0; i < 1000; i++ {
+		in, err := f.InspectQP(w.qp)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		for _, t := range in.Timers {
+			if t.Name == name {
+				return wall(t.Deadline)
+			}
+		}
+		time.Sleep(50 * time.Microsecond)
+	}
+	tb.Fatalf("no %s timer armed after a retry", name)
+	return time.Time{}
 }
 
 // connectTimeout is connect with the retransmit timeout given (4.096 µs ×
