@@ -168,22 +168,11 @@ func (c *context) CreateSRQEx(attr verbs.SRQInitAttrEx) (verbs.SRQ, error) {
 	if c.c == nil {
 		return nil, closedErr(op)
 	}
-	var (
-		p   *pd
-		xd  *xrcd
-		q   *cq
-		err error
-	)
-	if attr.PD != nil {
-		if p, err = c.ownPD(op, attr.PD); err != nil {
-			return nil, err
-		}
+	p, xd, err := c.ownPDXRCD(op, attr.PD, attr.XRCD)
+	if err != nil {
+		return nil, err
 	}
-	if attr.XRCD != nil {
-		if xd, err = c.ownXRCD(op, attr.XRCD); err != nil {
-			return nil, err
-		}
-	}
+	var q *cq
 	if attr.CQ != nil {
 		if q, err = c.ownCQ(op, "CQ", attr.CQ); err != nil {
 			return nil, err
@@ -270,22 +259,27 @@ func (c *context) CreateQPEx(attr verbs.QPInitAttrEx) (verbs.QP, error) {
 	if c.c == nil {
 		return nil, closedErr(op)
 	}
-	var (
-		p   *pd
-		xd  *xrcd
-		err error
-	)
-	if attr.PD != nil {
-		if p, err = c.ownPD(op, attr.PD); err != nil {
-			return nil, err
-		}
-	}
-	if attr.XRCD != nil {
-		if xd, err = c.ownXRCD(op, attr.XRCD); err != nil {
-			return nil, err
-		}
+	p, xd, err := c.ownPDXRCD(op, attr.PD, attr.XRCD)
+	if err != nil {
+		return nil, err
 	}
 	return c.createQP(op, p, xd, attr.QPInitAttr)
+}
+
+// ownPDXRCD checks the PD and XRC domain an extended verb was given, each
+// optional (nil: its comp_mask bit is clear).
+func (c *context) ownPDXRCD(op string, pdArg verbs.PD, xrcdArg verbs.XRCD) (p *pd, xd *xrcd, err error) {
+	if pdArg != nil {
+		if p, err = c.ownPD(op, pdArg); err != nil {
+			return nil, nil, err
+		}
+	}
+	if xrcdArg != nil {
+		if xd, err = c.ownXRCD(op, xrcdArg); err != nil {
+			return nil, nil, err
+		}
+	}
+	return p, xd, nil
 }
 
 // OpenQP implements verbs.ExtendedContext (ibv_open_qp): another handle to
