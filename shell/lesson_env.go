@@ -377,7 +377,7 @@ func (e lessonEnv) Settings() []string {
 func (e lessonEnv) Explain(topic string) string {
 	t := strings.TrimSpace(topic)
 	if st, err := verbs.ParseWCStatus(t); err == nil && !isWCOpcodeName(strings.ToUpper(t)) {
-		return firstSentence(wcStatusText[st])
+		return firstSentence(st.Explain())
 	}
 	if n, err := verbs.ParseErrno(t); err == nil {
 		return firstSentence(errnoText[n])

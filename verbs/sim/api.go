@@ -14,8 +14,13 @@ import (
 // caller's goroutine, and never locks. The UDP link's goroutines
 // (udplink.go) take the same lock to hand the fabric what they read.
 
-// guard is the fabric's lock, embedded in Fabric.
-type guard struct{ mu fabricMutex }
+// guard is the fabric's lock, embedded in Fabric, with what the API
+// boundary is handed from outside the fabric to use under it.
+type guard struct {
+	mu fabricMutex
+	// processMem reads the program's own memory (SetProcessMemory), or nil.
+	processMem func(addr uint64, n int) []byte
+}
 
 // fabricMutex is the fabric's lock. Before it is released, the carrier
 // sends what it batched while the lock was held (the UDP link's
@@ -329,6 +334,37 @@ func (p *pd) AllocMR(length int, access verbs.Access) (verbs.MR, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return p.allocMR(length, access)
+}
+
+// RegUserMR registers memory the caller owns as an MR of pd, a PD of this
+// simulator (any other is EINVAL), at virtual address iova: ibv_reg_mr's
+// address, or ibv_reg_mr_iova's iova. It refuses what AllocMR refuses,
+// with the same errors, except AllocMR's limits on the simulator's own
+// memory, which buf is not. The MR's Bytes is buf itself, which the
+// device reads and writes in place until Dereg; after that the simulator
+// keeps no reference to buf. buf may be C memory (unsafe.Slice); the
+// caller keeps it valid until Dereg.
+func RegUserMR(pd verbs.PD, buf []byte, iova uint64, access verbs.Access) (verbs.MR, error) {
+	p, err := simPD(pd)
+	if err != nil {
+		return nil, err
+	}
+	f := p.ctx.fab()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return p.regUserMR(buf, iova, access)
+}
+
+// SetProcessMemory gives the fabric the program's memory: read returns
+// the n bytes at addr, or nil when they are not the program's. With it,
+// inline sends copy their SGEs' bytes through read, as rdma-core's
+// provider memcpy's from the SGE addresses, rather than from the MRs of
+// the QP's context; nil restores that. read runs under the fabric's lock
+// and must not call back into the simulator.
+func (f *Fabric) SetProcessMemory(read func(addr uint64, n int) []byte) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.processMem = read
 }
 
 // Dereg is dereg under the fabric's lock.

@@ -23,10 +23,11 @@ func deadErr(op, what, why string) error {
 // The objects an owner holds (a device's contexts, a context's PDs and
 // CQs, a PD's MRs and QPs, ...) are a plain slice in no particular order.
 // Each object keeps its index there and leaves in O(1), the last one taking
-// its place; nothing depends on the order (MRs never overlap, so findMem
-// finds the same one in any). Searching the slice on every removal made
-// teardown quadratic: exit with a million CQs, destroyed newest first,
-// took minutes.
+// its place; the order is deterministic, and only findMem could see it:
+// MRs of the simulator's memory never overlap, and a caller's MRs
+// (usermem.go) that overlap hold the same bytes unless their iovas lie.
+// Searching the slice on every removal made teardown quadratic: exit with
+// a million CQs, destroyed newest first, took minutes.
 
 // member is an object a list holds: it knows its index there.
 type member interface {
@@ -195,8 +196,10 @@ func (p *pd) dealloc() error {
 
 // ---------------------------------------------------------------- MR
 
-// mr is a registered memory region (struct rxe_mr) over memory the
-// simulator owns.
+// mr is a registered memory region (struct rxe_mr): over memory the
+// simulator owns (allocMR), or over the caller's (regUserMR, usermem.go).
+// A destroyed MR keeps no reference to its memory: buf is nil, so that
+// contains fails for every non-empty range.
 type mr struct {
 	pd    *pd
 	dead  string
@@ -204,6 +207,8 @@ type mr struct {
 	inList
 	addr   uint64
 	buf    []byte
+	length int
+	user   bool // buf is the caller's memory: not counted in memUsed
 	lkey   uint32
 	rkey   uint32
 	access verbs.Access
@@ -227,19 +232,7 @@ const (
 func (p *pd) allocMR(length int, access verbs.Access) (verbs.MR, error) {
 	f := p.ctx.fab()
 	const op = "ibv_reg_mr"
-	if err := p.check(op); err != nil {
-		return nil, err
-	}
-	r := p.ctx.dev.profile()
-	if err := r.MRAccess(access).Err(); err != nil {
-		return nil, err
-	}
-	// rxe_reg_user_mr takes the MR from its pool before it pins the pages.
-	d := p.ctx.dev
-	if err := d.poolFull(op, poolMR); err != nil {
-		return nil, err
-	}
-	if err := r.MRLength(length).Err(); err != nil {
+	if err := p.checkMR(op, length, access); err != nil {
 		return nil, err
 	}
 	if length > maxMRBytes || f.memUsed+int64(length) > maxTotalBytes {
@@ -247,16 +240,48 @@ func (p *pd) allocMR(length int, access verbs.Access) (verbs.MR, error) {
 			"the simulator keeps registered memory under %d MiB per MR and %d MiB in all (%d MiB in use)",
 			maxMRBytes>>20, maxTotalBytes>>20, f.memUsed>>20)
 	}
+	m, err := p.addMR(op, access)
+	if err != nil {
+		return nil, err
+	}
+	m.addr, m.buf, m.length = f.allocAddr(length), make([]byte, length), length
+	f.memUsed += int64(length)
+	return m, nil
+}
+
+// checkMR makes ibv_reg_mr's checks that come before its memory: the PD
+// alive, ib_check_mr_access, a free slot in the MR pool (rxe_reg_user_mr
+// takes the MR from its pool before it pins the pages), then ib_umem_get's
+// length.
+func (p *pd) checkMR(op string, length int, access verbs.Access) error {
+	if err := p.check(op); err != nil {
+		return err
+	}
+	r := p.ctx.dev.profile()
+	if err := r.MRAccess(access).Err(); err != nil {
+		return err
+	}
+	if err := p.ctx.dev.poolFull(op, poolMR); err != nil {
+		return err
+	}
+	return r.MRLength(length).Err()
+}
+
+// addMR makes an MR of p with access, after checkMR let it in: it takes a
+// pool index, draws the keys (rxe_mr_init) and puts the MR in the device
+// and the PD. The caller gives it its memory.
+func (p *pd) addMR(op string, access verbs.Access) (*mr, error) {
+	f := p.ctx.fab()
+	d := p.ctx.dev
 	idx, ok := d.allocMRIndex()
 	if !ok {
 		return nil, verbs.Errorf(op, verbs.ENOMEM, "deregister some MRs", "the device has no free MR index")
 	}
-	m := &mr{pd: p, index: idx, addr: f.allocAddr(length), buf: make([]byte, length), access: access}
+	m := &mr{pd: p, index: idx, access: access}
 	m.lkey = idx<<8 | f.random8()
 	if access&verbs.AccessRemote != 0 {
 		m.rkey = m.lkey
 	}
-	f.memUsed += int64(length)
 	d.mrs[idx] = m
 	d.poolAdd(poolMR)
 	listAdd(&p.mrs, m)
@@ -265,12 +290,13 @@ func (p *pd) allocMR(length int, access verbs.Access) (verbs.MR, error) {
 
 func (m *mr) PD() verbs.PD         { return m.pd }
 func (m *mr) Addr() uint64         { return m.addr }
-func (m *mr) Length() int          { return len(m.buf) }
+func (m *mr) Length() int          { return m.length }
 func (m *mr) LKey() uint32         { return m.lkey }
 func (m *mr) RKey() uint32         { return m.rkey }
 func (m *mr) Access() verbs.Access { return m.access }
 
-// Bytes implements verbs.MR: the registered memory itself.
+// Bytes implements verbs.MR: the registered memory itself; nil once the
+// MR is destroyed.
 func (m *mr) Bytes() []byte { return m.buf }
 
 // dereg does verbs.MR's Dereg (ibv_dereg_mr). Work requests still queued that
@@ -288,10 +314,16 @@ func (m *mr) dereg() error {
 	return nil
 }
 
+// destroyLocked destroys the MR and lets go of its memory: the simulator
+// keeps no reference to it (a packet that borrowed from it was copied
+// before the last verb returned: settle).
 func (m *mr) destroyLocked(why string) {
 	f := m.pd.ctx.fab()
 	m.dead = why
-	f.memUsed -= int64(len(m.buf))
+	if !m.user {
+		f.memUsed -= int64(m.length)
+	}
+	m.buf = nil
 	d := m.pd.ctx.dev
 	if d.mrs[m.index] == m {
 		delete(d.mrs, m.index)
@@ -300,7 +332,8 @@ func (m *mr) destroyLocked(why string) {
 }
 
 // contains reports whether [addr, addr+n) lies inside the region
-// (mr_check_range).
+// (mr_check_range). Addresses are the MR's iova, wherever its memory is;
+// n > 0 never lies inside a destroyed MR.
 func (m *mr) contains(addr uint64, n uint64) bool {
 	l := uint64(len(m.buf))
 	return addr >= m.addr && n <= l && addr-m.addr <= l-n

@@ -601,18 +601,35 @@ func (q *qp) postOneSend(op string, i int, wr *verbs.SendWR) error {
 
 // gatherInline copies inline data at post time, as rdma-core's
 // init_send_wqe does with memcpy from the SGE addresses. The lkeys are not
-// used; the addresses only have to be memory of this process.
+// used; the addresses only have to be memory of this process: the
+// program's own, read through SetProcessMemory's reader when there is one
+// (a zero-length SGE reads nothing), else that of any MR of the context.
 func (q *qp) gatherInline(op string, i int, sgl []verbs.SGE, length uint32) ([]byte, error) {
 	f := q.f()
 	buf := f.inlineScratch[:0]
 	for _, s := range sgl {
-		m := q.pd.ctx.findMem(s.Addr, uint64(s.Length))
-		if m == nil {
-			return nil, verbs.Errorf(op, verbs.EFAULT, "point the SGE into memory from alloc_mr",
+		var b []byte
+		ok := false
+		switch {
+		case f.processMem != nil && s.Length == 0:
+			ok = true
+		case f.processMem != nil:
+			b, ok = f.processBytes(s.Addr, int(s.Length))
+		default:
+			if m := q.pd.ctx.findMem(s.Addr, uint64(s.Length)); m != nil {
+				off := s.Addr - m.addr
+				b, ok = m.buf[off:off+uint64(s.Length)], true
+			}
+		}
+		if !ok {
+			hint := "point the SGE into memory from alloc_mr"
+			if f.processMem != nil {
+				hint = "point the SGE into the program's own memory"
+			}
+			return nil, verbs.Errorf(op, verbs.EFAULT, hint,
 				"inline WR %d reads %d bytes at %#x, which is no memory this program owns (in C this memcpy would crash)", i, s.Length, s.Addr)
 		}
-		off := s.Addr - m.addr
-		buf = append(buf, m.buf[off:off+uint64(s.Length)]...)
+		buf = append(buf, b...)
 	}
 	f.inlineScratch = buf
 	return buf, nil
