@@ -1,0 +1,666 @@
+//go:build linux && cgo && ibverbs
+
+package main
+
+/*
+#include <stdlib.h>
+#include <unistd.h>
+#include <sys/eventfd.h>
+#include "shim.h"
+*/
+import "C"
+
+import (
+	"fmt"
+	"os"
+	"sync"
+	"syscall"
+	"time"
+	"unsafe"
+
+	"github.com/vsh-rdma/vsh/verbs"
+	"github.com/vsh-rdma/vsh/verbs/sim"
+)
+
+type ctxObj struct {
+	object
+	ctx   verbs.Context
+	cc    *C.struct_vsh_context
+	owned []handled // every object made in it, destroyed or not
+	async *eventQueue[verbs.AsyncEvent]
+}
+
+type pdObj struct {
+	object
+	pd verbs.PD
+}
+
+type mrObj struct {
+	object
+	mr verbs.MR
+}
+
+type chanObj struct {
+	object
+	ch     verbs.CompChannel
+	events *eventQueue[verbs.CQ]
+}
+
+type cqObj struct {
+	object
+	cq  verbs.CQ
+	wcs []verbs.WC
+}
+
+type qpObj struct {
+	object
+	qp    verbs.QP
+	wrs   []verbs.SendWR
+	rwrs  []verbs.RecvWR
+	sges  []verbs.SGE
+	state verbs.QPState
+}
+
+type srqObj struct {
+	object
+	srq  verbs.SRQ
+	rwrs []verbs.RecvWR
+	sges []verbs.SGE
+}
+
+type ahObj struct {
+	object
+	ah verbs.AH
+}
+
+type xrcdObj struct {
+	object
+	xrcd verbs.XRCD
+}
+
+func (c *ctxObj) check(op string) error {
+	if c.dead {
+		return deadErr(op, &c.object)
+	}
+	return nil
+}
+
+// live returns o's object when it may be used in op.
+func live[T handled](h C.uintptr_t, op string) (T, error) {
+	o, e := lookup[T](h)
+	if e != 0 {
+		return o, badHandle(op)
+	}
+	if b := o.base(); b.dead || (b.ctx != nil && b.ctx.dead) {
+		return o, deadErr(op, b)
+	}
+	return o, nil
+}
+
+func badHandle(op string) error {
+	return verbs.Errorf(op, verbs.EINVAL, "pass a pointer the library returned, of the kind the verb takes",
+		"the object passed to %s is not one this library made", op)
+}
+
+// ---- contexts ----
+
+//export vshOpenDevice
+func vshOpenDevice(dev *C.struct_ibv_device, dh C.uintptr_t, out **C.struct_ibv_context) C.int {
+	const op = "ibv_open_device"
+	if err := start(); err != nil {
+		return errno(verbs.Errorf(op, verbs.ENOSYS, "", "the simulator did not start: %v", err))
+	}
+	i := int(dh) - 1
+	if i < 0 || i >= len(state.devs) {
+		return C.int(syscall.ENODEV)
+	}
+	vc, err := state.devs[i].Open()
+	if err != nil {
+		traceCall(op, state.devs[i].Name(), err)
+		return errno(err)
+	}
+	fd := C.eventfd(0, C.EFD_CLOEXEC|C.EFD_SEMAPHORE)
+	if fd < 0 {
+		vc.Close()
+		return C.int(syscall.EMFILE)
+	}
+	c := &ctxObj{ctx: vc}
+	h := add(c, "ctx", nil, nil, vc)
+	c.cc = C.vsh_new_context(dev, h, fd)
+	if c.cc == nil {
+		vc.Close()
+		C.close(fd)
+		return C.int(syscall.ENOMEM)
+	}
+	c.c = unsafe.Pointer(c.cc)
+	c.async = newEventQueue(int(fd), func(wait time.Duration) (verbs.AsyncEvent, error) {
+		return vc.GetAsyncEvent(wait)
+	})
+	*out = &c.cc.vctx.context
+	traceCall(op, fmt.Sprintf("%s) → %s", state.devs[i].Name(), c.name), nil)
+	return 0
+}
+
+//export vshCloseDevice
+func vshCloseDevice(h C.uintptr_t) C.int {
+	const op = "ibv_close_device"
+	c, err := live[*ctxObj](h, op)
+	if err != nil {
+		return errno(err)
+	}
+	err = c.ctx.Close()
+	traceCall(op, c.name, err)
+	if err != nil {
+		return errno(err)
+	}
+	c.async.stop()
+	state.mu.Lock()
+	c.dead = true
+	for _, o := range c.owned {
+		b := o.base()
+		b.dead = true
+		if ch, ok := o.(*chanObj); ok {
+			ch.events.stop()
+		}
+	}
+	state.mu.Unlock()
+	// The structs stay: a program that calls through them after the close
+	// reads freed memory in rdma-core too; here it still reaches a handle
+	// that says "destroyed".
+	return 0
+}
+
+//export vshQueryDevice
+func vshQueryDevice(h C.uintptr_t, out *C.struct_ibv_device_attr) C.int {
+	const op = "ibv_query_device"
+	c, err := live[*ctxObj](h, op)
+	if err != nil {
+		return errno(err)
+	}
+	a, err := c.ctx.QueryDevice()
+	if err != nil {
+		return errno(err)
+	}
+	deviceAttrToC(&a, out)
+	return 0
+}
+
+//export vshQueryPort
+func vshQueryPort(h C.uintptr_t, port C.uint8_t, out *C.struct_ibv_port_attr) C.int {
+	const op = "ibv_query_port"
+	c, err := live[*ctxObj](h, op)
+	if err != nil {
+		return errno(err)
+	}
+	a, err := c.ctx.QueryPort(uint8(port))
+	if err != nil {
+		traceCall(op, fmt.Sprintf("%s, %d", c.name, port), err)
+		return errno(err)
+	}
+	portAttrToC(&a, out)
+	return 0
+}
+
+// vshQueryGID gives GID index of port, and its type (enum ibv_gid_type)
+// when typ is not nil. An index past the table is EINVAL; an empty slot,
+// ENODATA, as ibv_query_gid_ex says.
+//
+//export vshQueryGID
+func vshQueryGID(h C.uintptr_t, port C.uint8_t, index C.int, gid *C.union_ibv_gid, typ *C.uint32_t) C.int {
+	const op = "ibv_query_gid"
+	c, err := live[*ctxObj](h, op)
+	if err != nil {
+		return errno(err)
+	}
+	g, err := c.ctx.QueryGID(uint8(port), int(index))
+	if err != nil {
+		return errno(err)
+	}
+	*(*[16]byte)(unsafe.Pointer(gid)) = g
+	if typ != nil {
+		t, err := c.ctx.QueryGIDType(uint8(port), int(index))
+		if err != nil {
+			return errno(err)
+		}
+		*typ = C.uint32_t(t)
+	}
+	return 0
+}
+
+//export vshQueryPKey
+func vshQueryPKey(h C.uintptr_t, port C.uint8_t, index C.int, out *C.uint16_t) C.int {
+	const op = "ibv_query_pkey"
+	c, err := live[*ctxObj](h, op)
+	if err != nil {
+		return errno(err)
+	}
+	a, err := c.ctx.QueryPort(uint8(port))
+	if err != nil {
+		return errno(err)
+	}
+	if index < 0 || int(index) >= int(a.PKeyTblLen) {
+		return C.int(syscall.EINVAL)
+	}
+	*out = 0 // an empty slot, as on rxe past index 0
+	if index == 0 {
+		*out = 0xffff // the default P_Key, the only one rxe has
+	}
+	return 0
+}
+
+// ---- protection domains, memory, XRC domains ----
+
+//export vshAllocPD
+func vshAllocPD(h C.uintptr_t, out **C.struct_ibv_pd) C.int {
+	const op = "ibv_alloc_pd"
+	c, err := live[*ctxObj](h, op)
+	if err == nil {
+		err = c.check(op)
+	}
+	if err != nil {
+		return errno(err)
+	}
+	pd, err := c.ctx.AllocPD()
+	if err != nil {
+		traceCall(op, c.name, err)
+		return errno(err)
+	}
+	o := &pdObj{pd: pd}
+	cp := calloc[C.struct_vsh_pd]()
+	cp.h = add(o, "pd", c, unsafe.Pointer(cp), pd)
+	cp.pd.context = &c.cc.vctx.context
+	cp.pd.handle = C.uint32_t(cp.h)
+	*out = &cp.pd
+	traceCall(op, c.name+") → "+o.name, nil)
+	return 0
+}
+
+//export vshDeallocPD
+func vshDeallocPD(h C.uintptr_t) C.int {
+	return destroy(h, "ibv_dealloc_pd", func(o *pdObj) error { return o.pd.Dealloc() })
+}
+
+// destroy runs a destroy verb on handle h's object: traced, and the
+// object marked destroyed when it succeeded.
+func destroy[T handled](h C.uintptr_t, op string, fn func(T) error) C.int {
+	o, e := lookup[T](h)
+	if e != 0 {
+		err := badHandle(op)
+		traceCall(op, "?", err)
+		return errno(err)
+	}
+	b := o.base()
+	var err error
+	if b.dead || (b.ctx != nil && b.ctx.dead) {
+		err = deadErr(op, b)
+	} else {
+		err = fn(o)
+	}
+	traceCall(op, b.name, err)
+	if err != nil {
+		return errno(err)
+	}
+	state.mu.Lock()
+	b.dead = true
+	state.mu.Unlock()
+	return 0
+}
+
+//export vshRegMR
+func vshRegMR(h C.uintptr_t, addr unsafe.Pointer, length C.size_t, iova C.uint64_t, access C.uint, out **C.struct_ibv_mr) C.int {
+	const op = "ibv_reg_mr"
+	p, err := live[*pdObj](h, op)
+	if err != nil {
+		return errno(err)
+	}
+	args := fmt.Sprintf("%s, %p, %d, %s", p.name, addr, length, verbs.Access(access))
+	if uint64(length) > 1<<40 {
+		err = verbs.Errorf(op, verbs.EINVAL, "register a buffer of its real length",
+			"length %d is larger than any buffer this process can hold", uint64(length))
+		traceCall(op, args, err)
+		return errno(err)
+	}
+	var buf []byte
+	if addr != nil && length > 0 {
+		buf = unsafe.Slice((*byte)(addr), int(length))
+	} else if length > 0 {
+		err = verbs.Errorf(op, verbs.EFAULT, "register memory the program has allocated (malloc, memalign)",
+			"the address is NULL: the kernel cannot pin pages there (ib_umem_get)")
+		traceCall(op, args, err)
+		return errno(err)
+	}
+	mr, err := sim.RegUserMR(p.pd, buf, uint64(iova), verbs.Access(access))
+	if err != nil {
+		traceCall(op, args, err)
+		return errno(err)
+	}
+	o := &mrObj{mr: mr}
+	cm := calloc[C.struct_vsh_mr]()
+	cm.h = add(o, "mr", p.ctx, unsafe.Pointer(cm), mr)
+	cm.mr.context = &p.ctx.cc.vctx.context
+	cm.mr.pd = &(*C.struct_vsh_pd)(p.c).pd
+	cm.mr.addr = addr
+	cm.mr.length = length
+	cm.mr.handle = C.uint32_t(cm.h)
+	cm.mr.lkey = C.uint32_t(mr.LKey())
+	cm.mr.rkey = C.uint32_t(mr.RKey())
+	*out = &cm.mr
+	traceCall(op, fmt.Sprintf("%s) → %s  lkey %#x rkey %#x", args, o.name, mr.LKey(), mr.RKey()), nil)
+	return 0
+}
+
+//export vshDeregMR
+func vshDeregMR(h C.uintptr_t) C.int {
+	return destroy(h, "ibv_dereg_mr", func(o *mrObj) error { return o.mr.Dereg() })
+}
+
+//export vshOpenXRCD
+func vshOpenXRCD(h C.uintptr_t, attr *C.struct_ibv_xrcd_init_attr, out **C.struct_ibv_xrcd) C.int {
+	const op = "ibv_open_xrcd"
+	c, err := live[*ctxObj](h, op)
+	if err != nil {
+		return errno(err)
+	}
+	ec, ok := c.ctx.(verbs.ExtendedContext)
+	if !ok {
+		return C.int(syscall.EOPNOTSUPP)
+	}
+	a := verbs.XRCDInitAttr{OFlags: verbs.XRCDOFlags(attr.oflags)}
+	if attr.comp_mask&C.IBV_XRCD_INIT_ATTR_FD != 0 && attr.fd >= 0 {
+		p, err := os.Readlink(fmt.Sprintf("/proc/self/fd/%d", attr.fd))
+		if err != nil {
+			return C.int(syscall.EBADF)
+		}
+		a.Path = p
+	}
+	x, err := ec.OpenXRCD(a)
+	if err != nil {
+		traceCall(op, c.name, err)
+		return errno(err)
+	}
+	o := &xrcdObj{xrcd: x}
+	cx := calloc[C.struct_vsh_xrcd]()
+	cx.h = add(o, "xrcd", c, unsafe.Pointer(cx), x)
+	cx.xrcd.context = &c.cc.vctx.context
+	*out = &cx.xrcd
+	traceCall(op, fmt.Sprintf("%s, %q) → %s", c.name, a.Path, o.name), nil)
+	return 0
+}
+
+//export vshCloseXRCD
+func vshCloseXRCD(h C.uintptr_t) C.int {
+	return destroy(h, "ibv_close_xrcd", func(o *xrcdObj) error { return o.xrcd.Close() })
+}
+
+// ---- completion channels and CQs ----
+
+//export vshCreateChannel
+func vshCreateChannel(h C.uintptr_t, out **C.struct_ibv_comp_channel) C.int {
+	const op = "ibv_create_comp_channel"
+	c, err := live[*ctxObj](h, op)
+	if err != nil {
+		return errno(err)
+	}
+	ch, err := c.ctx.CreateCompChannel()
+	if err != nil {
+		traceCall(op, c.name, err)
+		return errno(err)
+	}
+	fd := C.eventfd(0, C.EFD_CLOEXEC|C.EFD_SEMAPHORE)
+	if fd < 0 {
+		ch.Destroy()
+		return C.int(syscall.EMFILE)
+	}
+	o := &chanObj{ch: ch}
+	cc := calloc[C.struct_vsh_channel]()
+	cc.h = add(o, "channel", c, unsafe.Pointer(cc), ch)
+	cc.ch.context = &c.cc.vctx.context
+	cc.ch.fd = fd
+	o.events = newEventQueue(int(fd), func(wait time.Duration) (verbs.CQ, error) { return ch.GetEvent(wait) })
+	*out = &cc.ch
+	traceCall(op, c.name+") → "+o.name, nil)
+	return 0
+}
+
+//export vshDestroyChannel
+func vshDestroyChannel(h C.uintptr_t) C.int {
+	return destroy(h, "ibv_destroy_comp_channel", func(o *chanObj) error {
+		if err := o.ch.Destroy(); err != nil {
+			return err
+		}
+		o.events.stop()
+		return nil
+	})
+}
+
+//export vshCreateCQ
+func vshCreateCQ(h C.uintptr_t, cqe C.int, cqCtx unsafe.Pointer, ch *C.struct_ibv_comp_channel, chh C.uintptr_t, vec C.int, out **C.struct_ibv_cq) C.int {
+	const op = "ibv_create_cq"
+	c, err := live[*ctxObj](h, op)
+	if err != nil {
+		return errno(err)
+	}
+	a := verbs.CQInitAttr{CQE: int(cqe), CompVector: int(vec)}
+	chName := "NULL"
+	if ch != nil {
+		co, err := live[*chanObj](chh, op)
+		if err != nil {
+			return errno(err)
+		}
+		a.Channel, chName = co.ch, co.name
+	}
+	args := fmt.Sprintf("%s, cqe=%d, channel=%s, comp_vector=%d", c.name, cqe, chName, vec)
+	cq, err := c.ctx.CreateCQ(a)
+	if err != nil {
+		traceCall(op, args, err)
+		return errno(err)
+	}
+	o := &cqObj{cq: cq}
+	cc := calloc[C.struct_vsh_cq]()
+	cc.h = add(o, "cq", c, unsafe.Pointer(cc), cq)
+	cc.cq.context = &c.cc.vctx.context
+	cc.cq.channel = ch
+	cc.cq.cq_context = cqCtx
+	cc.cq.handle = C.uint32_t(cc.h)
+	cc.cq.cqe = C.int(cq.CQE())
+	C.pthread_mutex_init(&cc.cq.mutex, nil)
+	C.pthread_cond_init(&cc.cq.cond, nil)
+	*out = &cc.cq
+	traceCall(op, fmt.Sprintf("%s) → %s  cqe %d", args, o.name, cq.CQE()), nil)
+	return 0
+}
+
+//export vshResizeCQ
+func vshResizeCQ(h C.uintptr_t, cqe C.int) C.int {
+	const op = "ibv_resize_cq"
+	o, err := live[*cqObj](h, op)
+	if err != nil {
+		traceCall(op, "?", err)
+		return errno(err)
+	}
+	err = o.cq.Resize(int(cqe))
+	if err == nil {
+		(*C.struct_vsh_cq)(o.c).cq.cqe = C.int(o.cq.CQE())
+	}
+	traceCall(op, fmt.Sprintf("%s, %d", o.name, cqe), err)
+	return errno(err)
+}
+
+//export vshDestroyCQ
+func vshDestroyCQ(h C.uintptr_t) C.int {
+	return destroy(h, "ibv_destroy_cq", func(o *cqObj) error { return o.cq.Destroy() })
+}
+
+//export vshNextCQEvent
+func vshNextCQEvent(h C.uintptr_t, out **C.struct_ibv_cq) C.int {
+	o, e := lookup[*chanObj](h)
+	if e != 0 {
+		return e
+	}
+	cq, ok := o.events.pop()
+	if !ok {
+		return C.int(syscall.EAGAIN)
+	}
+	p := cOf(cq)
+	if p == nil {
+		return C.int(syscall.EINVAL)
+	}
+	*out = &(*C.struct_vsh_cq)(p).cq
+	traceLine(fmt.Sprintf("ibv_get_cq_event(%s) → %s", o.name, objName(p)))
+	return 0
+}
+
+//export vshAckCQEvents
+func vshAckCQEvents(h C.uintptr_t, n C.uint) {
+	o, e := lookup[*cqObj](h)
+	if e != 0 {
+		return
+	}
+	o.cq.AckEvents(int(n))
+	cc := (*C.struct_vsh_cq)(o.c)
+	C.pthread_mutex_lock(&cc.cq.mutex)
+	cc.cq.comp_events_completed += C.uint32_t(n)
+	C.pthread_cond_signal(&cc.cq.cond)
+	C.pthread_mutex_unlock(&cc.cq.mutex)
+}
+
+// objName is the trace name of the object whose struct is p.
+func objName(p unsafe.Pointer) string {
+	state.mu.RLock()
+	defer state.mu.RUnlock()
+	for _, o := range state.objs {
+		if o.base().c == p {
+			return o.base().name
+		}
+	}
+	return "?"
+}
+
+// ---- async events ----
+
+//export vshNextAsyncEvent
+func vshNextAsyncEvent(h C.uintptr_t, out *C.struct_ibv_async_event) C.int {
+	c, e := lookup[*ctxObj](h)
+	if e != 0 {
+		return e
+	}
+	ev, ok := c.async.pop()
+	if !ok {
+		return C.int(syscall.EAGAIN)
+	}
+	elem := (*unsafe.Pointer)(unsafe.Pointer(&out.element))
+	switch {
+	case ev.QP != nil:
+		*elem = cOf(ev.QP)
+	case ev.CQ != nil:
+		*elem = cOf(ev.CQ)
+	case ev.SRQ != nil:
+		*elem = cOf(ev.SRQ)
+	default:
+		*(*C.int)(unsafe.Pointer(&out.element)) = C.int(ev.PortNum)
+	}
+	out.event_type = uint32(ev.Type)
+	c.async.mu.Lock()
+	c.async.unacked = append(c.async.unacked, pendingEvent{ev, *elem})
+	c.async.mu.Unlock()
+	traceLine(fmt.Sprintf("ibv_get_async_event(%s) → %s", c.name, ev))
+	return 0
+}
+
+//export vshAckAsyncEvent
+func vshAckAsyncEvent(out *C.struct_ibv_async_event) {
+	elem := *(*unsafe.Pointer)(unsafe.Pointer(&out.element))
+	state.mu.RLock()
+	objs := state.objs
+	state.mu.RUnlock()
+	for _, o := range objs {
+		c, ok := o.(*ctxObj)
+		if !ok {
+			continue
+		}
+		if ev, ok := c.async.takeUnacked(uint32(out.event_type), elem); ok {
+			c.ctx.AckAsyncEvent(ev)
+			return
+		}
+	}
+}
+
+type pendingEvent struct {
+	ev   verbs.AsyncEvent
+	elem unsafe.Pointer
+}
+
+// eventQueue moves a channel's (or a context's) events from the
+// simulator to the program: a goroutine waits for each, queues it and
+// adds one to the eventfd the program polls and reads.
+type eventQueue[T any] struct {
+	fd      int
+	mu      sync.Mutex
+	q       []T
+	unacked []pendingEvent
+	done    chan struct{}
+	exited  chan struct{}
+	once    sync.Once
+}
+
+const eventWait = 100 * time.Millisecond
+
+func newEventQueue[T any](fd int, next func(time.Duration) (T, error)) *eventQueue[T] {
+	e := &eventQueue[T]{fd: fd, done: make(chan struct{}), exited: make(chan struct{})}
+	go func() {
+		defer close(e.exited)
+		for {
+			select {
+			case <-e.done:
+				return
+			default:
+			}
+			v, err := next(eventWait)
+			if err != nil {
+				if verbs.ErrnoOf(err) != syscall.EAGAIN {
+					time.Sleep(eventWait) // the channel or context is going away
+				}
+				continue
+			}
+			e.mu.Lock()
+			e.q = append(e.q, v)
+			e.mu.Unlock()
+			one := [8]byte{1}
+			syscall.Write(fd, one[:])
+		}
+	}()
+	return e
+}
+
+func (e *eventQueue[T]) pop() (T, bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var zero T
+	if len(e.q) == 0 {
+		return zero, false
+	}
+	v := e.q[0]
+	e.q = e.q[1:]
+	return v, true
+}
+
+func (e *eventQueue[T]) takeUnacked(typ uint32, elem unsafe.Pointer) (verbs.AsyncEvent, bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for i, p := range e.unacked {
+		if uint32(p.ev.Type) == typ && p.elem == elem {
+			e.unacked = append(e.unacked[:i], e.unacked[i+1:]...)
+			return p.ev, true
+		}
+	}
+	return verbs.AsyncEvent{}, false
+}
+
+// stop ends the goroutine and closes the eventfd once it has exited.
+func (e *eventQueue[T]) stop() {
+	e.once.Do(func() {
+		close(e.done)
+		<-e.exited
+		syscall.Close(e.fd)
+	})
+}
