@@ -20,6 +20,8 @@ type guard struct {
 	mu fabricMutex
 	// processMem reads the program's own memory (SetProcessMemory), or nil.
 	processMem func(addr uint64, n int) []byte
+	// eventNotify is told of every event queued (SetEventNotify), or nil.
+	eventNotify func(ch verbs.CompChannel, ctx verbs.Context)
 }
 
 // fabricMutex is the fabric's lock. Before it is released, the carrier
@@ -365,6 +367,35 @@ func (f *Fabric) SetProcessMemory(read func(addr uint64, n int) []byte) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.processMem = read
+}
+
+// SetEventNotify has fn told of every event the fabric queues, once per
+// event, as it is queued: a completion event on channel ch (ctx nil), or
+// an async event of context ctx (ch nil). A program that waits for events
+// on file descriptors (libibverbs' completion channels and async fd) gets
+// them this way without a goroutine waiting in the fabric. fn runs under
+// the fabric's lock and must not call back into the simulator; nil turns
+// it off.
+func (f *Fabric) SetEventNotify(fn func(ch verbs.CompChannel, ctx verbs.Context)) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.eventNotify = fn
+}
+
+// CompletionWhy says why the failed completion wc, polled from c, failed,
+// as the simulator decided it (the responder's or completer's reason,
+// with rxe's function), or "" when it kept no reason: a success, a flush,
+// or one of more than the last 64 failures of c. The status's general
+// meaning is WCStatus.Explain.
+func CompletionWhy(c verbs.CQ, wc verbs.WC) string {
+	q, ok := c.(*cq)
+	if !ok || q == nil {
+		return ""
+	}
+	f := q.ctx.fab()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return q.completionWhy(wc)
 }
 
 // Dereg is dereg under the fabric's lock.

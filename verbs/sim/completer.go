@@ -374,6 +374,7 @@ func (q *qp) doComplete(w *sendWQE) {
 	// RTS sets max_rd_atomic again.
 	q.sq.advance()
 	if post {
+		q.scq.noteWhy(wc, w.errWhy)
 		q.scq.post(wc, false)
 	}
 	if q.req.waitFence {

@@ -151,6 +151,7 @@ func (d *device) allocMRIndex() (uint32, bool) {
 func (d *device) portEvent(t verbs.EventType) {
 	for _, c := range d.ctxs {
 		c.events = append(c.events, asyncEv{ev: verbs.AsyncEvent{Type: t, PortNum: 1}})
+		d.f.asyncQueued(c)
 	}
 }
 

@@ -570,8 +570,9 @@ type cq struct {
 	notify       int
 	usecnt       int // QPs (send or receive side) that use it
 	overflowed   bool
-	compUnacked  int // completion events read but not acknowledged
-	asyncUnacked int // async events read but not acknowledged
+	compUnacked  int       // completion events read but not acknowledged
+	asyncUnacked int       // async events read but not acknowledged
+	whys         []failWhy // why recent completions failed (CompletionWhy)
 }
 
 var _ verbs.CQ = (*cq)(nil)
@@ -637,6 +638,7 @@ func (q *cq) post(wc verbs.WC, solicited bool) bool {
 	if q.count == q.cqe {
 		q.overflowed = true
 		q.ctx.events = append(q.ctx.events, asyncEv{ev: verbs.AsyncEvent{Type: verbs.EventCQErr, CQ: q}})
+		q.ctx.fab().asyncQueued(q.ctx)
 		return false
 	}
 	i := q.head + q.count // < 2*cqe: the ring wraps without a division
@@ -649,6 +651,7 @@ func (q *cq) post(wc verbs.WC, solicited bool) bool {
 		q.notify = notifyNone
 		if q.ch != nil && q.ch.dead == "" {
 			q.ch.events = append(q.ch.events, q)
+			q.ctx.fab().compQueued(q.ch)
 		}
 	}
 	return true

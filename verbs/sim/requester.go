@@ -241,6 +241,7 @@ func (q *qp) reqNextWQE() *sendWQE {
 // en_sqd_async_notify was set).
 func (q *qp) sqDrained() {
 	q.pd.ctx.events = append(q.pd.ctx.events, asyncEv{ev: verbs.AsyncEvent{Type: verbs.EventSQDrained, QP: q}})
+	q.f().asyncQueued(q.pd.ctx)
 }
 
 // wqeIsFenced is rxe_wqe_is_fenced: LOCAL_INV waits for every earlier WQE

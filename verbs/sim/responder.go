@@ -460,6 +460,7 @@ func (q *qp) getSRQWQE() respState {
 	if s.limit > 0 && s.rq.count < s.limit {
 		s.limit = 0
 		s.pd.ctx.events = append(s.pd.ctx.events, asyncEv{ev: verbs.AsyncEvent{Type: verbs.EventSRQLimitReached, SRQ: s}})
+		s.pd.ctx.fab().asyncQueued(s.pd.ctx)
 	}
 	return respChkRkey
 }
@@ -647,6 +648,9 @@ func (q *qp) respComplete(p *packet) respState {
 			if q.srq.dead != "" {
 				cq = nil // destroyed under the message: its WQE went with it
 			}
+		}
+		if cq != nil {
+			cq.noteWhy(wc, r.errWhy)
 		}
 		if cq != nil && !cq.post(wc, solicited) {
 			return respErrCQOverflow

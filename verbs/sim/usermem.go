@@ -4,9 +4,10 @@ import "github.com/vsh-rdma/vsh/verbs"
 
 // usermem.go lets a program bring its own memory, as a C program does: an
 // MR over the caller's bytes (RegUserMR), and inline data read from the
-// program's memory rather than from its MRs (SetProcessMemory). A
-// libibverbs built on the simulator runs an unmodified C program's verbs
-// this way. The exported entry points take the fabric's lock in api.go.
+// program's memory rather than from its MRs (SetProcessMemory); and be told
+// of events as they are queued (SetEventNotify). A libibverbs built on the
+// simulator runs an unmodified C program's verbs this way. The exported
+// entry points take the fabric's lock in api.go.
 
 // simPD returns x as a PD of this package, or the EINVAL RegUserMR gives
 // for any other.
@@ -46,4 +47,53 @@ func (f *Fabric) processBytes(addr uint64, n int) (b []byte, ok bool) {
 		return nil, false
 	}
 	return b[:n], true
+}
+
+// compQueued tells SetEventNotify's hook of a completion event on ch.
+func (f *Fabric) compQueued(ch *channel) {
+	if f.eventNotify != nil {
+		f.eventNotify(ch, nil)
+	}
+}
+
+// asyncQueued tells SetEventNotify's hook of an async event of c.
+func (f *Fabric) asyncQueued(c *context) {
+	if f.eventNotify != nil {
+		f.eventNotify(nil, c)
+	}
+}
+
+// failWhy is why one completion failed.
+type failWhy struct {
+	qpn    uint32
+	wrid   uint64
+	status verbs.WCStatus
+	why    string
+}
+
+// maxWhys is how many failed completions a CQ remembers the reasons of.
+const maxWhys = 64
+
+// noteWhy remembers why wc failed, for CompletionWhy; a success, or a
+// failure without a reason, is not kept.
+func (q *cq) noteWhy(wc verbs.WC, why string) {
+	if wc.Status == verbs.WCSuccess || why == "" {
+		return
+	}
+	if len(q.whys) == maxWhys {
+		q.whys = append(q.whys[:0], q.whys[1:]...)
+	}
+	q.whys = append(q.whys, failWhy{wc.QPNum, wc.WRID, wc.Status, why})
+}
+
+// completionWhy is CompletionWhy's work: the newest reason kept for a
+// completion like wc.
+func (q *cq) completionWhy(wc verbs.WC) string {
+	for i := len(q.whys) - 1; i >= 0; i-- {
+		w := q.whys[i]
+		if w.qpn == wc.QPNum && w.wrid == wc.WRID && w.status == wc.Status {
+			return w.why
+		}
+	}
+	return ""
 }

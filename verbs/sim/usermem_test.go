@@ -325,3 +325,79 @@ func TestSetProcessMemory(t *testing.T) {
 		})
 	}
 }
+
+// TestEventNotify: the hook hears of each completion event on its channel
+// and each async event of its context, once per event, as it is queued;
+// the events stay queued for GetEvent, which the hook does not consume.
+func TestEventNotify(t *testing.T) {
+	u := newUserBed(t)
+	var chans []verbs.CompChannel
+	var ctxs []verbs.Context
+	u.f.SetEventNotify(func(ch verbs.CompChannel, ctx verbs.Context) {
+		if ch != nil {
+			chans = append(chans, ch)
+		}
+		if ctx != nil {
+			ctxs = append(ctxs, ctx)
+		}
+	})
+	ch, err := u.ctx[0].CreateCompChannel()
+	require.NoError(t, err)
+	cq, err := u.ctx[0].CreateCQ(verbs.CQInitAttr{CQE: 1, Channel: ch})
+	require.NoError(t, err)
+	qp, err := u.pd[0].CreateQP(verbs.QPInitAttr{Type: verbs.QPTypeRC, SendCQ: cq, RecvCQ: cq,
+		Cap: verbs.QPCap{MaxSendWR: 4, MaxRecvWR: 4, MaxSendSGE: 1, MaxRecvSGE: 1}})
+	require.NoError(t, err)
+	require.NoError(t, cq.ReqNotify(false))
+	// ERR flushes the two receives: one completion (an event), then a
+	// second into the full CQ (CQ_ERR).
+	require.NoError(t, qp.Modify(&verbs.QPAttr{State: verbs.QPSInit, PortNum: 1},
+		verbs.AttrState|verbs.AttrPKeyIndex|verbs.AttrPort|verbs.AttrAccessFlags))
+	_, err = qp.PostRecv([]verbs.RecvWR{{WRID: 1}, {WRID: 2}})
+	require.NoError(t, err)
+	require.NoError(t, qp.Modify(&verbs.QPAttr{State: verbs.QPSErr}, verbs.AttrState))
+	u.drain(u.cq[0], 0) // let the fabric run
+	assert.Equal(t, []verbs.CompChannel{ch}, chans, "one completion event, on the channel")
+	assert.Equal(t, []verbs.Context{u.ctx[0]}, ctxs, "one async event (CQ_ERR), of the context")
+	got, err := ch.GetEvent(0)
+	require.NoError(t, err, "the hook left the event queued")
+	assert.Equal(t, cq, got)
+	cq.AckEvents(1)
+	ev, err := u.ctx[0].GetAsyncEvent(0)
+	require.NoError(t, err)
+	assert.Equal(t, verbs.EventCQErr, ev.Type)
+	u.ctx[0].AckAsyncEvent(ev)
+	u.f.SetEventNotify(nil)
+	require.NoError(t, cq.ReqNotify(false))
+	n := len(chans)
+	_, _ = cq.Poll(make([]verbs.WC, 4))
+	_, err = qp.PostRecv([]verbs.RecvWR{{WRID: 3}})
+	require.NoError(t, err)
+	u.drain(u.cq[0], 0)
+	assert.Len(t, chans, n, "no hook, no call")
+}
+
+// TestCompletionWhy: a failed completion's reason, as the simulator
+// decided it, is kept for the receiver's and the sender's CQ; a success
+// has none.
+func TestCompletionWhy(t *testing.T) {
+	u := newUserBed(t)
+	_, err := u.y.PostRecv([]verbs.RecvWR{{WRID: 2, SGList: u.sge(u.ym, 0, 16)}})
+	require.NoError(t, err)
+	_, err = u.x.PostSend([]verbs.SendWR{{WRID: 1, Opcode: verbs.WRSend, Flags: verbs.SendSignaled, SGList: u.sge(u.xm, 0, 64)}})
+	require.NoError(t, err)
+	var send, recv verbs.WC
+	for _, wc := range u.drain(u.cq[0], 1) {
+		send = wc
+	}
+	for _, wc := range u.drain(u.cq[1], 1) {
+		recv = wc
+	}
+	require.NotEqual(t, verbs.WCSuccess, recv.Status)
+	assert.Contains(t, CompletionWhy(u.cq[1], recv), "the receive WQE cannot take the data")
+	assert.Contains(t, CompletionWhy(u.cq[0], send), "NAK")
+	ok := send
+	ok.Status = verbs.WCSuccess
+	assert.Empty(t, CompletionWhy(u.cq[0], ok))
+	assert.Empty(t, CompletionWhy(nil, send))
+}
