@@ -29,8 +29,10 @@ lib:
 # make test-c  unmodified C programs (rdma-core's examples, perftest, tests' own) on the simulator
 #              through bin/lib/libibverbs.so.1 under `vsh run`; prints
 #              "C programs on the simulator: N of N passed" (internal/cprograms).
+CPROG_TEST := bin/cprograms.test
 test-c: build
-	VSH_TEST_C=1 $(GO) test -count=1 -timeout 20m ./internal/cprograms/
+	$(GO) test -c -o $(CPROG_TEST) ./internal/cprograms
+	VSH_TEST_C=1 $(CPROG_TEST) -test.count=1 -test.timeout=20m
 
 # make run starts bin/vsh (flags in ARGS: make run ARGS='--devices 1'), building it first only
 # when a file it is built from (or a directory, for a file removed) is newer, or the build tags

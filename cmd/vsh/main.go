@@ -44,6 +44,7 @@ const usage = `usage: vsh [flags]            interactive on a terminal; otherwis
        vsh [flags] -f FILE    run a script (.vsh) or a notebook's vsh blocks (.md)
        vsh [flags] lesson ... take a lesson, play one, list or check them (vsh lesson help)
        vsh [flags] kernel ... run as a Jupyter kernel, or install its spec (vsh kernel --help)
+       vsh [flags] run ...    run a C verbs program on the simulator, vsh's libibverbs in its place (vsh run --help)
 
 Flags:
   --backend sim|ibverbs  where the verbs run: the simulator (default) or libibverbs
@@ -100,6 +101,9 @@ func run(argv []string, stdin *os.File, stdout, stderr io.Writer) int {
 	}
 	if fs.NArg() > 0 && fs.Arg(0) == "kernel" { // kernel.go
 		return kernelCommand(fs.Args()[1:], kernelArgs{backend: *backend, devices: *devices, seed: *seed, simAddr: *simAddr, xrc: *simXRC}, courseDirs, stdout, stderr)
+	}
+	if fs.NArg() > 0 && fs.Arg(0) == "run" { // run.go
+		return runCommand(fs.Args()[1:], *backend, runOptions{simAddr: *simAddr, xrc: *simXRC}, realRunSys, stdout, stderr)
 	}
 	lessonArgs, export, err := lessonCommandArgs(fs, addCourse) // vsh lesson ...: lesson.go, export.go
 	if err != nil {

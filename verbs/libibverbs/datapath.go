@@ -89,10 +89,15 @@ func vshPostSend(h C.uintptr_t, batch *C.struct_vsh_swr, n C.int, done *C.int) C
 		}
 		o.wrs = append(o.wrs, wr)
 	}
+	on := tracing()
+	if on {
+		holdPackets()
+	}
 	posted, err := o.qp.PostSend(o.wrs)
 	*done = C.int(posted)
-	if tracing() {
+	if on {
 		tracePostSend(o, o.wrs, posted, err)
+		releasePackets()
 	}
 	return errno(err)
 }

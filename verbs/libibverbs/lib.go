@@ -74,6 +74,7 @@ func start() error {
 			return
 		}
 		f.SetProcessMemory(processMemory)
+		f.SetEventNotify(notifyEvent)
 		state.fab = f
 		state.devs, state.initErr = f.Devices()
 		state.count = map[string]int{}

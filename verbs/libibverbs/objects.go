@@ -15,7 +15,6 @@ import (
 	"os"
 	"sync"
 	"syscall"
-	"time"
 	"unsafe"
 
 	"github.com/vsh-rdma/vsh/verbs"
@@ -24,10 +23,12 @@ import (
 
 type ctxObj struct {
 	object
-	ctx   verbs.Context
-	cc    *C.struct_vsh_context
-	owned []handled // every object made in it, destroyed or not
-	async *eventQueue[verbs.AsyncEvent]
+	ctx     verbs.Context
+	cc      *C.struct_vsh_context
+	owned   []handled // every object made in it, destroyed or not
+	fd      C.int     // async_fd: an eventfd, one count per async event queued
+	unacked []pendingEvent
+	mu      sync.Mutex // unacked
 }
 
 type pdObj struct {
@@ -42,8 +43,8 @@ type mrObj struct {
 
 type chanObj struct {
 	object
-	ch     verbs.CompChannel
-	events *eventQueue[verbs.CQ]
+	ch verbs.CompChannel
+	fd C.int // an eventfd, one count per completion event queued
 }
 
 type cqObj struct {
@@ -124,7 +125,7 @@ func vshOpenDevice(dev *C.struct_ibv_device, dh C.uintptr_t, out **C.struct_ibv_
 		vc.Close()
 		return C.int(syscall.EMFILE)
 	}
-	c := &ctxObj{ctx: vc}
+	c := &ctxObj{ctx: vc, fd: fd}
 	h := add(c, "ctx", nil, nil, vc)
 	c.cc = C.vsh_new_context(dev, h, fd)
 	if c.cc == nil {
@@ -133,9 +134,7 @@ func vshOpenDevice(dev *C.struct_ibv_device, dh C.uintptr_t, out **C.struct_ibv_
 		return C.int(syscall.ENOMEM)
 	}
 	c.c = unsafe.Pointer(c.cc)
-	c.async = newEventQueue(int(fd), func(wait time.Duration) (verbs.AsyncEvent, error) {
-		return vc.GetAsyncEvent(wait)
-	})
+	eventFDs.Store(vc, int(fd))
 	*out = &c.cc.vctx.context
 	traceCall(op, fmt.Sprintf("%s) → %s", state.devs[i].Name(), c.name), nil)
 	return 0
@@ -153,15 +152,15 @@ func vshCloseDevice(h C.uintptr_t) C.int {
 	if err != nil {
 		return errno(err)
 	}
-	c.async.stop()
+	closeEventFD(c.ctx, c.fd)
 	state.mu.Lock()
 	c.dead = true
 	for _, o := range c.owned {
 		b := o.base()
-		b.dead = true
-		if ch, ok := o.(*chanObj); ok {
-			ch.events.stop()
+		if ch, ok := o.(*chanObj); ok && !b.dead {
+			closeEventFD(ch.ch, ch.fd)
 		}
+		b.dead = true
 	}
 	state.mu.Unlock()
 	// The structs stay: a program that calls through them after the close
@@ -411,12 +410,12 @@ func vshCreateChannel(h C.uintptr_t, out **C.struct_ibv_comp_channel) C.int {
 		ch.Destroy()
 		return C.int(syscall.EMFILE)
 	}
-	o := &chanObj{ch: ch}
+	o := &chanObj{ch: ch, fd: fd}
 	cc := calloc[C.struct_vsh_channel]()
 	cc.h = add(o, "channel", c, unsafe.Pointer(cc), ch)
 	cc.ch.context = &c.cc.vctx.context
 	cc.ch.fd = fd
-	o.events = newEventQueue(int(fd), func(wait time.Duration) (verbs.CQ, error) { return ch.GetEvent(wait) })
+	eventFDs.Store(ch, int(fd))
 	*out = &cc.ch
 	traceCall(op, c.name+") → "+o.name, nil)
 	return 0
@@ -428,7 +427,7 @@ func vshDestroyChannel(h C.uintptr_t) C.int {
 		if err := o.ch.Destroy(); err != nil {
 			return err
 		}
-		o.events.stop()
+		closeEventFD(o.ch, o.fd)
 		return nil
 	})
 }
@@ -493,13 +492,15 @@ func vshDestroyCQ(h C.uintptr_t) C.int {
 
 //export vshNextCQEvent
 func vshNextCQEvent(h C.uintptr_t, out **C.struct_ibv_cq) C.int {
-	o, e := lookup[*chanObj](h)
-	if e != 0 {
-		return e
+	const op = "ibv_get_cq_event"
+	o, err := live[*chanObj](h, op)
+	if err != nil {
+		return errno(err)
 	}
-	cq, ok := o.events.pop()
-	if !ok {
-		return C.int(syscall.EAGAIN)
+	cq, err := o.ch.GetEvent(0)
+	if err != nil {
+		traceCall(op, o.name, err)
+		return errno(err)
 	}
 	p := cOf(cq)
 	if p == nil {
@@ -517,6 +518,7 @@ func vshAckCQEvents(h C.uintptr_t, n C.uint) {
 		return
 	}
 	o.cq.AckEvents(int(n))
+	traceCall("ibv_ack_cq_events", fmt.Sprintf("%s, %d", o.name, n), nil)
 	cc := (*C.struct_vsh_cq)(o.c)
 	C.pthread_mutex_lock(&cc.cq.mutex)
 	cc.cq.comp_events_completed += C.uint32_t(n)
@@ -540,13 +542,15 @@ func objName(p unsafe.Pointer) string {
 
 //export vshNextAsyncEvent
 func vshNextAsyncEvent(h C.uintptr_t, out *C.struct_ibv_async_event) C.int {
-	c, e := lookup[*ctxObj](h)
-	if e != 0 {
-		return e
+	const op = "ibv_get_async_event"
+	c, err := live[*ctxObj](h, op)
+	if err != nil {
+		return errno(err)
 	}
-	ev, ok := c.async.pop()
-	if !ok {
-		return C.int(syscall.EAGAIN)
+	ev, err := c.ctx.GetAsyncEvent(0)
+	if err != nil {
+		traceCall(op, c.name, err)
+		return errno(err)
 	}
 	elem := (*unsafe.Pointer)(unsafe.Pointer(&out.element))
 	switch {
@@ -560,9 +564,9 @@ func vshNextAsyncEvent(h C.uintptr_t, out *C.struct_ibv_async_event) C.int {
 		*(*C.int)(unsafe.Pointer(&out.element)) = C.int(ev.PortNum)
 	}
 	out.event_type = uint32(ev.Type)
-	c.async.mu.Lock()
-	c.async.unacked = append(c.async.unacked, pendingEvent{ev, *elem})
-	c.async.mu.Unlock()
+	c.mu.Lock()
+	c.unacked = append(c.unacked, pendingEvent{ev, *elem})
+	c.mu.Unlock()
 	traceLine(fmt.Sprintf("ibv_get_async_event(%s) → %s", c.name, ev))
 	return 0
 }
@@ -578,7 +582,7 @@ func vshAckAsyncEvent(out *C.struct_ibv_async_event) {
 		if !ok {
 			continue
 		}
-		if ev, ok := c.async.takeUnacked(uint32(out.event_type), elem); ok {
+		if ev, ok := c.takeUnacked(uint32(out.event_type), elem); ok {
 			c.ctx.AckAsyncEvent(ev)
 			return
 		}
@@ -590,77 +594,39 @@ type pendingEvent struct {
 	elem unsafe.Pointer
 }
 
-// eventQueue moves a channel's (or a context's) events from the
-// simulator to the program: a goroutine waits for each, queues it and
-// adds one to the eventfd the program polls and reads.
-type eventQueue[T any] struct {
-	fd      int
-	mu      sync.Mutex
-	q       []T
-	unacked []pendingEvent
-	done    chan struct{}
-	exited  chan struct{}
-	once    sync.Once
-}
+// eventFDs maps each completion channel and context to its eventfd, for
+// the simulator's event hook (notifyEvent).
+var eventFDs sync.Map
 
-const eventWait = 100 * time.Millisecond
-
-func newEventQueue[T any](fd int, next func(time.Duration) (T, error)) *eventQueue[T] {
-	e := &eventQueue[T]{fd: fd, done: make(chan struct{}), exited: make(chan struct{})}
-	go func() {
-		defer close(e.exited)
-		for {
-			select {
-			case <-e.done:
-				return
-			default:
-			}
-			v, err := next(eventWait)
-			if err != nil {
-				if verbs.ErrnoOf(err) != syscall.EAGAIN {
-					time.Sleep(eventWait) // the channel or context is going away
-				}
-				continue
-			}
-			e.mu.Lock()
-			e.q = append(e.q, v)
-			e.mu.Unlock()
-			one := [8]byte{1}
-			syscall.Write(fd, one[:])
-		}
-	}()
-	return e
-}
-
-func (e *eventQueue[T]) pop() (T, bool) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	var zero T
-	if len(e.q) == 0 {
-		return zero, false
+// notifyEvent is the simulator's event hook: one count on the eventfd of
+// the channel or context the event was queued for. It runs under the
+// fabric's lock.
+func notifyEvent(ch verbs.CompChannel, ctx verbs.Context) {
+	var key any = ctx
+	if ch != nil {
+		key = ch
 	}
-	v := e.q[0]
-	e.q = e.q[1:]
-	return v, true
+	if fd, ok := eventFDs.Load(key); ok {
+		one := [8]byte{1}
+		syscall.Write(fd.(int), one[:])
+	}
 }
 
-func (e *eventQueue[T]) takeUnacked(typ uint32, elem unsafe.Pointer) (verbs.AsyncEvent, bool) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	for i, p := range e.unacked {
+// closeEventFD forgets key's eventfd and closes it: once its channel or
+// context is gone, no event is queued for it.
+func closeEventFD(key any, fd C.int) {
+	eventFDs.Delete(key)
+	C.close(fd)
+}
+
+func (c *ctxObj) takeUnacked(typ uint32, elem unsafe.Pointer) (verbs.AsyncEvent, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i, p := range c.unacked {
 		if uint32(p.ev.Type) == typ && p.elem == elem {
-			e.unacked = append(e.unacked[:i], e.unacked[i+1:]...)
+			c.unacked = append(c.unacked[:i], c.unacked[i+1:]...)
 			return p.ev, true
 		}
 	}
 	return verbs.AsyncEvent{}, false
-}
-
-// stop ends the goroutine and closes the eventfd once it has exited.
-func (e *eventQueue[T]) stop() {
-	e.once.Do(func() {
-		close(e.done)
-		<-e.exited
-		syscall.Close(e.fd)
-	})
 }

@@ -22,8 +22,10 @@ var trace struct {
 	on     atomic.Bool
 	mu     sync.Mutex
 	w      io.Writer
-	last   string // the last line written
-	repeat int    // how many times since then it came again, not yet said
+	last   string   // the last line written
+	repeat int      // how many times since then it came again, not yet said
+	hold   bool     // a post is in progress: its packets wait for its line
+	held   []string // the lines that waited
 }
 
 func tracing() bool { return trace.on.Load() }
@@ -48,7 +50,15 @@ func openTrace(f *sim.Fabric) {
 	trace.on.Store(true)
 	traceLine(fmt.Sprintf("# vsh: the simulator in process %d; sim0 on the UDP link at %s", os.Getpid(), f.UDPAddr()))
 	f.ObservePackets(func(e verbs.PacketEvent) {
-		traceLine(fmt.Sprintf("    packet #%d %s → %s: %s (%s)", e.Seq, e.From, e.To, e.Summary, e.Verdict))
+		s := fmt.Sprintf("    packet #%d %s → %s: %s (%s)", e.Seq, e.From, e.To, e.Summary, e.Verdict)
+		trace.mu.Lock()
+		if trace.hold {
+			trace.held = append(trace.held, s)
+			trace.mu.Unlock()
+			return
+		}
+		trace.mu.Unlock()
+		traceLine(s)
 	})
 }
 
@@ -60,6 +70,28 @@ func traceLine(s string) {
 	}
 	trace.mu.Lock()
 	defer trace.mu.Unlock()
+	writeLine(s)
+}
+
+// holdPackets makes the packets a post sends wait until the post's own
+// line is written (releasePackets), so that they follow it.
+func holdPackets() {
+	trace.mu.Lock()
+	trace.hold = true
+	trace.mu.Unlock()
+}
+
+func releasePackets() {
+	trace.mu.Lock()
+	defer trace.mu.Unlock()
+	trace.hold = false
+	for _, s := range trace.held {
+		writeLine(s)
+	}
+	trace.held = trace.held[:0]
+}
+
+func writeLine(s string) {
 	if s == trace.last {
 		trace.repeat++
 		return
@@ -182,6 +214,9 @@ func sgeBytes(s []verbs.SGE) uint64 {
 }
 
 func tracePostSend(o *qpObj, wrs []verbs.SendWR, posted int, err error) {
+	if err != nil && posted >= len(wrs) {
+		posted = len(wrs) - 1 // a refusal of the whole call: said on the last WR
+	}
 	for i, w := range wrs {
 		if i > posted || (i == posted && err == nil) {
 			break
@@ -203,12 +238,12 @@ func tracePostSend(o *qpObj, wrs []verbs.SendWR, posted int, err error) {
 		}
 		traceCall("ibv_post_send", args, e)
 	}
-	if err != nil && posted >= len(wrs) {
-		traceCall("ibv_post_send", o.name, err)
-	}
 }
 
 func tracePostRecv(op string, b *object, wrs []verbs.RecvWR, posted int, err error) {
+	if err != nil && posted >= len(wrs) {
+		posted = len(wrs) - 1
+	}
 	for i, w := range wrs {
 		if i > posted || (i == posted && err == nil) {
 			break
@@ -226,7 +261,11 @@ func tracePoll(o *cqObj, wcs []verbs.WC) {
 		s := fmt.Sprintf("ibv_poll_cq(%s) → wr_id=%d %s %s byte_len=%d qp_num=%#06x",
 			o.name, w.WRID, w.Status, w.Opcode, w.ByteLen, w.QPNum)
 		if w.Status != verbs.WCSuccess {
-			s += fmt.Sprintf(" vendor_err=%#x\n    %s", w.VendorErr, w.Status.Explain())
+			s += fmt.Sprintf(" vendor_err=%#x", w.VendorErr)
+			if why := sim.CompletionWhy(o.cq, w); why != "" {
+				s += "\n    why: " + why
+			}
+			s += "\n    " + w.Status.Explain()
 		}
 		traceLine(s)
 	}
