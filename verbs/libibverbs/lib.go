@@ -24,6 +24,8 @@ import (
 // object is what a handle names: one verbs object and the C struct the
 // program holds for it.
 type object struct {
+	h    C.uintptr_t    // its handle
+	v    any            // the verbs object (nil once released)
 	kind string         // "ctx", "pd", "mr", "cq", "channel", "qp", "srq", "ah", "xrcd"
 	name string         // as the trace names it: qp0, cq1 ...
 	ctx  *ctxObj        // the context it belongs to (nil for a context)
@@ -86,12 +88,22 @@ func start() error {
 
 // processMemory is the program's own memory at addr, for inline sends,
 // which read it as rdma-core's providers do: memcpy from the address.
+// The bytes are copied by C (vsh_copy), so that an address the program
+// does not own faults in C, as rdma-core's memcpy would, not in Go. It
+// runs under the fabric's lock, which makes the one scratch buffer safe.
 func processMemory(addr uint64, n int) []byte {
-	if addr == 0 || n < 0 {
+	if addr == 0 || n <= 0 {
 		return nil
 	}
-	return unsafe.Slice((*byte)(unsafe.Add(unsafe.Pointer(nil), uintptr(addr))), n)
+	if cap(inlineCopy) < n {
+		inlineCopy = make([]byte, n)
+	}
+	b := inlineCopy[:n]
+	C.vsh_copy(unsafe.Pointer(&b[0]), unsafe.Add(unsafe.Pointer(nil), uintptr(addr)), C.size_t(n))
+	return b
 }
+
+var inlineCopy []byte
 
 // add enters o in the table and returns its handle.
 func add(o handled, kind string, ctx *ctxObj, c unsafe.Pointer, v any) C.uintptr_t {
@@ -102,13 +114,14 @@ func add(o handled, kind string, ctx *ctxObj, c unsafe.Pointer, v any) C.uintptr
 	b.name = kind + strconv.Itoa(state.count[kind])
 	state.count[kind]++
 	state.objs = append(state.objs, o)
+	b.h, b.v = C.uintptr_t(len(state.objs)), v
 	if v != nil {
 		state.byV[v] = c
 	}
 	if ctx != nil {
 		ctx.owned = append(ctx.owned, o)
 	}
-	return C.uintptr_t(len(state.objs))
+	return b.h
 }
 
 // lookup returns the object of handle h as a T, or an errno: EINVAL for
@@ -122,7 +135,7 @@ func lookup[T handled](h C.uintptr_t) (T, C.int) {
 		return zero, C.EINVAL
 	}
 	o, ok := state.objs[h-1].(T)
-	if !ok {
+	if !ok { // another kind, or freed with its context (nil)
 		return zero, C.EINVAL
 	}
 	return o, 0

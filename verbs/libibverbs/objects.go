@@ -13,6 +13,8 @@ import "C"
 import (
 	"fmt"
 	"os"
+	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"unsafe"
@@ -50,12 +52,14 @@ type chanObj struct {
 type cqObj struct {
 	object
 	cq  verbs.CQ
+	mu  sync.Mutex // wcs, as rxe_poll_cq holds cq->lock
 	wcs []verbs.WC
 }
 
 type qpObj struct {
 	object
 	qp    verbs.QP
+	mu    sync.Mutex // the scratch below, as rxe's posts hold sq->lock, rq->lock
 	wrs   []verbs.SendWR
 	rwrs  []verbs.RecvWR
 	sges  []verbs.SGE
@@ -65,6 +69,7 @@ type qpObj struct {
 type srqObj struct {
 	object
 	srq  verbs.SRQ
+	mu   sync.Mutex
 	rwrs []verbs.RecvWR
 	sges []verbs.SGE
 }
@@ -86,14 +91,19 @@ func (c *ctxObj) check(op string) error {
 	return nil
 }
 
-// live returns o's object when it may be used in op.
+// live returns handle h's object when it may be used in op; a refusal is
+// traced.
 func live[T handled](h C.uintptr_t, op string) (T, error) {
 	o, e := lookup[T](h)
 	if e != 0 {
-		return o, badHandle(op)
+		err := badHandle(op)
+		traceCall(op, "?", err)
+		return o, err
 	}
 	if b := o.base(); b.dead || (b.ctx != nil && b.ctx.dead) {
-		return o, deadErr(op, b)
+		err := deadErr(op, b)
+		traceCall(op, b.name, err)
+		return o, err
 	}
 	return o, nil
 }
@@ -127,7 +137,7 @@ func vshOpenDevice(dev *C.struct_ibv_device, dh C.uintptr_t, out **C.struct_ibv_
 	}
 	c := &ctxObj{ctx: vc, fd: fd}
 	h := add(c, "ctx", nil, nil, vc)
-	c.cc = C.vsh_new_context(dev, h, fd)
+	c.cc = C.vsh_new_context(dev, h, fd, sim.NumCompVectors)
 	if c.cc == nil {
 		vc.Close()
 		C.close(fd)
@@ -154,18 +164,21 @@ func vshCloseDevice(h C.uintptr_t) C.int {
 	}
 	closeEventFD(c.ctx, c.fd)
 	state.mu.Lock()
+	defer state.mu.Unlock()
 	c.dead = true
 	for _, o := range c.owned {
 		b := o.base()
 		if ch, ok := o.(*chanObj); ok && !b.dead {
-			closeEventFD(ch.ch, ch.fd)
+			// The program holds ch->fd and closes it with
+			// ibv_destroy_comp_channel, as in rdma-core; no event comes
+			// to it any more.
+			eventFDs.Delete(ch.ch)
 		}
 		b.dead = true
+		forget(o)
 	}
-	state.mu.Unlock()
-	// The structs stay: a program that calls through them after the close
-	// reads freed memory in rdma-core too; here it still reaches a handle
-	// that says "destroyed".
+	forget(c)
+	c.owned = nil
 	return 0
 }
 
@@ -301,9 +314,45 @@ func destroy[T handled](h C.uintptr_t, op string, fn func(T) error) C.int {
 	}
 	state.mu.Lock()
 	b.dead = true
+	release(o)
 	state.mu.Unlock()
 	return 0
 }
+
+// release lets the simulator's object of a destroyed o go: o keeps its
+// name and its struct (calls through the program's stale pointer are
+// refused as "destroyed"), nothing else. state.mu is held.
+func release(o handled) {
+	b := o.base()
+	delete(state.byV, b.v)
+	b.v = nil
+	if r, ok := o.(interface{ drop() }); ok {
+		r.drop()
+	}
+}
+
+// forget frees o's struct once its context is closed, and its handle:
+// a later call through the freed struct is a use after free, as in
+// rdma-core. state.mu is held.
+func forget(o handled) {
+	release(o)
+	b := o.base()
+	if b.c != nil {
+		C.free(b.c)
+		b.c = nil
+	}
+	if b.h > 0 {
+		state.objs[b.h-1] = nil
+	}
+}
+
+func (o *pdObj) drop()   { o.pd = nil }
+func (o *mrObj) drop()   { o.mr = nil }
+func (o *cqObj) drop()   { o.cq, o.wcs = nil, nil }
+func (o *qpObj) drop()   { o.qp, o.wrs, o.rwrs, o.sges = nil, nil, nil, nil }
+func (o *srqObj) drop()  { o.srq, o.rwrs, o.sges = nil, nil, nil }
+func (o *ahObj) drop()   { o.ah = nil }
+func (o *xrcdObj) drop() { o.xrcd = nil }
 
 //export vshRegMR
 func vshRegMR(h C.uintptr_t, addr unsafe.Pointer, length C.size_t, iova C.uint64_t, access C.uint, out **C.struct_ibv_mr) C.int {
@@ -329,6 +378,13 @@ func vshRegMR(h C.uintptr_t, addr unsafe.Pointer, length C.size_t, iova C.uint64
 		return errno(err)
 	}
 	mr, err := sim.RegUserMR(p.pd, buf, uint64(iova), verbs.Access(access))
+	if err == nil {
+		// After the access check and the MR pool, as rxe_reg_user_mr
+		// pins the pages.
+		if err = pinnable(op, uintptr(addr), uint64(length), verbs.Access(access)); err != nil {
+			mr.Dereg()
+		}
+	}
 	if err != nil {
 		traceCall(op, args, err)
 		return errno(err)
@@ -363,6 +419,12 @@ func vshOpenXRCD(h C.uintptr_t, attr *C.struct_ibv_xrcd_init_attr, out **C.struc
 	ec, ok := c.ctx.(verbs.ExtendedContext)
 	if !ok {
 		return C.int(syscall.EOPNOTSUPP)
+	}
+	if attr.comp_mask&(C.IBV_XRCD_INIT_ATTR_FD|C.IBV_XRCD_INIT_ATTR_OFLAGS) != C.IBV_XRCD_INIT_ATTR_FD|C.IBV_XRCD_INIT_ATTR_OFLAGS {
+		err := verbs.Errorf(op, verbs.EINVAL, "set comp_mask = IBV_XRCD_INIT_ATTR_FD | IBV_XRCD_INIT_ATTR_OFLAGS",
+			"comp_mask %#x lacks IBV_XRCD_INIT_ATTR_FD or IBV_XRCD_INIT_ATTR_OFLAGS (ibv_cmd_open_xrcd)", uint32(attr.comp_mask))
+		traceCall(op, c.name, err)
+		return errno(err)
 	}
 	a := verbs.XRCDInitAttr{OFlags: verbs.XRCDOFlags(attr.oflags)}
 	if attr.comp_mask&C.IBV_XRCD_INIT_ATTR_FD != 0 && attr.fd >= 0 {
@@ -474,7 +536,6 @@ func vshResizeCQ(h C.uintptr_t, cqe C.int) C.int {
 	const op = "ibv_resize_cq"
 	o, err := live[*cqObj](h, op)
 	if err != nil {
-		traceCall(op, "?", err)
 		return errno(err)
 	}
 	err = o.cq.Resize(int(cqe))
@@ -506,8 +567,15 @@ func vshNextCQEvent(h C.uintptr_t, out **C.struct_ibv_cq) C.int {
 	if p == nil {
 		return C.int(syscall.EINVAL)
 	}
-	*out = &(*C.struct_vsh_cq)(p).cq
-	traceLine(fmt.Sprintf("ibv_get_cq_event(%s) → %s", o.name, objName(p)))
+	cc := (*C.struct_vsh_cq)(p)
+	*out = &cc.cq
+	if tracing() {
+		name := "?"
+		if co, e := lookup[*cqObj](cc.h); e == 0 {
+			name = co.name
+		}
+		traceLine(fmt.Sprintf("ibv_get_cq_event(%s) → %s", o.name, name))
+	}
 	return 0
 }
 
@@ -526,19 +594,33 @@ func vshAckCQEvents(h C.uintptr_t, n C.uint) {
 	C.pthread_mutex_unlock(&cc.cq.mutex)
 }
 
-// objName is the trace name of the object whose struct is p.
-func objName(p unsafe.Pointer) string {
-	state.mu.RLock()
-	defer state.mu.RUnlock()
-	for _, o := range state.objs {
-		if o.base().c == p {
-			return o.base().name
-		}
-	}
-	return "?"
+// ---- async events ----
+
+// vshChannelLive refuses a destroyed channel before ibv_get_cq_event
+// reads its fd (a number the program may since have reused).
+//
+//export vshChannelLive
+func vshChannelLive(h C.uintptr_t) C.int {
+	_, err := live[*chanObj](h, "ibv_get_cq_event")
+	return errno(err)
 }
 
-// ---- async events ----
+// vshContextLive is vshChannelLive for ibv_get_async_event.
+//
+//export vshContextLive
+func vshContextLive(h C.uintptr_t) C.int {
+	_, err := live[*ctxObj](h, "ibv_get_async_event")
+	return errno(err)
+}
+
+// vshRefuse traces a refusal the C side decided (a NULL argument) and
+// returns its errno.
+//
+//export vshRefuse
+func vshRefuse(op, why *C.char, e C.int) C.int {
+	traceCall(C.GoString(op), "", verbs.Errorf(C.GoString(op), syscall.Errno(e), "", "%s", C.GoString(why)))
+	return e
+}
 
 //export vshNextAsyncEvent
 func vshNextAsyncEvent(h C.uintptr_t, out *C.struct_ibv_async_event) C.int {
@@ -629,4 +711,53 @@ func (c *ctxObj) takeUnacked(typ uint32, elem unsafe.Pointer) (verbs.AsyncEvent,
 		}
 	}
 	return verbs.AsyncEvent{}, false
+}
+
+// writeAccess is ib_access_writable's set: an MR with any of them pins its
+// pages for writing.
+const writeAccess = verbs.AccessLocalWrite | verbs.AccessRemoteWrite | verbs.AccessRemoteAtomic | verbs.AccessMWBind
+
+// pinnable is ib_umem_get's check, which rxe makes at ibv_reg_mr: every
+// page of [addr, addr+n) mapped in this process, readable, and writable
+// when the access writes. The mappings are /proc/self/maps'.
+func pinnable(op string, addr uintptr, n uint64, access verbs.Access) error {
+	if n == 0 {
+		return nil
+	}
+	maps, err := os.ReadFile("/proc/self/maps")
+	if err != nil {
+		return nil // no way to tell: let it through, as before the check
+	}
+	write := access&writeAccess != 0
+	lo, hi := uint64(addr), uint64(addr)+n
+	if hi < lo {
+		hi = ^uint64(0)
+	}
+	at := lo
+	for _, line := range strings.Split(string(maps), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 2 {
+			continue
+		}
+		a, b, ok := strings.Cut(f[0], "-")
+		start, err1 := strconv.ParseUint(a, 16, 64)
+		end, err2 := strconv.ParseUint(b, 16, 64)
+		if !ok || err1 != nil || err2 != nil || end <= at || start > at {
+			continue
+		}
+		if f[1][0] != 'r' || (write && f[1][1] != 'w') {
+			need := "readable"
+			if write {
+				need = "readable and writable (the access asks for writes)"
+			}
+			return verbs.Errorf(op, verbs.EFAULT, "register memory the program allocated with malloc/memalign/mmap(PROT_READ|PROT_WRITE)",
+				"the page at %#x is not %s (mapping %s %s): the kernel cannot pin it (ib_umem_get)", at, need, f[0], f[1])
+		}
+		at = end
+		if at >= hi {
+			return nil
+		}
+	}
+	return verbs.Errorf(op, verbs.EFAULT, "register memory the program allocated, and its real length",
+		"nothing is mapped at %#x, inside [%#x, %#x): the kernel cannot pin it (ib_umem_get)", at, lo, hi)
 }

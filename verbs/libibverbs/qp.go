@@ -19,41 +19,41 @@ import (
 
 // ---- queue pairs ----
 
-// cqOf returns the CQ a program's pointer names, or nil for NULL.
-func cqOf(p *C.struct_ibv_cq, op string) (verbs.CQ, string, error) {
-	if p == nil {
+// cqOf returns the CQ of handle h (0: none, "NULL").
+func cqOf(h C.uintptr_t, op string) (verbs.CQ, string, error) {
+	if h == 0 {
 		return nil, "NULL", nil
 	}
-	o, err := live[*cqObj]((*C.struct_vsh_cq)(unsafe.Pointer(p)).h, op)
+	o, err := live[*cqObj](h, op)
 	if err != nil {
 		return nil, "", err
 	}
 	return o.cq, o.name, nil
 }
 
-func srqOf(p *C.struct_ibv_srq, op string) (verbs.SRQ, string, error) {
-	if p == nil {
+func srqOf(h C.uintptr_t, op string) (verbs.SRQ, string, error) {
+	if h == 0 {
 		return nil, "NULL", nil
 	}
-	o, err := live[*srqObj]((*C.struct_vsh_srq)(unsafe.Pointer(p)).h, op)
+	o, err := live[*srqObj](h, op)
 	if err != nil {
 		return nil, "", err
 	}
 	return o.srq, o.name, nil
 }
 
-func pdOf(p *C.struct_ibv_pd, op string) (*pdObj, error) {
-	if p == nil {
+func pdOf(h C.uintptr_t, op string) (*pdObj, error) {
+	if h == 0 {
 		return nil, nil
 	}
-	return live[*pdObj]((*C.struct_vsh_pd)(unsafe.Pointer(p)).h, op)
+	return live[*pdObj](h, op)
 }
 
-func xrcdOf(p *C.struct_ibv_xrcd, op string) (verbs.XRCD, error) {
-	if p == nil {
+func xrcdOf(h C.uintptr_t, op string) (verbs.XRCD, error) {
+	if h == 0 {
 		return nil, nil
 	}
-	o, err := live[*xrcdObj]((*C.struct_vsh_xrcd)(unsafe.Pointer(p)).h, op)
+	o, err := live[*xrcdObj](h, op)
 	if err != nil {
 		return nil, err
 	}
@@ -61,7 +61,7 @@ func xrcdOf(p *C.struct_ibv_xrcd, op string) (verbs.XRCD, error) {
 }
 
 //export vshCreateQP
-func vshCreateQP(h C.uintptr_t, a *C.struct_ibv_qp_init_attr_ex, out **C.struct_ibv_qp) C.int {
+func vshCreateQP(h C.uintptr_t, a *C.struct_ibv_qp_init_attr_ex, sendh, recvh, srqh, pdh, xrcdh C.uintptr_t, out **C.struct_ibv_qp) C.int {
 	const op = "ibv_create_qp"
 	c, err := live[*ctxObj](h, op)
 	if err != nil {
@@ -70,20 +70,20 @@ func vshCreateQP(h C.uintptr_t, a *C.struct_ibv_qp_init_attr_ex, out **C.struct_
 	var ia verbs.QPInitAttrEx
 	var sendName, recvName, srqName string
 	if err == nil {
-		ia.SendCQ, sendName, err = cqOf(a.send_cq, op)
+		ia.SendCQ, sendName, err = cqOf(sendh, op)
 	}
 	if err == nil {
-		ia.RecvCQ, recvName, err = cqOf(a.recv_cq, op)
+		ia.RecvCQ, recvName, err = cqOf(recvh, op)
 	}
 	if err == nil {
-		ia.SRQ, srqName, err = srqOf(a.srq, op)
+		ia.SRQ, srqName, err = srqOf(srqh, op)
 	}
 	var pd *pdObj
 	if err == nil && a.comp_mask&C.IBV_QP_INIT_ATTR_PD != 0 {
-		pd, err = pdOf(a.pd, op)
+		pd, err = pdOf(pdh, op)
 	}
 	if err == nil && a.comp_mask&C.IBV_QP_INIT_ATTR_XRCD != 0 {
-		ia.XRCD, err = xrcdOf(a.xrcd, op)
+		ia.XRCD, err = xrcdOf(xrcdh, op)
 	}
 	if err == nil && a.comp_mask&^C.uint32_t(C.IBV_QP_INIT_ATTR_PD|C.IBV_QP_INIT_ATTR_XRCD) != 0 {
 		err = verbs.Errorf(op, verbs.EOPNOTSUPP, "leave out create_flags, send_ops_flags and the other extended fields",
@@ -145,7 +145,7 @@ func vshCreateQP(h C.uintptr_t, a *C.struct_ibv_qp_init_attr_ex, out **C.struct_
 }
 
 //export vshOpenQP
-func vshOpenQP(h C.uintptr_t, a *C.struct_ibv_qp_open_attr, out **C.struct_ibv_qp) C.int {
+func vshOpenQP(h C.uintptr_t, a *C.struct_ibv_qp_open_attr, xrcdh C.uintptr_t, out **C.struct_ibv_qp) C.int {
 	const op = "ibv_open_qp"
 	c, err := live[*ctxObj](h, op)
 	if err != nil {
@@ -155,7 +155,7 @@ func vshOpenQP(h C.uintptr_t, a *C.struct_ibv_qp_open_attr, out **C.struct_ibv_q
 	if !ok {
 		return C.int(syscall.EOPNOTSUPP)
 	}
-	x, err := xrcdOf(a.xrcd, op)
+	x, err := xrcdOf(xrcdh, op)
 	if err != nil {
 		return errno(err)
 	}
@@ -184,7 +184,6 @@ func vshModifyQP(h C.uintptr_t, a *C.struct_ibv_qp_attr, mask C.int) C.int {
 	const op = "ibv_modify_qp"
 	o, err := live[*qpObj](h, op)
 	if err != nil {
-		traceCall(op, "?", err)
 		return errno(err)
 	}
 	attr := qpAttrFromC(a)
@@ -258,7 +257,7 @@ func vshMcast(h C.uintptr_t, gid *C.union_ibv_gid, lid C.uint16_t, attach C.int)
 // ---- shared receive queues ----
 
 //export vshCreateSRQ
-func vshCreateSRQ(h C.uintptr_t, a *C.struct_ibv_srq_init_attr_ex, out **C.struct_ibv_srq) C.int {
+func vshCreateSRQ(h C.uintptr_t, a *C.struct_ibv_srq_init_attr_ex, pdh, xrcdh, cqh C.uintptr_t, out **C.struct_ibv_srq) C.int {
 	const op = "ibv_create_srq"
 	c, err := live[*ctxObj](h, op)
 	if err != nil {
@@ -267,13 +266,13 @@ func vshCreateSRQ(h C.uintptr_t, a *C.struct_ibv_srq_init_attr_ex, out **C.struc
 	ia := verbs.SRQInitAttrEx{Attr: srqAttrFromC(&a.attr)}
 	var pd *pdObj
 	if a.comp_mask&C.IBV_SRQ_INIT_ATTR_PD != 0 {
-		pd, err = pdOf(a.pd, op)
+		pd, err = pdOf(pdh, op)
 	}
 	if err == nil && a.comp_mask&C.IBV_SRQ_INIT_ATTR_XRCD != 0 {
-		ia.XRCD, err = xrcdOf(a.xrcd, op)
+		ia.XRCD, err = xrcdOf(xrcdh, op)
 	}
 	if err == nil && a.comp_mask&C.IBV_SRQ_INIT_ATTR_CQ != 0 {
-		ia.CQ, _, err = cqOf(a.cq, op)
+		ia.CQ, _, err = cqOf(cqh, op)
 	}
 	if a.comp_mask&C.IBV_SRQ_INIT_ATTR_TYPE != 0 {
 		ia.Type = verbs.SRQType(a.srq_type)
@@ -330,7 +329,6 @@ func vshModifySRQ(h C.uintptr_t, a *C.struct_ibv_srq_attr, mask C.int) C.int {
 	const op = "ibv_modify_srq"
 	o, err := live[*srqObj](h, op)
 	if err != nil {
-		traceCall(op, "?", err)
 		return errno(err)
 	}
 	err = o.srq.Modify(srqAttrFromC(a), verbs.SRQAttrMask(mask))

@@ -69,11 +69,19 @@ static int fail_int(int err)
 	return -1;
 }
 
+/* ret_errno returns err, with errno set to it too, as rdma-core's command path leaves it. */
+static int ret_errno(int err)
+{
+	if (err)
+		errno = err;
+	return err;
+}
+
 /*
  * vsh_null stops the program where rdma-core would crash on a NULL
  * argument it dereferences, with a message naming the verb and the argument.
  */
-static void vsh_null(const char *verb, const char *arg, const char *fix)
+void vsh_null(const char *verb, const char *arg, const char *fix)
 {
 	fprintf(stderr, "libibverbs (vsh): %s: %s is NULL; %s\n", verb, arg, fix);
 	abort();
@@ -336,7 +344,7 @@ static struct ibv_qp *op_open_qp(struct ibv_context *context, struct ibv_qp_open
  * vsh_new_context allocates a context of device dev whose Go handle is h:
  * a struct verbs_context with every op set, async_fd the given eventfd.
  */
-struct vsh_context *vsh_new_context(struct ibv_device *dev, uintptr_t h, int async_fd)
+struct vsh_context *vsh_new_context(struct ibv_device *dev, uintptr_t h, int async_fd, int comp_vectors)
 {
 	struct vsh_context *c = calloc(1, sizeof(*c));
 	struct verbs_context *v;
@@ -350,7 +358,7 @@ struct vsh_context *vsh_new_context(struct ibv_device *dev, uintptr_t h, int asy
 	ctx->device = dev;
 	ctx->cmd_fd = -1;
 	ctx->async_fd = async_fd;
-	ctx->num_comp_vectors = 1;
+	ctx->num_comp_vectors = comp_vectors;
 	pthread_mutex_init(&ctx->mutex, NULL);
 	ctx->abi_compat = __VERBS_ABI_IS_EXTENDED;
 
@@ -422,7 +430,7 @@ int ibv_close_device(struct ibv_context *context)
 int ibv_query_device(struct ibv_context *context, struct ibv_device_attr *device_attr)
 {
 	NEED(device_attr, __func__, "pass the address of a struct ibv_device_attr");
-	return vshQueryDevice(CTX_H(context), device_attr);
+	return ret_errno(vshQueryDevice(CTX_H(context), device_attr));
 }
 
 /* ibv_query_port is the symbol old binaries call; verbs.h's macro calls the op. */
@@ -545,7 +553,7 @@ struct ibv_pd *ibv_alloc_pd(struct ibv_context *context)
 
 int ibv_dealloc_pd(struct ibv_pd *pd)
 {
-	return vshDeallocPD(H(vsh_pd, pd));
+	return ret_errno(vshDeallocPD(H(vsh_pd, pd)));
 }
 
 struct ibv_mr *ibv_reg_mr_iova2(struct ibv_pd *pd, void *addr, size_t length, uint64_t iova,
@@ -571,7 +579,7 @@ struct ibv_mr *ibv_reg_mr_iova(struct ibv_pd *pd, void *addr, size_t length, uin
 
 int ibv_dereg_mr(struct ibv_mr *mr)
 {
-	return vshDeregMR(H(vsh_mr, mr));
+	return ret_errno(vshDeregMR(H(vsh_mr, mr)));
 }
 
 /* ---- completion channels and CQs ---- */
@@ -586,7 +594,7 @@ struct ibv_comp_channel *ibv_create_comp_channel(struct ibv_context *context)
 
 int ibv_destroy_comp_channel(struct ibv_comp_channel *channel)
 {
-	return fail_int(vshDestroyChannel(H(vsh_channel, channel)));
+	return ret_errno(vshDestroyChannel(H(vsh_channel, channel)));
 }
 
 struct ibv_cq *ibv_create_cq(struct ibv_context *context, int cqe, void *cq_context,
@@ -601,12 +609,12 @@ struct ibv_cq *ibv_create_cq(struct ibv_context *context, int cqe, void *cq_cont
 
 int ibv_resize_cq(struct ibv_cq *cq, int cqe)
 {
-	return vshResizeCQ(H(vsh_cq, cq), cqe);
+	return ret_errno(vshResizeCQ(H(vsh_cq, cq), cqe));
 }
 
 int ibv_destroy_cq(struct ibv_cq *cq)
 {
-	return vshDestroyCQ(H(vsh_cq, cq));
+	return ret_errno(vshDestroyCQ(H(vsh_cq, cq)));
 }
 
 int ibv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq **cq, void **cq_context)
@@ -617,6 +625,9 @@ int ibv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq **cq, void 
 
 	NEED(cq, __func__, "pass the address of a struct ibv_cq pointer");
 	NEED(cq_context, __func__, "pass the address of a void pointer");
+	err = vshChannelLive(H(vsh_channel, channel));
+	if (err)
+		return fail_int(err);
 	if (read(channel->fd, &one, sizeof(one)) != sizeof(one))
 		return -1;
 	err = vshNextCQEvent(H(vsh_channel, channel), &got);
@@ -634,8 +645,6 @@ void ibv_ack_cq_events(struct ibv_cq *cq, unsigned int nevents)
 
 static int op_poll_cq(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc)
 {
-	if (num_entries > 0)
-		NEED(wc, "ibv_poll_cq", "pass an array of num_entries struct ibv_wc");
 	return vshPollCQ(H(vsh_cq, cq), num_entries, wc);
 }
 
@@ -644,12 +653,21 @@ static int op_req_notify_cq(struct ibv_cq *cq, int solicited_only)
 	return vshReqNotifyCQ(H(vsh_cq, cq), solicited_only);
 }
 
-void vsh_set_imm(struct ibv_wc *wc, uint32_t v)
-{
-	wc->imm_data = v;
-}
-
 /* ---- queue pairs ---- */
+
+/* create_qp reads the handles of the objects attr names (here, so that a bad pointer faults in C). */
+static int create_qp(struct ibv_context *context, struct ibv_qp_init_attr_ex *attr, struct ibv_qp **qp)
+{
+	uintptr_t pd = 0, xrcd = 0;
+
+	if ((attr->comp_mask & IBV_QP_INIT_ATTR_PD) && attr->pd)
+		pd = H(vsh_pd, attr->pd);
+	if ((attr->comp_mask & IBV_QP_INIT_ATTR_XRCD) && attr->xrcd)
+		xrcd = H(vsh_xrcd, attr->xrcd);
+	return vshCreateQP(CTX_H(context), attr, attr->send_cq ? H(vsh_cq, attr->send_cq) : 0,
+			   attr->recv_cq ? H(vsh_cq, attr->recv_cq) : 0, attr->srq ? H(vsh_srq, attr->srq) : 0,
+			   pd, xrcd, qp);
+}
 
 struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
 {
@@ -658,12 +676,12 @@ struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
 	int err;
 
 	if (!attr)
-		return fail_ptr(EINVAL);
+		return fail_ptr(vshRefuse((char *)__func__, (char *)"init_attr is NULL", EINVAL));
 	memset(&ex, 0, sizeof(ex));
 	memcpy(&ex, attr, sizeof(*attr));
 	ex.comp_mask = IBV_QP_INIT_ATTR_PD;
 	ex.pd = pd;
-	err = vshCreateQP(CTX_H(pd->context), &ex, &qp);
+	err = create_qp(pd->context, &ex, &qp);
 	if (err)
 		return fail_ptr(err);
 	attr->cap = ex.cap;
@@ -676,8 +694,8 @@ static struct ibv_qp *op_create_qp_ex(struct ibv_context *context, struct ibv_qp
 	int err;
 
 	if (!attr)
-		return fail_ptr(EINVAL);
-	err = vshCreateQP(CTX_H(context), attr, &qp);
+		return fail_ptr(vshRefuse((char *)"ibv_create_qp_ex", (char *)"qp_init_attr_ex is NULL", EINVAL));
+	err = create_qp(context, attr, &qp);
 	return err ? fail_ptr(err) : qp;
 }
 
@@ -687,8 +705,8 @@ static struct ibv_qp *op_open_qp(struct ibv_context *context, struct ibv_qp_open
 	int err;
 
 	if (!attr)
-		return fail_ptr(EINVAL);
-	err = vshOpenQP(CTX_H(context), attr, &qp);
+		return fail_ptr(vshRefuse((char *)"ibv_open_qp", (char *)"attr is NULL", EINVAL));
+	err = vshOpenQP(CTX_H(context), attr, attr->xrcd ? H(vsh_xrcd, attr->xrcd) : 0, &qp);
 	return err ? fail_ptr(err) : qp;
 }
 
@@ -697,24 +715,24 @@ int ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask)
 	int err;
 
 	if (!attr)
-		return EINVAL;
+		return ret_errno(vshRefuse((char *)__func__, (char *)"attr is NULL", EINVAL));
 	err = vshModifyQP(H(vsh_qp, qp), attr, attr_mask);
 	if (!err && (attr_mask & IBV_QP_STATE))
 		qp->state = attr->qp_state;
-	return err;
+	return ret_errno(err);
 }
 
 int ibv_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask,
 		 struct ibv_qp_init_attr *init_attr)
 {
 	if (!attr || !init_attr)
-		return EINVAL;
-	return vshQueryQP(H(vsh_qp, qp), attr, attr_mask, init_attr);
+		return ret_errno(vshRefuse((char *)__func__, (char *)"attr or init_attr is NULL", EINVAL));
+	return ret_errno(vshQueryQP(H(vsh_qp, qp), attr, attr_mask, init_attr));
 }
 
 int ibv_destroy_qp(struct ibv_qp *qp)
 {
-	return vshDestroyQP(H(vsh_qp, qp));
+	return ret_errno(vshDestroyQP(H(vsh_qp, qp)));
 }
 
 struct ibv_qp_ex *ibv_qp_to_qp_ex(struct ibv_qp *qp)
@@ -723,11 +741,10 @@ struct ibv_qp_ex *ibv_qp_to_qp_ex(struct ibv_qp *qp)
 	return NULL;
 }
 
-static int flatten_send(struct ibv_send_wr *wr, struct vsh_swr *f)
+static void flatten_send(struct ibv_send_wr *wr, struct vsh_swr *f, int ud)
 {
 	memset(f, 0, sizeof(*f));
 	f->wr_id = wr->wr_id;
-	f->sg_list = wr->sg_list;
 	f->num_sge = wr->num_sge;
 	f->opcode = wr->opcode;
 	f->send_flags = wr->send_flags;
@@ -761,67 +778,217 @@ static int flatten_send(struct ibv_send_wr *wr, struct vsh_swr *f)
 		break;
 	}
 	f->remote_srqn = wr->qp_type.xrc.remote_srqn;
-	return 0;
+	if (ud) {
+		f->ah = wr->wr.ud.ah ? H(vsh_ah, wr->wr.ud.ah) : 0;
+		f->remote_qpn = wr->wr.ud.remote_qpn;
+		f->remote_qkey = wr->wr.ud.remote_qkey;
+	}
+}
+
+static int sge_count_ok(int n)
+{
+	return n >= 0 && n <= VSH_MAX_SGE;
 }
 
 /*
- * set_bad_wr reports the refused work request. rdma-core's providers write
- * *bad_wr without a check: a NULL bad_wr stops the program with a message.
+ * A chunk of a work request list, copied: up to VSH_CHUNK requests, on
+ * the stack when they are few.
  */
-static void set_bad_wr(void **bad_wr, void *wr, const char *verb)
+struct chunk {
+	void *wrs;
+	struct ibv_sge *sges;
+	struct vsh_swr swr[32];
+	struct vsh_rwr rwr[32];
+	struct ibv_sge sge[64];
+	int heap_wrs, heap_sges;
+	char *inl;	/* inline data copied at post time, or NULL */
+};
+
+static int chunk_alloc(struct chunk *c, int n, size_t wr_size, int stack_wrs, void *stack, int nsge)
 {
-	NEED(bad_wr, verb, "the post failed and has nowhere to say which work request it refused: "
-	     "pass the address of a pointer (struct ibv_send_wr *bad_wr; ... &bad_wr)");
-	*bad_wr = wr;
+	c->inl = NULL;
+	c->heap_wrs = n > stack_wrs;
+	c->wrs = c->heap_wrs ? malloc((size_t)n * wr_size) : stack;
+	c->heap_sges = nsge > 64;
+	c->sges = c->heap_sges ? malloc((size_t)nsge * sizeof(struct ibv_sge)) : c->sge;
+	return c->wrs && c->sges;
 }
 
+static void chunk_free(struct chunk *c)
+{
+	if (c->heap_wrs)
+		free(c->wrs);
+	if (c->heap_sges)
+		free(c->sges);
+	free(c->inl);
+}
+
+/*
+ * VSH_INLINE_COPY bounds the inline data copied per request: more than
+ * any queue's max_inline_data, which the simulator refuses before it reads.
+ */
+#define VSH_INLINE_COPY 65536
+
+/*
+ * copy_inline copies the inline requests' data now, as rdma-core's
+ * providers memcpy it at post time (a bad address faults here, in C), and
+ * points their SGEs at the copy.
+ */
+static int copy_inline(struct chunk *c, struct vsh_swr *f, int n)
+{
+	size_t total = 0, at = 0;
+	int i, k;
+
+	for (i = 0; i < n; i++) {
+		size_t len = 0;
+
+		if (!(f[i].send_flags & IBV_SEND_INLINE))
+			continue;
+		for (k = 0; k < f[i].num_sge; k++)
+			len += c->sges[f[i].sge + k].length;
+		if (len <= VSH_INLINE_COPY)
+			total += len;
+	}
+	c->inl = NULL;
+	if (!total)
+		return 1;
+	c->inl = malloc(total);
+	if (!c->inl)
+		return 0;
+	for (i = 0; i < n; i++) {
+		size_t len = 0;
+
+		if (!(f[i].send_flags & IBV_SEND_INLINE))
+			continue;
+		for (k = 0; k < f[i].num_sge; k++)
+			len += c->sges[f[i].sge + k].length;
+		if (len > VSH_INLINE_COPY)
+			continue;
+		for (k = 0; k < f[i].num_sge; k++) {
+			struct ibv_sge *g = &c->sges[f[i].sge + k];
+
+			memcpy(c->inl + at, (void *)(uintptr_t)g->addr, g->length);
+			g->addr = (uintptr_t)(c->inl + at);
+			at += g->length;
+		}
+	}
+	return 1;
+}
+
+static void *nth(void *wr, int n, size_t next_off)
+{
+	while (n-- > 0)
+		wr = *(void **)((char *)wr + next_off);
+	return wr;
+}
+
+/*
+ * op_post_send is rxe_post_send's contract: EINVAL for a NULL bad_wr or
+ * list, *bad_wr NULL on success, else the first request not posted (those
+ * before it were).
+ */
 static int op_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr)
 {
-	struct vsh_swr batch[VSH_WR_BATCH];
-	struct ibv_send_wr *ptrs[VSH_WR_BATCH];
+	uintptr_t h = H(vsh_qp, qp);
 	int ud = qp->qp_type == IBV_QPT_UD;
+	int base = 0;
 
+	if (!bad_wr)
+		return vshRefuse((char *)"ibv_post_send", (char *)"bad_wr is NULL (rxe_post_send)", EINVAL);
+	*bad_wr = NULL;
+	if (!wr)
+		return vshRefuse((char *)"ibv_post_send", (char *)"the work request list is NULL (rxe_post_send)", EINVAL);
 	while (wr) {
-		int n = 0, done = 0, err;
+		struct chunk c;
+		struct ibv_send_wr *w;
+		struct vsh_swr *f;
+		int n = 0, nsge = 0, done = 0, bad = -1, err, i;
 
-		for (; wr && n < VSH_WR_BATCH; wr = wr->next, n++) {
-			flatten_send(wr, &batch[n]);
-			if (ud) {
-				batch[n].ah = wr->wr.ud.ah ? H(vsh_ah, wr->wr.ud.ah) : 0;
-				batch[n].remote_qpn = wr->wr.ud.remote_qpn;
-				batch[n].remote_qkey = wr->wr.ud.remote_qkey;
-			}
-			ptrs[n] = wr;
+		for (w = wr; w && n < VSH_CHUNK && sge_count_ok(w->num_sge); w = w->next, n++)
+			nsge += w->num_sge;
+		if (w && n < VSH_CHUNK)
+			bad = w->num_sge;
+		if (!chunk_alloc(&c, n, sizeof(struct vsh_swr), 32, c.swr, nsge)) {
+			chunk_free(&c);
+			*bad_wr = wr;
+			return ENOMEM;
 		}
-		err = vshPostSend(H(vsh_qp, qp), batch, n, &done);
+		f = c.wrs;
+		nsge = 0;
+		for (i = 0, w = wr; i < n; i++, w = w->next) {
+			flatten_send(w, &f[i], ud);
+			f[i].sge = nsge;
+			if (w->num_sge)
+				memcpy(&c.sges[nsge], w->sg_list, (size_t)w->num_sge * sizeof(struct ibv_sge));
+			nsge += w->num_sge;
+		}
+		if (!copy_inline(&c, f, n)) {
+			chunk_free(&c);
+			*bad_wr = wr;
+			return ENOMEM;
+		}
+		err = vshPostSend(h, f, n, c.sges, base, n < VSH_CHUNK && w ? 1 : 0, bad, &done);
+		chunk_free(&c);
 		if (err) {
-			set_bad_wr((void **)bad_wr, (void *)ptrs[done < n ? done : n - 1], "ibv_post_send");
+			*bad_wr = nth(wr, done, offsetof(struct ibv_send_wr, next));
 			return err;
 		}
+		base += n;
+		wr = w;
 	}
 	return 0;
 }
 
 static int post_recv(uintptr_t h, int srq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr)
 {
-	struct vsh_rwr batch[VSH_WR_BATCH];
-	struct ibv_recv_wr *ptrs[VSH_WR_BATCH];
+	const char *verb = srq ? "ibv_post_srq_recv" : "ibv_post_recv";
+	int base = 0;
 
+	if (!srq) {
+		/* rxe_post_recv checks both; rxe_post_srq_recv neither. */
+		if (!bad_wr)
+			return vshRefuse((char *)verb, (char *)"bad_wr is NULL (rxe_post_recv)", EINVAL);
+		*bad_wr = NULL;
+		if (!wr)
+			return vshRefuse((char *)verb, (char *)"the work request list is NULL (rxe_post_recv)", EINVAL);
+	}
 	while (wr) {
-		int n = 0, done = 0, err;
+		struct chunk c;
+		struct ibv_recv_wr *w;
+		struct vsh_rwr *f;
+		int n = 0, nsge = 0, done = 0, bad = -1, err, i;
 
-		for (; wr && n < VSH_WR_BATCH; wr = wr->next, n++) {
-			batch[n].wr_id = wr->wr_id;
-			batch[n].sg_list = wr->sg_list;
-			batch[n].num_sge = wr->num_sge;
-			ptrs[n] = wr;
+		for (w = wr; w && n < VSH_CHUNK && sge_count_ok(w->num_sge); w = w->next, n++)
+			nsge += w->num_sge;
+		if (w && n < VSH_CHUNK)
+			bad = w->num_sge;
+		if (!chunk_alloc(&c, n, sizeof(struct vsh_rwr), 32, c.rwr, nsge)) {
+			chunk_free(&c);
+			NEED(bad_wr, verb, "the post failed and has nowhere to say which work request it refused: "
+			     "pass the address of a pointer (struct ibv_recv_wr *bad_wr; ... &bad_wr)");
+			*bad_wr = wr;
+			return ENOMEM;
 		}
-		err = vshPostRecv(h, srq, batch, n, &done);
+		f = c.wrs;
+		nsge = 0;
+		for (i = 0, w = wr; i < n; i++, w = w->next) {
+			f[i].wr_id = w->wr_id;
+			f[i].sge = nsge;
+			f[i].num_sge = w->num_sge;
+			if (w->num_sge)
+				memcpy(&c.sges[nsge], w->sg_list, (size_t)w->num_sge * sizeof(struct ibv_sge));
+			nsge += w->num_sge;
+		}
+		err = vshPostRecv(h, srq, f, n, c.sges, base, n < VSH_CHUNK && w ? 1 : 0, bad, &done);
+		chunk_free(&c);
 		if (err) {
-			set_bad_wr((void **)bad_wr, (void *)ptrs[done < n ? done : n - 1],
-				   srq ? "ibv_post_srq_recv" : "ibv_post_recv");
+			NEED(bad_wr, verb, "the post failed and has nowhere to say which work request it refused: "
+			     "pass the address of a pointer (struct ibv_recv_wr *bad_wr; ... &bad_wr)");
+			*bad_wr = nth(wr, done, offsetof(struct ibv_recv_wr, next));
 			return err;
 		}
+		base += n;
+		wr = w;
 	}
 	return 0;
 }
@@ -836,17 +1003,38 @@ static int op_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr, struct 
 	return post_recv(H(vsh_srq, srq), 1, wr, bad_wr);
 }
 
+/* vsh_copy copies the program's memory for the Go side, so that a bad address faults in C. */
+void vsh_copy(void *dst, const void *src, size_t n)
+{
+	memcpy(dst, src, n);
+}
+
 int ibv_attach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid)
 {
+	NEED(gid, __func__, "pass the address of the group's union ibv_gid");
 	return vshMcast(H(vsh_qp, qp), (union ibv_gid *)gid, lid, 1);
 }
 
 int ibv_detach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid)
 {
+	NEED(gid, __func__, "pass the address of the group's union ibv_gid");
 	return vshMcast(H(vsh_qp, qp), (union ibv_gid *)gid, lid, 0);
 }
 
 /* ---- shared receive queues and XRC ---- */
+
+static int create_srq(struct ibv_context *context, struct ibv_srq_init_attr_ex *attr, struct ibv_srq **srq)
+{
+	uintptr_t pd = 0, xrcd = 0, cq = 0;
+
+	if ((attr->comp_mask & IBV_SRQ_INIT_ATTR_PD) && attr->pd)
+		pd = H(vsh_pd, attr->pd);
+	if ((attr->comp_mask & IBV_SRQ_INIT_ATTR_XRCD) && attr->xrcd)
+		xrcd = H(vsh_xrcd, attr->xrcd);
+	if ((attr->comp_mask & IBV_SRQ_INIT_ATTR_CQ) && attr->cq)
+		cq = H(vsh_cq, attr->cq);
+	return vshCreateSRQ(CTX_H(context), attr, pd, xrcd, cq, srq);
+}
 
 struct ibv_srq *ibv_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *attr)
 {
@@ -855,14 +1043,14 @@ struct ibv_srq *ibv_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *attr
 	int err;
 
 	if (!attr)
-		return fail_ptr(EINVAL);
+		return fail_ptr(vshRefuse((char *)__func__, (char *)"srq_init_attr is NULL", EINVAL));
 	memset(&ex, 0, sizeof(ex));
 	ex.srq_context = attr->srq_context;
 	ex.attr = attr->attr;
 	ex.comp_mask = IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_PD;
 	ex.srq_type = IBV_SRQT_BASIC;
 	ex.pd = pd;
-	err = vshCreateSRQ(CTX_H(pd->context), &ex, &srq);
+	err = create_srq(pd->context, &ex, &srq);
 	if (err)
 		return fail_ptr(err);
 	attr->attr = ex.attr;
@@ -875,28 +1063,28 @@ static struct ibv_srq *op_create_srq_ex(struct ibv_context *context, struct ibv_
 	int err;
 
 	if (!attr)
-		return fail_ptr(EINVAL);
-	err = vshCreateSRQ(CTX_H(context), attr, &srq);
+		return fail_ptr(vshRefuse((char *)"ibv_create_srq_ex", (char *)"srq_init_attr_ex is NULL", EINVAL));
+	err = create_srq(context, attr, &srq);
 	return err ? fail_ptr(err) : srq;
 }
 
 int ibv_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr, int attr_mask)
 {
 	if (!attr)
-		return EINVAL;
-	return vshModifySRQ(H(vsh_srq, srq), attr, attr_mask);
+		return ret_errno(vshRefuse((char *)__func__, (char *)"attr is NULL", EINVAL));
+	return ret_errno(vshModifySRQ(H(vsh_srq, srq), attr, attr_mask));
 }
 
 int ibv_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr)
 {
 	if (!attr)
-		return EINVAL;
-	return vshQuerySRQ(H(vsh_srq, srq), attr);
+		return ret_errno(vshRefuse((char *)__func__, (char *)"attr is NULL", EINVAL));
+	return ret_errno(vshQuerySRQ(H(vsh_srq, srq), attr));
 }
 
 int ibv_destroy_srq(struct ibv_srq *srq)
 {
-	return vshDestroySRQ(H(vsh_srq, srq));
+	return ret_errno(vshDestroySRQ(H(vsh_srq, srq)));
 }
 
 static int op_get_srq_num(struct ibv_srq *srq, uint32_t *srq_num)
@@ -911,7 +1099,7 @@ static struct ibv_xrcd *op_open_xrcd(struct ibv_context *context, struct ibv_xrc
 	int err;
 
 	if (!attr)
-		return fail_ptr(EINVAL);
+		return fail_ptr(vshRefuse((char *)"ibv_open_xrcd", (char *)"xrcd_init_attr is NULL", EINVAL));
 	err = vshOpenXRCD(CTX_H(context), attr, &x);
 	return err ? fail_ptr(err) : x;
 }
@@ -929,14 +1117,14 @@ struct ibv_ah *ibv_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr)
 	int err;
 
 	if (!attr)
-		return fail_ptr(EINVAL);
+		return fail_ptr(vshRefuse((char *)__func__, (char *)"attr is NULL", EINVAL));
 	err = vshCreateAH(H(vsh_pd, pd), attr, &ah);
 	return err ? fail_ptr(err) : ah;
 }
 
 int ibv_destroy_ah(struct ibv_ah *ah)
 {
-	return vshDestroyAH(H(vsh_ah, ah));
+	return ret_errno(vshDestroyAH(H(vsh_ah, ah)));
 }
 
 /*
@@ -1008,8 +1196,12 @@ struct ibv_ah *ibv_create_ah_from_wc(struct ibv_pd *pd, struct ibv_wc *wc, struc
 int ibv_get_async_event(struct ibv_context *context, struct ibv_async_event *event)
 {
 	uint64_t one;
+	int err;
 
 	NEED(event, __func__, "pass the address of a struct ibv_async_event");
+	err = vshContextLive(CTX_H(context));
+	if (err)
+		return fail_int(err);
 	if (read(context->async_fd, &one, sizeof(one)) != sizeof(one))
 		return -1;
 	return fail_int(vshNextAsyncEvent(CTX_H(context), event));

@@ -66,7 +66,7 @@ struct vsh_xrcd {
  */
 struct vsh_swr {
 	uint64_t wr_id;
-	struct ibv_sge *sg_list;
+	uint32_t sge;	/* its first SGE in the batch's copy of the SGEs */
 	int num_sge;
 	uint32_t opcode;
 	uint32_t send_flags;
@@ -84,15 +84,21 @@ struct vsh_swr {
 /* vsh_rwr is one receive work request. */
 struct vsh_rwr {
 	uint64_t wr_id;
-	struct ibv_sge *sg_list;
+	uint32_t sge;
 	int num_sge;
 };
 
-/* How many work requests the C side hands over in one call. */
-#define VSH_WR_BATCH 32
+/*
+ * The C side copies a work request list and its SGEs (reading the
+ * program's pointers, so that a bad one faults here, as in rdma-core) and
+ * hands over up to VSH_CHUNK requests in one call; a request with more
+ * than VSH_MAX_SGE SGEs, or fewer than 0, ends the copy.
+ */
+#define VSH_CHUNK 1024
+#define VSH_MAX_SGE 64
 
-struct vsh_context *vsh_new_context(struct ibv_device *dev, uintptr_t h, int async_fd);
-uintptr_t vsh_handle(void *obj);
-void vsh_set_imm(struct ibv_wc *wc, uint32_t v);
+struct vsh_context *vsh_new_context(struct ibv_device *dev, uintptr_t h, int async_fd, int comp_vectors);
+void vsh_copy(void *dst, const void *src, size_t n);
+void vsh_null(const char *verb, const char *arg, const char *fix);
 
 #endif

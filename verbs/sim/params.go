@@ -58,8 +58,13 @@ const (
 
 	// ib_device.num_comp_vectors: rxe uses num_possible_cpus(); the
 	// simulated host has two CPUs, like the lab guest.
-	numCompVectors = 2
+	numCompVectors = NumCompVectors
 )
+
+// NumCompVectors is every simulated device's num_comp_vectors (rxe gives
+// num_possible_cpus(); the simulated host has two CPUs, like the lab
+// guest): create_cq takes comp_vector 0 and 1.
+const NumCompVectors = 2
 
 // IB device capability bits rxe sets (RXE_DEVICE_CAP_FLAGS; values from
 // uapi/rdma/ib_user_verbs.h enum ib_uverbs_device_cap_flags).
