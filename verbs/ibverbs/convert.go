@@ -13,6 +13,7 @@ import (
 	"unsafe"
 
 	"github.com/vsh-rdma/vsh/verbs"
+	"github.com/vsh-rdma/vsh/verbs/internal/cabi"
 )
 
 // Conversions between libibverbs' structs and the verbs package's. Every
@@ -125,41 +126,6 @@ func gidToC(g verbs.GID, c *C.union_ibv_gid) {
 	*(*[16]byte)(unsafe.Pointer(c)) = g
 }
 
-func ahAttrToC(a *verbs.AHAttr, c *C.struct_ibv_ah_attr) {
-	gidToC(a.GRH.DGID, &c.grh.dgid)
-	c.grh.flow_label = C.uint32_t(a.GRH.FlowLabel)
-	c.grh.sgid_index = C.uint8_t(a.GRH.SGIDIndex)
-	c.grh.hop_limit = C.uint8_t(a.GRH.HopLimit)
-	c.grh.traffic_class = C.uint8_t(a.GRH.TrafficClass)
-	c.dlid = C.uint16_t(a.DLID)
-	c.sl = C.uint8_t(a.SL)
-	c.src_path_bits = C.uint8_t(a.SrcPathBits)
-	c.static_rate = C.uint8_t(a.StaticRate)
-	c.is_global = 0
-	if a.IsGlobal {
-		c.is_global = 1
-	}
-	c.port_num = C.uint8_t(a.PortNum)
-}
-
-func ahAttrFromC(c *C.struct_ibv_ah_attr) verbs.AHAttr {
-	return verbs.AHAttr{
-		GRH: verbs.GlobalRoute{
-			DGID:         gidFromC(&c.grh.dgid),
-			FlowLabel:    uint32(c.grh.flow_label),
-			SGIDIndex:    uint8(c.grh.sgid_index),
-			HopLimit:     uint8(c.grh.hop_limit),
-			TrafficClass: uint8(c.grh.traffic_class),
-		},
-		DLID:        uint16(c.dlid),
-		SL:          uint8(c.sl),
-		SrcPathBits: uint8(c.src_path_bits),
-		StaticRate:  uint8(c.static_rate),
-		IsGlobal:    c.is_global != 0,
-		PortNum:     uint8(c.port_num),
-	}
-}
-
 // capFits reports whether every capability fits the uint32_t fields of
 // struct ibv_qp_cap.
 func capFits(c verbs.QPCap) (string, int, bool) {
@@ -173,96 +139,6 @@ func capFits(c verbs.QPCap) (string, int, bool) {
 		}
 	}
 	return "", 0, true
-}
-
-func capToC(a verbs.QPCap, c *C.struct_ibv_qp_cap) {
-	c.max_send_wr = C.uint32_t(a.MaxSendWR)
-	c.max_recv_wr = C.uint32_t(a.MaxRecvWR)
-	c.max_send_sge = C.uint32_t(a.MaxSendSGE)
-	c.max_recv_sge = C.uint32_t(a.MaxRecvSGE)
-	c.max_inline_data = C.uint32_t(a.MaxInlineData)
-}
-
-func capFromC(c *C.struct_ibv_qp_cap) verbs.QPCap {
-	return verbs.QPCap{
-		MaxSendWR:     int(c.max_send_wr),
-		MaxRecvWR:     int(c.max_recv_wr),
-		MaxSendSGE:    int(c.max_send_sge),
-		MaxRecvSGE:    int(c.max_recv_sge),
-		MaxInlineData: int(c.max_inline_data),
-	}
-}
-
-func b8(v bool) C.uint8_t {
-	if v {
-		return 1
-	}
-	return 0
-}
-
-// qpAttrToC fills every field of c from a (the mask says which count).
-func qpAttrToC(a *verbs.QPAttr, c *C.struct_ibv_qp_attr) {
-	c.qp_state = uint32(a.State)
-	c.cur_qp_state = uint32(a.CurState)
-	c.path_mtu = uint32(a.PathMTU)
-	c.path_mig_state = uint32(a.PathMigState)
-	c.qkey = C.uint32_t(a.QKey)
-	c.rq_psn = C.uint32_t(a.RQPSN)
-	c.sq_psn = C.uint32_t(a.SQPSN)
-	c.dest_qp_num = C.uint32_t(a.DestQPN)
-	c.qp_access_flags = C.uint(a.AccessFlags)
-	capToC(a.Cap, &c.cap)
-	ahAttrToC(&a.AH, &c.ah_attr)
-	ahAttrToC(&a.AltAH, &c.alt_ah_attr)
-	c.pkey_index = C.uint16_t(a.PKeyIndex)
-	c.alt_pkey_index = C.uint16_t(a.AltPKeyIndex)
-	c.en_sqd_async_notify = b8(a.EnSQDAsyncNotify)
-	c.sq_draining = b8(a.SQDraining)
-	c.max_rd_atomic = C.uint8_t(a.MaxRdAtomic)
-	c.max_dest_rd_atomic = C.uint8_t(a.MaxDestRdAtomic)
-	c.min_rnr_timer = C.uint8_t(a.MinRNRTimer)
-	c.port_num = C.uint8_t(a.PortNum)
-	c.timeout = C.uint8_t(a.Timeout)
-	c.retry_cnt = C.uint8_t(a.RetryCnt)
-	c.rnr_retry = C.uint8_t(a.RNRRetry)
-	c.alt_port_num = C.uint8_t(a.AltPortNum)
-	c.alt_timeout = C.uint8_t(a.AltTimeout)
-	c.rate_limit = C.uint32_t(a.RateLimit)
-}
-
-func qpAttrFromC(c *C.struct_ibv_qp_attr) verbs.QPAttr {
-	return verbs.QPAttr{
-		State:            verbs.QPState(c.qp_state),
-		CurState:         verbs.QPState(c.cur_qp_state),
-		PathMTU:          verbs.MTU(c.path_mtu),
-		PathMigState:     verbs.MigState(c.path_mig_state),
-		QKey:             uint32(c.qkey),
-		RQPSN:            uint32(c.rq_psn),
-		SQPSN:            uint32(c.sq_psn),
-		DestQPN:          uint32(c.dest_qp_num),
-		AccessFlags:      verbs.Access(c.qp_access_flags),
-		Cap:              capFromC(&c.cap),
-		AH:               ahAttrFromC(&c.ah_attr),
-		AltAH:            ahAttrFromC(&c.alt_ah_attr),
-		PKeyIndex:        uint16(c.pkey_index),
-		AltPKeyIndex:     uint16(c.alt_pkey_index),
-		EnSQDAsyncNotify: c.en_sqd_async_notify != 0,
-		SQDraining:       c.sq_draining != 0,
-		MaxRdAtomic:      uint8(c.max_rd_atomic),
-		MaxDestRdAtomic:  uint8(c.max_dest_rd_atomic),
-		MinRNRTimer:      uint8(c.min_rnr_timer),
-		PortNum:          uint8(c.port_num),
-		Timeout:          uint8(c.timeout),
-		RetryCnt:         uint8(c.retry_cnt),
-		RNRRetry:         uint8(c.rnr_retry),
-		AltPortNum:       uint8(c.alt_port_num),
-		AltTimeout:       uint8(c.alt_timeout),
-		RateLimit:        uint32(c.rate_limit),
-	}
-}
-
-func srqAttrFromC(c *C.struct_ibv_srq_attr) verbs.SRQAttr {
-	return verbs.SRQAttr{MaxWR: int(c.max_wr), MaxSGE: int(c.max_sge), SRQLimit: int(c.srq_limit)}
 }
 
 // srqAttrFits reports whether the attributes fit struct ibv_srq_attr's
@@ -317,4 +193,22 @@ func wcFromC(c *C.struct_ibv_wc, w *verbs.WC) {
 
 func gidTypeFromC(t C.uint32_t) verbs.GIDType {
 	return verbs.GIDType(t)
+}
+
+// The attribute conversions both directions share (verbs/internal/cabi).
+
+func ahAttrToC(a *verbs.AHAttr, c *C.struct_ibv_ah_attr) { cabi.AHAttrToC(a, unsafe.Pointer(c)) }
+
+func ahAttrFromC(c *C.struct_ibv_ah_attr) verbs.AHAttr { return cabi.AHAttrFromC(unsafe.Pointer(c)) }
+
+func capToC(a verbs.QPCap, c *C.struct_ibv_qp_cap) { cabi.CapToC(a, unsafe.Pointer(c)) }
+
+func capFromC(c *C.struct_ibv_qp_cap) verbs.QPCap { return cabi.CapFromC(unsafe.Pointer(c)) }
+
+func qpAttrToC(a *verbs.QPAttr, c *C.struct_ibv_qp_attr) { cabi.QPAttrToC(a, unsafe.Pointer(c)) }
+
+func qpAttrFromC(c *C.struct_ibv_qp_attr) verbs.QPAttr { return cabi.QPAttrFromC(unsafe.Pointer(c)) }
+
+func srqAttrFromC(c *C.struct_ibv_srq_attr) verbs.SRQAttr {
+	return cabi.SRQAttrFromC(unsafe.Pointer(c))
 }
