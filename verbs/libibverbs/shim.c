@@ -32,9 +32,16 @@ static void vsh_child(void)
 	vsh_forked = 1;
 }
 
+static void vsh_exit(void)
+{
+	if (!vsh_forked)
+		vshTraceFlush();
+}
+
 __attribute__((constructor)) static void vsh_init(void)
 {
 	pthread_atfork(NULL, NULL, vsh_child);
+	atexit(vsh_exit);
 }
 
 static uintptr_t vsh_checked(uintptr_t h, const char *verb)

@@ -2,6 +2,8 @@
 
 package main
 
+import "C"
+
 import (
 	"fmt"
 	"io"
@@ -73,6 +75,19 @@ func traceLine(s string) {
 	writeLine(s)
 }
 
+// vshTraceFlush says the count of a run of equal lines the trace has not
+// said yet; the C side calls it at exit.
+//
+//export vshTraceFlush
+func vshTraceFlush() {
+	// Another thread may be in a verb as the program exits: never wait.
+	if !tracing() || !trace.mu.TryLock() {
+		return
+	}
+	defer trace.mu.Unlock()
+	writeLine("")
+}
+
 // holdPackets makes the packets a post sends wait until the post's own
 // line is written (releasePackets), so that they follow it.
 func holdPackets() {
@@ -91,8 +106,10 @@ func releasePackets() {
 	trace.held = trace.held[:0]
 }
 
+// writeLine writes s, after the count of the run of equal lines before
+// it; "" writes only that count.
 func writeLine(s string) {
-	if s == trace.last {
+	if s == trace.last && s != "" {
 		trace.repeat++
 		return
 	}
@@ -101,7 +118,9 @@ func writeLine(s string) {
 		trace.repeat = 0
 	}
 	trace.last = s
-	io.WriteString(trace.w, s+"\n")
+	if s != "" {
+		io.WriteString(trace.w, s+"\n")
+	}
 }
 
 // traceCall prints one verb call: "op(args) = 0", "op(args) → obj" when
@@ -261,7 +280,9 @@ func tracePoll(o *cqObj, wcs []verbs.WC) {
 		s := fmt.Sprintf("ibv_poll_cq(%s) → wr_id=%d %s %s byte_len=%d qp_num=%#06x",
 			o.name, w.WRID, w.Status, w.Opcode, w.ByteLen, w.QPNum)
 		if w.Status != verbs.WCSuccess {
-			s += fmt.Sprintf(" vendor_err=%#x", w.VendorErr)
+			// opcode and byte_len mean nothing in a failed completion.
+			s = fmt.Sprintf("ibv_poll_cq(%s) → wr_id=%d %s qp_num=%#06x vendor_err=%#x",
+				o.name, w.WRID, w.Status, w.QPNum, w.VendorErr)
 			if why := sim.CompletionWhy(o.cq, w); why != "" {
 				s += "\n    why: " + why
 			}

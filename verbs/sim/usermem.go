@@ -74,10 +74,11 @@ type failWhy struct {
 // maxWhys is how many failed completions a CQ remembers the reasons of.
 const maxWhys = 64
 
-// noteWhy remembers why wc failed, for CompletionWhy; a success, or a
-// failure without a reason, is not kept.
+// noteWhy remembers why wc failed, for CompletionWhy; a success, a
+// flush (whose reason is the QP's error state, not the request), or a
+// failure without a reason is not kept.
 func (q *cq) noteWhy(wc verbs.WC, why string) {
-	if wc.Status == verbs.WCSuccess || why == "" {
+	if wc.Status == verbs.WCSuccess || wc.Status == verbs.WCWRFlushErr || why == "" {
 		return
 	}
 	if len(q.whys) == maxWhys {

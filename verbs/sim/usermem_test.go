@@ -399,5 +399,16 @@ func TestCompletionWhy(t *testing.T) {
 	ok := send
 	ok.Status = verbs.WCSuccess
 	assert.Empty(t, CompletionWhy(u.cq[0], ok))
+	// The receives behind the failed one are flushed: no reason of their
+	// own, and they do not push the failure's out.
+	for i := range 100 {
+		_, err = u.y.PostRecv([]verbs.RecvWR{{WRID: 2, SGList: u.sge(u.ym, uint64(i), 1)}})
+		require.NoError(t, err)
+	}
+	for _, wc := range u.drain(u.cq[1], 100) {
+		require.Equal(t, verbs.WCWRFlushErr, wc.Status)
+		assert.Empty(t, CompletionWhy(u.cq[1], wc))
+	}
+	assert.Contains(t, CompletionWhy(u.cq[1], recv), "the receive WQE cannot take the data")
 	assert.Empty(t, CompletionWhy(nil, send))
 }
