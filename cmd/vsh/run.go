@@ -108,6 +108,15 @@ func runCommand(args []string, backend string, defaults runOptions, sys runSys, 
 			return 2
 		}
 		tr.dest = abs
+		// Made here, so that an unwritable path stops before the program
+		// runs, and an empty file afterwards says the library never
+		// loaded (a program linked with an RPATH to the system's).
+		f, err := os.OpenFile(abs, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+		if err != nil {
+			fmt.Fprintf(stderr, "vsh run: --trace=%s: %v\n", tr.dest, err)
+			return 2
+		}
+		f.Close()
 	}
 	defaults.trace = tr.dest
 	dir, err := libDir(sys.executable)
@@ -119,7 +128,10 @@ func runCommand(args []string, backend string, defaults runOptions, sys runSys, 
 	prog := fs.Arg(0)
 	path, err := exec.LookPath(prog)
 	if err != nil {
-		fmt.Fprintf(stderr, "vsh run: %s: not found in $PATH\n", prog)
+		fmt.Fprintf(stderr, "vsh run: %s: %s\n", prog, lookErr(prog, err))
+		if tr.dest == "-" && strings.ContainsRune(prog, '/') {
+			fmt.Fprintf(stderr, "(is %s the trace file? write --trace=%s: --trace alone traces to standard error)\n", prog, prog)
+		}
 		return 127
 	}
 	err = sys.exec(path, fs.Args(), runEnv(sys.environ(), defaults))
@@ -128,6 +140,21 @@ func runCommand(args []string, backend string, defaults runOptions, sys runSys, 
 		return 126
 	}
 	return 0
+}
+
+// lookErr says why prog cannot be run, as a shell would: not found, or
+// found and not a program.
+func lookErr(prog string, err error) string {
+	if !strings.ContainsRune(prog, '/') {
+		return "not found in $PATH"
+	}
+	if fi, serr := os.Stat(prog); serr == nil {
+		if fi.IsDir() {
+			return "is a directory"
+		}
+		return "not executable (chmod +x " + prog + ")"
+	}
+	return err.Error()
 }
 
 // libName is the library vsh run puts in place of the system's.

@@ -188,6 +188,12 @@ func TestRunErrors(t *testing.T) {
 			[]string{"vsh run: no-such-program-vsh: not found in $PATH"}},
 		{"program not found, library missing", []string{"no-such-program-vsh"}, "sim", false, 2, "",
 			[]string{"libibverbs is not built"}},
+		{"trace file unwritable", []string{"--trace=/proc/vsh-no-such/t.txt", "true"}, "sim", true, 2, "",
+			[]string{"vsh run: --trace=/proc/vsh-no-such/t.txt:"}},
+		{"trace file given with a space", []string{"--trace", "/tmp/vsh-trace-x.txt", "true"}, "sim", true, 127, "",
+			[]string{"/tmp/vsh-trace-x.txt: ", "write --trace=/tmp/vsh-trace-x.txt"}},
+		{"a directory", []string{"/tmp"}, "sim", true, 127, "", []string{"vsh run: /tmp: is a directory"}},
+		{"not executable", []string{"/etc/passwd"}, "sim", true, 127, "", []string{"/etc/passwd: not executable"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -9,6 +9,7 @@ import "C"
 
 import (
 	"encoding/binary"
+	"fmt"
 	"sync"
 	"unsafe"
 
@@ -218,11 +219,9 @@ func vshReqNotifyCQ(h C.uintptr_t, solicited C.int) C.int {
 	if err != nil {
 		return errno(err)
 	}
-	if err := o.cq.ReqNotify(solicited != 0); err != nil {
-		traceCall(op, o.name, err)
-		return errno(err)
-	}
-	return 0
+	err = o.cq.ReqNotify(solicited != 0)
+	traceCall(op, fmt.Sprintf("%s, solicited_only=%d", o.name, solicited), err)
+	return errno(err)
 }
 
 // wcToC fills one struct ibv_wc. imm_data is big-endian there; an

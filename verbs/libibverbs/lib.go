@@ -15,6 +15,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 	"unsafe"
 
 	"github.com/vsh-rdma/vsh/verbs"
@@ -62,6 +63,14 @@ func start() error {
 			}
 		}
 		addr := os.Getenv("VSH_SIM_ADDR")
+		// What vsh run said is for this process: a child it starts
+		// (system("ibv_devinfo")) gets a simulator of its own, on a
+		// free address, and no trace over this one's.
+		defer func() {
+			for _, v := range []string{"VSH_SIM_ADDR", "VSH_SIM_XRC", "VSH_SIM_SEED", "VSH_TRACE"} {
+				os.Unsetenv(v)
+			}
+		}()
 		if addr != "" {
 			a, err := sim.ParseUDPAddr(addr)
 			if err != nil {
@@ -77,6 +86,7 @@ func start() error {
 		}
 		f.SetProcessMemory(processMemory)
 		f.SetEventNotify(notifyEvent)
+		f.SetUDPQuiet(udpQuiet)
 		state.fab = f
 		state.devs, state.initErr = f.Devices()
 		state.count = map[string]int{}
@@ -228,3 +238,8 @@ func vshDeviceGUID(h C.uintptr_t) C.uint64_t {
 	}
 	return C.uint64_t(state.guids[i])
 }
+
+// udpQuiet is how soon after the program's last verb the simulator's own
+// goroutine serves the UDP link: a C program often waits by reading the
+// memory a peer writes (ib_write_lat), calling no verb at all.
+const udpQuiet = 100 * time.Microsecond

@@ -188,14 +188,18 @@ func vshModifyQP(h C.uintptr_t, a *C.struct_ibv_qp_attr, mask C.int) C.int {
 	}
 	attr := qpAttrFromC(a)
 	m := verbs.QPAttrMask(mask)
+	o.mu.Lock()
 	before := o.state
+	o.mu.Unlock()
 	err = o.qp.Modify(&attr, m)
 	traceModify(o, &attr, m, err)
 	if err != nil {
 		return errno(err)
 	}
 	if m&verbs.AttrState != 0 {
+		o.mu.Lock()
 		o.state = attr.State
+		o.mu.Unlock()
 		if before != attr.State {
 			traceQPState(o, attr.State)
 		}
@@ -216,6 +220,7 @@ func vshQueryQP(h C.uintptr_t, a *C.struct_ibv_qp_attr, mask C.int, ia *C.struct
 		return errno(err)
 	}
 	qpAttrToC(&attr, a)
+	traceCall(op, fmt.Sprintf("%s, %s) → qp_state=%s", o.name, verbs.QPAttrMask(mask), attr.State), nil)
 	cq := (*C.struct_vsh_qp)(o.c)
 	ia.qp_context = cq.qp.qp_context
 	ia.send_cq, ia.recv_cq, ia.srq = cq.qp.send_cq, cq.qp.recv_cq, cq.qp.srq

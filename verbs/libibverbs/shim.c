@@ -139,14 +139,16 @@ int ibv_get_device_index(struct ibv_device *device)
 
 /* ---- the dummy ops: what rdma-core's dummy_ops.c gives for an op a provider lacks ---- */
 
+/* No memory windows here (rxe has them): said in the trace, as a learner may try them. */
 static struct ibv_mw *dummy_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type)
 {
-	return fail_ptr(EOPNOTSUPP);
+	return fail_ptr(vshRefuse((char *)"ibv_alloc_mw", (char *)"the simulator has no memory windows "
+				  "(rxe has them; use an MR's rkey instead)", EOPNOTSUPP));
 }
 
 static int dummy_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw, struct ibv_mw_bind *mw_bind)
 {
-	return EOPNOTSUPP;
+	return vshRefuse((char *)"ibv_bind_mw", (char *)"the simulator has no memory windows", EOPNOTSUPP);
 }
 
 static int dummy_dealloc_mw(struct ibv_mw *mw)

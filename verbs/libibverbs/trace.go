@@ -28,7 +28,12 @@ var trace struct {
 	repeat int      // how many times since then it came again, not yet said
 	hold   bool     // a post is in progress: its packets wait for its line
 	held   []string // the lines that waited
+	bytes  int64    // written so far
 }
+
+// traceMax bounds the trace: a long run (100,000 round trips write 130 MB
+// of packets) stops being traced here, and the trace says so.
+const traceMax = 16 << 20
 
 func tracing() bool { return trace.on.Load() }
 
@@ -118,9 +123,15 @@ func writeLine(s string) {
 		trace.repeat = 0
 	}
 	trace.last = s
-	if s != "" {
-		io.WriteString(trace.w, s+"\n")
+	if s == "" {
+		return
 	}
+	if trace.bytes += int64(len(s) + 1); trace.bytes > traceMax {
+		io.WriteString(trace.w, "# vsh: the trace stops here, at 16 MiB; trace a shorter run (fewer iterations) to see it all\n")
+		trace.on.Store(false)
+		return
+	}
+	io.WriteString(trace.w, s+"\n")
 }
 
 // traceCall prints one verb call: "op(args) = 0", "op(args) → obj" when
@@ -289,5 +300,37 @@ func tracePoll(o *cqObj, wcs []verbs.WC) {
 			s += "\n    " + w.Status.Explain()
 		}
 		traceLine(s)
+		if w.Status != verbs.WCSuccess {
+			traceErrState(o.ctx, w.QPNum)
+		}
+	}
+}
+
+// traceErrState shows the state a failed completion left its QP in (ERR
+// on RC; a QP of this context, found by number).
+func traceErrState(c *ctxObj, qpn uint32) {
+	if c == nil {
+		return
+	}
+	state.mu.RLock()
+	var q *qpObj
+	for _, o := range c.owned {
+		if x, ok := o.(*qpObj); ok && !x.dead && x.qp != nil && x.qp.Num() == qpn {
+			q = x
+		}
+	}
+	state.mu.RUnlock()
+	if q == nil {
+		return
+	}
+	a, _, err := q.qp.Query(verbs.AttrState)
+	q.mu.Lock()
+	changed := err == nil && a.State != q.state
+	if changed {
+		q.state = a.State
+	}
+	q.mu.Unlock()
+	if changed {
+		traceQPState(q, a.State)
 	}
 }

@@ -382,6 +382,20 @@ func (f *Fabric) SetEventNotify(fn func(ch verbs.CompChannel, ctx verbs.Context)
 	f.eventNotify = fn
 }
 
+// SetUDPQuiet sets how long a program must leave the fabric alone (no
+// verb, no empty poll) before the UDP link's own goroutine takes over the
+// socket and delivers what comes (default 2 ms). A program that waits by
+// reading memory a peer writes, not by polling a CQ, as a C program may,
+// sees the peer's data that much later; a shorter wait costs a busily
+// polling program a timer reset now and then. No effect off the UDP link.
+func (f *Fabric) SetUDPQuiet(d time.Duration) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if l, ok := f.carrier.(*udpLink); ok && d > 0 {
+		l.quiet = d
+	}
+}
+
 // CompletionWhy says why the failed completion wc, polled from c, failed,
 // as the simulator decided it (the responder's or completer's reason,
 // with rxe's function), or "" when it kept no reason: a success, a flush,

@@ -173,6 +173,7 @@ func (s *udpSlots) init(c *net.UDPConn, on func(fd int)) error {
 
 // udpLink is the UDP driver of a fabric.
 type udpLink struct {
+	quiet time.Duration // udpQuiet, or SetUDPQuiet's
 	f     *Fabric
 	conn  *net.UDPConn
 	local netip.AddrPort // the bound address, ADDR:4791 (with its zone)
@@ -269,7 +270,8 @@ func NewUDP(cfg Config, addr string) (*Fabric, error) {
 	mtu := cfg.Link.MTU
 	f := New(cfg)
 	l := &udpLink{
-		f: f, conn: conn, local: local, addr: local.Addr().WithZone(""), dev: f.devs[0],
+		quiet: udpQuiet,
+		f:     f, conn: conn, local: local, addr: local.Addr().WithZone(""), dev: f.devs[0],
 		ttl: -1, tos: -1,
 		peers:     map[netip.Addr]*standIn{},
 		strangers: map[netip.Addr]*device{},
@@ -919,7 +921,7 @@ func (l *udpLink) wakeKeeperAt(t time.Time) {
 // stays asleep until udpQuiet after it, or, unless the program holds the
 // socket (and fires the timers itself), the next timer.
 func (l *udpLink) polled(t time.Time, holding bool) {
-	l.quietAt = t.Add(udpQuiet)
+	l.quietAt = t.Add(l.quiet)
 	if l.keeperAt.IsZero() {
 		return
 	}
@@ -929,7 +931,7 @@ func (l *udpLink) polled(t time.Time, holding bool) {
 	}
 	// Pushing the keeper's timer costs; while the program polls
 	// busily, the keeper may as well wake once a udpQuiet and sleep on.
-	if wake.Before(l.keeperAt) || wake.Sub(l.keeperAt) > udpQuiet {
+	if wake.Before(l.keeperAt) || wake.Sub(l.keeperAt) > l.quiet {
 		l.wakeKeeperAt(wake)
 	}
 }
@@ -1196,7 +1198,7 @@ func (l *udpLink) keeper() {
 		now := time.Now()
 		wake := l.quietAt
 		if l.sockHeld || l.waiters > 0 { // the program's, which does the work meanwhile
-			wake = later(wake, l.sockUntil.Add(udpQuiet), now.Add(udpQuiet))
+			wake = later(wake, l.sockUntil.Add(l.quiet), now.Add(l.quiet))
 		} else if at, ok := l.timerWall(); ok && at.Before(wake) {
 			wake = at
 		}
