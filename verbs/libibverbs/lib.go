@@ -87,6 +87,10 @@ func start() error {
 		f.SetProcessMemory(processMemory)
 		f.SetEventNotify(notifyEvent)
 		f.SetUDPQuiet(udpQuiet)
+		// An empty poll returns at once, as on hardware: a C program's
+		// timeout loop ("give up after N polls") must not wait N times
+		// the link's idle wait. Programs spin as they would on a NIC.
+		f.SetUDPIdleWait(0)
 		state.fab = f
 		state.devs, state.initErr = f.Devices()
 		state.count = map[string]int{}

@@ -396,6 +396,21 @@ func (f *Fabric) SetUDPQuiet(d time.Duration) {
 	}
 }
 
+// SetUDPIdleWait sets how long an empty poll may wait for the network on
+// the UDP link (default 50 ms; 0: it does not wait, beyond a short spin
+// while datagrams are coming). The wait keeps two programs spinning on
+// one small machine from taking the CPU from each other; without it, a
+// program that gives up after N empty polls (a C program's timeout loop)
+// gives up after about N socket reads, as on hardware. No effect off the
+// UDP link.
+func (f *Fabric) SetUDPIdleWait(d time.Duration) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if l, ok := f.carrier.(*udpLink); ok && d >= 0 {
+		l.idleWait = d
+	}
+}
+
 // CompletionWhy says why the failed completion wc, polled from c, failed,
 // as the simulator decided it (the responder's or completer's reason,
 // with rxe's function), or "" when it kept no reason: a success, a flush,

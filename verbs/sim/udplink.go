@@ -173,12 +173,13 @@ func (s *udpSlots) init(c *net.UDPConn, on func(fd int)) error {
 
 // udpLink is the UDP driver of a fabric.
 type udpLink struct {
-	quiet time.Duration // udpQuiet, or SetUDPQuiet's
-	f     *Fabric
-	conn  *net.UDPConn
-	local netip.AddrPort // the bound address, ADDR:4791 (with its zone)
-	addr  netip.Addr     // the address without zone: the device's GID
-	dev   *device        // the device on the link (sim0)
+	quiet    time.Duration // udpQuiet, or SetUDPQuiet's
+	idleWait time.Duration // udpIdleWait, or SetUDPIdleWait's
+	f        *Fabric
+	conn     *net.UDPConn
+	local    netip.AddrPort // the bound address, ADDR:4791 (with its zone)
+	addr     netip.Addr     // the address without zone: the device's GID
+	dev      *device        // the device on the link (sim0)
 
 	// The TTL (hop limit) and TOS (traffic class) the socket now sends
 	// with: set from each packet's framing when it differs (ttlTOS).
@@ -270,8 +271,8 @@ func NewUDP(cfg Config, addr string) (*Fabric, error) {
 	mtu := cfg.Link.MTU
 	f := New(cfg)
 	l := &udpLink{
-		quiet: udpQuiet,
-		f:     f, conn: conn, local: local, addr: local.Addr().WithZone(""), dev: f.devs[0],
+		quiet: udpQuiet, idleWait: udpIdleWait,
+		f: f, conn: conn, local: local, addr: local.Addr().WithZone(""), dev: f.devs[0],
 		ttl: -1, tos: -1,
 		peers:     map[netip.Addr]*standIn{},
 		strangers: map[netip.Addr]*device{},
@@ -1046,7 +1047,7 @@ func (l *udpLink) idle(ready func() bool) {
 		return
 	}
 	now := time.Now()
-	d := min(max(min(now.Sub(l.rxAt), now.Sub(l.actAt)), udpIdleMin), udpIdleWait)
+	d := min(max(min(now.Sub(l.rxAt), now.Sub(l.actAt)), udpIdleMin), l.idleWait)
 	if t, ok := l.f.nextTimer(); ok {
 		d = min(d, max(t.at-l.f.clock.now(), 0))
 	}
