@@ -162,34 +162,8 @@ func srqAttrToC(a verbs.SRQAttr, c *C.struct_ibv_srq_attr) {
 	c.srq_limit = C.uint32_t(a.SRQLimit)
 }
 
-// wcFromC converts one completion. imm_data is big-endian on the wire and
-// in struct ibv_wc; WC.Imm is host order. With IBV_WC_WITH_INV the union
-// holds the invalidated rkey, already in host order.
-func wcFromC(c *C.struct_ibv_wc, w *verbs.WC) {
-	raw := binary.NativeEndian.Uint32(c.anon0[:]) // the imm_data/invalidated_rkey union, without a call into C
-	flags := verbs.WCFlags(c.wc_flags)
-	imm := raw
-	if flags&verbs.WCWithImm != 0 {
-		var b [4]byte
-		binary.NativeEndian.PutUint32(b[:], raw)
-		imm = binary.BigEndian.Uint32(b[:])
-	}
-	*w = verbs.WC{
-		WRID:         uint64(c.wr_id),
-		Status:       verbs.WCStatus(c.status),
-		Opcode:       verbs.WCOpcode(c.opcode),
-		VendorErr:    uint32(c.vendor_err),
-		ByteLen:      uint32(c.byte_len),
-		Imm:          imm,
-		QPNum:        uint32(c.qp_num),
-		SrcQP:        uint32(c.src_qp),
-		Flags:        flags,
-		PKeyIndex:    uint16(c.pkey_index),
-		SLID:         uint16(c.slid),
-		SL:           uint8(c.sl),
-		DLIDPathBits: uint8(c.dlid_path_bits),
-	}
-}
+// wcFromC converts one completion (verbs/internal/cabi).
+func wcFromC(c *C.struct_ibv_wc, w *verbs.WC) { cabi.WCFromC(unsafe.Pointer(c), w) }
 
 func gidTypeFromC(t C.uint32_t) verbs.GIDType {
 	return verbs.GIDType(t)

@@ -18,6 +18,7 @@ import (
 	"unsafe"
 
 	"github.com/vsh-rdma/vsh/verbs"
+	"github.com/vsh-rdma/vsh/verbs/internal/cabi"
 )
 
 // hookDeviceAttr converts a struct ibv_device_attr whose fields hold 1, 2,
@@ -81,27 +82,7 @@ func hookSRQAttrRoundTrip(a verbs.SRQAttr) verbs.SRQAttr {
 // order when IBV_WC_WITH_IMM is set.
 func hookWC(w verbs.WC) verbs.WC {
 	var c C.struct_ibv_wc
-	c.wr_id = C.uint64_t(w.WRID)
-	c.status = uint32(w.Status)
-	c.opcode = uint32(w.Opcode)
-	c.vendor_err = C.uint32_t(w.VendorErr)
-	c.byte_len = C.uint32_t(w.ByteLen)
-	raw := w.Imm
-	if w.Flags&verbs.WCWithImm != 0 {
-		var b [4]byte
-		binary.BigEndian.PutUint32(b[:], w.Imm)
-		raw = binary.NativeEndian.Uint32(b[:])
-	}
-	// The union after byte_len: imm_data / invalidated_rkey.
-	off := unsafe.Offsetof(c.byte_len) + unsafe.Sizeof(c.byte_len)
-	*(*uint32)(unsafe.Add(unsafe.Pointer(&c), off)) = raw
-	c.qp_num = C.uint32_t(w.QPNum)
-	c.src_qp = C.uint32_t(w.SrcQP)
-	c.wc_flags = C.uint(w.Flags)
-	c.pkey_index = C.uint16_t(w.PKeyIndex)
-	c.slid = C.uint16_t(w.SLID)
-	c.sl = C.uint8_t(w.SL)
-	c.dlid_path_bits = C.uint8_t(w.DLIDPathBits)
+	cabi.WCToC(&w, unsafe.Pointer(&c))
 	var out verbs.WC
 	wcFromC(&c, &out)
 	return out

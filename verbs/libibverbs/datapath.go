@@ -8,12 +8,12 @@ package main
 import "C"
 
 import (
-	"encoding/binary"
 	"fmt"
 	"sync"
 	"unsafe"
 
 	"github.com/vsh-rdma/vsh/verbs"
+	"github.com/vsh-rdma/vsh/verbs/internal/cabi"
 )
 
 // sgList appends the n SGEs at sges[from:] (the C side's copy) to buf.
@@ -224,26 +224,5 @@ func vshReqNotifyCQ(h C.uintptr_t, solicited C.int) C.int {
 	return errno(err)
 }
 
-// wcToC fills one struct ibv_wc. imm_data is big-endian there; an
-// invalidated rkey is in host order.
-func wcToC(w *verbs.WC, c *C.struct_ibv_wc) {
-	c.wr_id = C.uint64_t(w.WRID)
-	c.status = uint32(w.Status)
-	c.opcode = uint32(w.Opcode)
-	c.vendor_err = C.uint32_t(w.VendorErr)
-	c.byte_len = C.uint32_t(w.ByteLen)
-	v := w.Imm
-	if w.Flags&verbs.WCWithImm != 0 {
-		var b [4]byte
-		binary.BigEndian.PutUint32(b[:], v)
-		v = binary.NativeEndian.Uint32(b[:])
-	}
-	binary.NativeEndian.PutUint32(c.anon0[:], v)
-	c.qp_num = C.uint32_t(w.QPNum)
-	c.src_qp = C.uint32_t(w.SrcQP)
-	c.wc_flags = C.uint(w.Flags)
-	c.pkey_index = C.uint16_t(w.PKeyIndex)
-	c.slid = C.uint16_t(w.SLID)
-	c.sl = C.uint8_t(w.SL)
-	c.dlid_path_bits = C.uint8_t(w.DLIDPathBits)
-}
+// wcToC fills one struct ibv_wc (verbs/internal/cabi).
+func wcToC(w *verbs.WC, c *C.struct_ibv_wc) { cabi.WCToC(w, unsafe.Pointer(c)) }

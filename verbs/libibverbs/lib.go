@@ -101,23 +101,18 @@ func start() error {
 }
 
 // processMemory is the program's own memory at addr, for inline sends,
-// which read it as rdma-core's providers do: memcpy from the address.
-// The bytes are copied by C (vsh_copy), so that an address the program
-// does not own faults in C, as rdma-core's memcpy would, not in Go. It
-// runs under the fabric's lock, which makes the one scratch buffer safe.
+// which read it as rdma-core's providers do, at post time. The C side
+// (copy_inline) has already copied every inline request's data and
+// pointed its SGEs at the copy, so what is read here is always memory it
+// owns: a bad address in the program faults there, in C. (A request with
+// more inline data than it copies is refused by the simulator before it
+// reads: more than any max_inline_data.)
 func processMemory(addr uint64, n int) []byte {
 	if addr == 0 || n <= 0 {
 		return nil
 	}
-	if cap(inlineCopy) < n {
-		inlineCopy = make([]byte, n)
-	}
-	b := inlineCopy[:n]
-	C.vsh_copy(unsafe.Pointer(&b[0]), unsafe.Add(unsafe.Pointer(nil), uintptr(addr)), C.size_t(n))
-	return b
+	return unsafe.Slice((*byte)(unsafe.Add(unsafe.Pointer(nil), uintptr(addr))), n)
 }
-
-var inlineCopy []byte
 
 // add enters o in the table and returns its handle.
 func add(o handled, kind string, ctx *ctxObj, c unsafe.Pointer, v any) C.uintptr_t {

@@ -1012,12 +1012,6 @@ static int op_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr, struct 
 	return post_recv(H(vsh_srq, srq), 1, wr, bad_wr);
 }
 
-/* vsh_copy copies the program's memory for the Go side, so that a bad address faults in C. */
-void vsh_copy(void *dst, const void *src, size_t n)
-{
-	memcpy(dst, src, n);
-}
-
 int ibv_attach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid)
 {
 	NEED(gid, __func__, "pass the address of the group's union ibv_gid");

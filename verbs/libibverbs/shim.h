@@ -98,7 +98,6 @@ struct vsh_rwr {
 #define VSH_MAX_SGE 64
 
 struct vsh_context *vsh_new_context(struct ibv_device *dev, uintptr_t h, int async_fd, int comp_vectors);
-void vsh_copy(void *dst, const void *src, size_t n);
 void vsh_null(const char *verb, const char *arg, const char *fix);
 
 #endif

@@ -8,6 +8,7 @@ package cabi
 import "C"
 
 import (
+	"encoding/binary"
 	"unsafe"
 
 	"github.com/vsh-rdma/vsh/verbs"
@@ -150,4 +151,59 @@ func QPAttrFromC(p unsafe.Pointer) verbs.QPAttr {
 func SRQAttrFromC(p unsafe.Pointer) verbs.SRQAttr {
 	c := (*C.struct_ibv_srq_attr)(p)
 	return verbs.SRQAttr{MaxWR: int(c.max_wr), MaxSGE: int(c.max_sge), SRQLimit: int(c.srq_limit)}
+}
+
+// WCToC fills the struct ibv_wc at p from w. imm_data is big-endian there;
+// an invalidated rkey is in host order.
+func WCToC(w *verbs.WC, p unsafe.Pointer) {
+	c := (*C.struct_ibv_wc)(p)
+	c.wr_id = C.uint64_t(w.WRID)
+	c.status = uint32(w.Status)
+	c.opcode = uint32(w.Opcode)
+	c.vendor_err = C.uint32_t(w.VendorErr)
+	c.byte_len = C.uint32_t(w.ByteLen)
+	v := w.Imm
+	if w.Flags&verbs.WCWithImm != 0 {
+		var b [4]byte
+		binary.BigEndian.PutUint32(b[:], v)
+		v = binary.NativeEndian.Uint32(b[:])
+	}
+	binary.NativeEndian.PutUint32(c.anon0[:], v)
+	c.qp_num = C.uint32_t(w.QPNum)
+	c.src_qp = C.uint32_t(w.SrcQP)
+	c.wc_flags = C.uint(w.Flags)
+	c.pkey_index = C.uint16_t(w.PKeyIndex)
+	c.slid = C.uint16_t(w.SLID)
+	c.sl = C.uint8_t(w.SL)
+	c.dlid_path_bits = C.uint8_t(w.DLIDPathBits)
+}
+
+// WCFromC reads the struct ibv_wc at p into w. imm_data is big-endian on the wire and
+// in struct ibv_wc; WC.Imm is host order. With IBV_WC_WITH_INV the union
+// holds the invalidated rkey, already in host order.
+func WCFromC(p unsafe.Pointer, w *verbs.WC) {
+	c := (*C.struct_ibv_wc)(p)
+	raw := binary.NativeEndian.Uint32(c.anon0[:]) // the imm_data/invalidated_rkey union, without a call into C
+	flags := verbs.WCFlags(c.wc_flags)
+	imm := raw
+	if flags&verbs.WCWithImm != 0 {
+		var b [4]byte
+		binary.NativeEndian.PutUint32(b[:], raw)
+		imm = binary.BigEndian.Uint32(b[:])
+	}
+	*w = verbs.WC{
+		WRID:         uint64(c.wr_id),
+		Status:       verbs.WCStatus(c.status),
+		Opcode:       verbs.WCOpcode(c.opcode),
+		VendorErr:    uint32(c.vendor_err),
+		ByteLen:      uint32(c.byte_len),
+		Imm:          imm,
+		QPNum:        uint32(c.qp_num),
+		SrcQP:        uint32(c.src_qp),
+		Flags:        flags,
+		PKeyIndex:    uint16(c.pkey_index),
+		SLID:         uint16(c.slid),
+		SL:           uint8(c.sl),
+		DLIDPathBits: uint8(c.dlid_path_bits),
+	}
 }
