@@ -335,13 +335,14 @@ func (e *Endpoint) Run(ctx context.Context, client bool, extra string) (Stats, e
 const (
 	// busyClock: the loop reads the clock once every busyClock polls.
 	busyClock = 64
-	// busyYield: the loop gives the scheduler a turn when busyYield has
-	// passed since the last. Go preempts a goroutine that has run 10 ms
-	// without a turn, and when that happens during a call into C (a poll,
-	// a post) the runtime hands the goroutine's processor to another
-	// thread, and the loop goes on in yet another: a yield before that
-	// costs far less.
-	busyYield = 8 * time.Millisecond
+	// busyYield: the loop gives the scheduler a turn (goyield) when
+	// busyYield has passed since the last. Go preempts a goroutine that
+	// has run 10 ms without a turn, and when that happens during a call
+	// into C (a poll, a post) the runtime hands the goroutine's processor
+	// to another thread, and the loop goes on in yet another. goyield
+	// wakes no thread, so it can come often enough to leave a wide margin
+	// for the time the kernel takes the CPU away.
+	busyYield = 1 * time.Millisecond
 )
 
 // runBusy is Run's loop on a self-driven device: a poll, and what came,
@@ -369,7 +370,7 @@ func (e *Endpoint) runBusy(ctx context.Context, extra string) (Stats, error) {
 		}
 		t := time.Now()
 		if t.Sub(yielded) >= busyYield {
-			runtime.Gosched()
+			goyield()
 			yielded = t
 		}
 		if c := e.rcnt + e.scnt; c != seen {
