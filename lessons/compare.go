@@ -537,7 +537,11 @@ func qpAttrDiffs(ref, le *snapshot, s, l *objSnap, m mapping, full bool, the fun
 		if full && s.peer != "" && l.peer == m.learner(s.peer) && idle(ref) && idle(le) {
 			sp, lp := ref.by[s.peer], le.by[l.peer]
 			rts := func(o *objSnap) bool { return o.attr.State == verbs.QPSRTS }
-			if sp != nil && lp != nil && rts(s) && rts(l) && rts(sp) && rts(lp) {
+			// A sender with requests outstanding has PSNs in motion: rxe's
+			// sq_psn goes back to the first unacknowledged PSN each time
+			// it resends (req_retry), e.g. after an RNR NAK.
+			settled := func(o *objSnap) bool { return o.sends == 0 }
+			if sp != nil && lp != nil && rts(s) && rts(l) && rts(sp) && rts(lp) && settled(sp) && settled(lp) {
 				sr, lr := sa.RQPSN == sp.attr.SQPSN, la.RQPSN == lp.attr.SQPSN
 				if sr != lr {
 					d := Diff{Kind: DiffAttr, Pending: ref.sends, Handle: l.h, Ref: s.h,
