@@ -81,6 +81,10 @@ const rxeDeviceCapFlags = 1<<1 | // BAD_PKEY_CNTR
 	1<<21 | // MEM_MGT_EXTENSIONS
 	1<<24 // MEM_WINDOW_TYPE_2B
 
+// deviceXRC is IB_DEVICE_XRC, which a device with XRC domains sets (mlx5;
+// rxe does not): the simulator sets it when XRC is on.
+const deviceXRC = 1 << 20
+
 // rxePortCapFlags is RXE_PORT_PORT_CAP_FLAGS = IB_PORT_CM_SUP; rxe never
 // sets ip_gids, so the uverbs response adds nothing.
 const rxePortCapFlags = 1 << 16
@@ -113,8 +117,13 @@ func (d *device) gidSlot(port uint8, i int) (verbs.GID, bool, bool) {
 	return g, ok, true
 }
 
-// deviceAttr is what ibv_query_device returns on rxe.
+// deviceAttr is what ibv_query_device returns on rxe, with IB_DEVICE_XRC
+// when XRC is on.
 func (d *device) deviceAttr() verbs.DeviceAttr {
+	flags := uint32(rxeDeviceCapFlags)
+	if d.f.cfg.XRC {
+		flags |= deviceXRC
+	}
 	return verbs.DeviceAttr{
 		FWVer:              "0.0.0", // rxe sets no firmware version
 		NodeGUID:           d.guid,
@@ -126,7 +135,7 @@ func (d *device) deviceAttr() verbs.DeviceAttr {
 		HWVer:              0,
 		MaxQP:              rxeMaxQP,
 		MaxQPWR:            rxeMaxQPWR,
-		DeviceCapFlags:     rxeDeviceCapFlags,
+		DeviceCapFlags:     flags,
 		MaxSGE:             rxeMaxSGE,
 		MaxSGERd:           rxeMaxSGERd,
 		MaxCQ:              rxeMaxCQ,
