@@ -35,11 +35,19 @@ func Addr(host string, port uint64) string {
 	return net.JoinHostPort(host, strconv.FormatUint(port, 10))
 }
 
+// dialContext is how Dial dials (a test stands in for the network).
+var dialContext = func(ctx context.Context, timeout time.Duration, addr string) (net.Conn, error) {
+	d := net.Dialer{Timeout: timeout}
+	return d.DialContext(ctx, "tcp", addr)
+}
+
 // Dial connects to addr (Addr's form). A server that is not up yet refuses:
 // Dial tries again every 20 ms until wait has passed, so that a script can
-// start both sides at once; then it returns ErrRefused.
+// start both sides at once; then it returns ErrRefused, also when the last
+// try ran out of time after refusals (a loaded machine).
 func Dial(ctx context.Context, addr string, wait time.Duration) (*Conn, error) {
 	deadline := time.Now().Add(wait)
+	refused := false
 	for {
 		left := time.Until(deadline)
 		if err := ctx.Err(); err != nil {
@@ -48,8 +56,7 @@ func Dial(ctx context.Context, addr string, wait time.Duration) (*Conn, error) {
 		if left <= 0 {
 			return nil, ErrRefused
 		}
-		d := net.Dialer{Timeout: left}
-		c, err := d.DialContext(ctx, "tcp", addr)
+		c, err := dialContext(ctx, left, addr)
 		if err == nil {
 			return &Conn{c: c}, nil
 		}
@@ -61,9 +68,14 @@ func Dial(ctx context.Context, addr string, wait time.Duration) (*Conn, error) {
 			host, _, _ := net.SplitHostPort(addr)
 			return nil, &NoHostError{Host: host, Why: dnsErr.Err}
 		}
+		var ne net.Error
+		if refused && errors.As(err, &ne) && ne.Timeout() {
+			return nil, ErrRefused
+		}
 		if !errors.Is(err, syscall.ECONNREFUSED) {
 			return nil, err
 		}
+		refused = true
 		time.Sleep(min(20*time.Millisecond, time.Until(deadline)))
 	}
 }
