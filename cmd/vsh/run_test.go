@@ -109,6 +109,7 @@ func TestRunEnv(t *testing.T) {
 }
 
 func TestRunFlags(t *testing.T) {
+	t.Chdir(t.TempDir()) // --trace=FILE creates FILE
 	cwd, err := os.Getwd()
 	if err != nil {
 		t.Fatal(err)
