@@ -39,6 +39,10 @@ type carrier interface {
 	send(p *packet) error
 	// settled is told that a verb's work is done.
 	settled()
+	// arrivedBy is asked before a timer due at t fires: it queues the
+	// packets that reached the fabric by then and are not yet queued, and
+	// reports whether one of them is to be delivered before the timer.
+	arrivedBy(t time.Duration) bool
 	// wait lets up to d pass, in automatic delivery mode, until ready
 	// reports true.
 	wait(d time.Duration, ready func() bool)
@@ -67,6 +71,7 @@ func (inProcess) peerName(name string) (string, string) {
 func (inProcess) peerHint() string              { return "" }
 func (inProcess) unreachable(netip.Addr) string { return "" }
 func (inProcess) settled()                      {}
+func (inProcess) arrivedBy(time.Duration) bool  { return false }
 func (inProcess) stop()                         {}
 
 // send is never called: only another carrier makes stand-ins.

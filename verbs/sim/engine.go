@@ -74,6 +74,11 @@ func (f *Fabric) runLocked() {
 			i += n.batched
 			n.batchLeft = 0
 		case stepTimer:
+			// What came before the timer fell due goes first, as rxe
+			// handles each packet when it comes.
+			if t, _ := f.nextTimer(); f.carrier.arrivedBy(t.at) {
+				continue
+			}
 			f.fireTimer()
 		default:
 			return

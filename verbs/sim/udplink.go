@@ -80,6 +80,8 @@ import (
 // Time: the virtual clock follows the wall clock (it never runs behind it),
 // and whoever waits on the socket wakes when the next timer falls due, so
 // rxe's retransmit and RNR timers run in real time and never fire early.
+// A datagram arrives at the time the kernel received it (Linux), and a
+// timer fires only after what came before its deadline (arrivedBy).
 // Waiting for a completion event (GetEvent with a wait, GetAsyncEvent)
 // really waits; polling an empty CQ lets no virtual time pass. In step
 // mode (verbs.DeliverStep) arriving packets queue up until Step, Run or
@@ -140,14 +142,16 @@ const (
 
 // udpSlots is what every platform's udpIO has: the socket's descriptor
 // and raw connection, and the receive slots — datagram i of the last
-// batch read is bufs[i][:n[i]], from from[i] — and the socket's drop
-// count, as the last datagram read carried it.
+// batch read is bufs[i][:n[i]], from from[i], received by the kernel at
+// at[i] (Unix nanoseconds; 0 where the platform does not say) — and the
+// socket's drop count, as the last datagram read carried it.
 type udpSlots struct {
 	fd    int
 	raw   syscall.RawConn
 	bufs  [udpBatch][]byte
 	n     [udpBatch]int
 	from  [udpBatch]netip.AddrPort
+	at    [udpBatch]int64
 	drops uint32
 }
 
@@ -197,6 +201,7 @@ type udpLink struct {
 
 	start time.Time     // wall time when the link started
 	base  time.Duration // the virtual time then
+	epoch int64         // start in Unix nanoseconds, for the kernel's receive times
 
 	io    *udpIO // the socket's batched I/O, used under the fabric's lock
 	scope uint32 // the interface index of a link-local address, else 0
@@ -270,13 +275,15 @@ func NewUDP(cfg Config, addr string) (*Fabric, error) {
 	}
 	mtu := cfg.Link.MTU
 	f := New(cfg)
+	now := time.Now()
 	l := &udpLink{
 		quiet: udpQuiet, idleWait: udpIdleWait,
 		f: f, conn: conn, local: local, addr: local.Addr().WithZone(""), dev: f.devs[0],
 		ttl: -1, tos: -1,
 		peers:     map[netip.Addr]*standIn{},
 		strangers: map[netip.Addr]*device{},
-		start:     time.Now(),
+		start:     now,
+		epoch:     now.UnixNano(),
 		wake:      make(chan struct{}),
 		keeperT:   time.NewTimer(time.Hour),
 		done:      make(chan struct{}),
@@ -991,7 +998,7 @@ func (l *udpLink) readLocked() bool {
 			if l.doorbell(b, from) {
 				continue
 			}
-			l.injectLocked(b, from)
+			l.injectLocked(b, from, l.arrival(l.io.at[i]))
 			got = true
 		}
 		if k < udpBatch {
@@ -1004,6 +1011,33 @@ func (l *udpLink) readLocked() bool {
 	}
 	clear(l.strangers)
 	return got
+}
+
+// arrival is when a datagram the kernel received at ns (Unix
+// nanoseconds) reached the device, in the fabric's time: at most now, and
+// now when the kernel did not say or in step mode, where the program
+// moves the clock.
+func (l *udpLink) arrival(ns int64) time.Duration {
+	now := l.f.clock.now()
+	if ns == 0 || l.f.mode != verbs.DeliverAuto {
+		return now
+	}
+	return min(l.base+time.Duration(ns-l.epoch), max(l.elapsed(), now))
+}
+
+// arrivedBy reads the socket before a timer due at t fires, so that the
+// datagrams that came first are delivered first, as rxe takes each packet
+// when it comes: a timer that falls due while the program is busy would
+// otherwise fire before the ACKs waiting on the socket are seen, and
+// resend what they acknowledge. It reports whether a datagram so read
+// came by t. Only in automatic delivery mode, where the clock follows the
+// wall clock.
+func (l *udpLink) arrivedBy(t time.Duration) bool {
+	if l.f.mode != verbs.DeliverAuto || !l.readLocked() {
+		return false
+	}
+	p := l.f.net.pkts.peek()
+	return p != nil && p.at <= t
 }
 
 // wait is waitFor in real time: it waits up to d of wall time, with
@@ -1236,9 +1270,10 @@ func later(ts ...time.Time) time.Time {
 }
 
 // injectLocked queues datagram b from the peer at from for delivery to
-// the link's device, now, as a packet of its own (b is copied). In step
-// mode, while the fabric holds udpHeldMax packets, it drops b instead.
-func (l *udpLink) injectLocked(b []byte, from netip.AddrPort) {
+// the link's device at time at (its arrival), as a packet of its own (b
+// is copied). In step mode, while the fabric holds udpHeldMax packets, it
+// drops b instead.
+func (l *udpLink) injectLocked(b []byte, from netip.AddrPort, at time.Duration) {
 	f := l.f
 	n := &f.net
 	if f.mode != verbs.DeliverAuto && n.pkts.len()+len(n.held) >= udpHeldMax {
@@ -1259,7 +1294,7 @@ func (l *udpLink) injectLocked(b []byte, from netip.AddrPort) {
 	p.from = l.source(src, p)
 	n.seq++
 	p.seq = n.seq
-	p.at = f.clock.now()
+	p.at = at
 	if len(n.faults) > 0 && wire.Decode(p.enc, &p.hdr) == nil {
 		// The fault rules act on arrival too, on what the peer sent.
 		drop, dup := f.applyFaults(p, true)

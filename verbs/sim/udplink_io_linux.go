@@ -18,14 +18,15 @@ import (
 // readable through the runtime's poller (udpLink.holdSocket); writing
 // goes through the poller, which waits when the socket's send buffer is
 // full. The socket counts what its full receive buffer dropped
-// (SO_RXQ_OVFL), and every datagram read carries the count.
+// (SO_RXQ_OVFL) and stamps each datagram with the time the kernel received
+// it (SO_TIMESTAMPNS); every datagram read carries both.
 type udpIO struct {
 	udpSlots
 
 	rhdr   [udpBatch]unix.Mmsghdr
 	riov   [udpBatch]unix.Iovec
 	rname  [udpBatch]unix.RawSockaddrInet6
-	roob   [udpBatch][32]byte
+	roob   [udpBatch][64]byte // SO_RXQ_OVFL's 4 bytes and SCM_TIMESTAMPNS's timespec
 	shdr   [udpBatch]unix.Mmsghdr
 	siov   [udpBatch]unix.Iovec
 	sname  [udpBatch]unix.RawSockaddrInet6
@@ -40,6 +41,7 @@ func newUDPIO(c *net.UDPConn) (*udpIO, error) {
 	io.sendFn = io.sendmmsg
 	err := io.init(c, func(fd int) {
 		_ = unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_RXQ_OVFL, 1)
+		_ = unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_TIMESTAMPNS, 1)
 		// As much as the privilege allows beyond net.core.rmem_max and
 		// wmem_max.
 		_ = unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_RCVBUFFORCE, udpRcvBuf)
@@ -84,7 +86,8 @@ func (io *udpIO) recv() (int, error) {
 		for i := 0; i < k; i++ {
 			io.n[i] = int(io.rhdr[i].Len)
 			io.from[i] = sockaddrAddrPort(&io.rname[i])
-			io.oob(&io.rhdr[i].Hdr, io.roob[i][:])
+			io.at[i] = 0
+			io.oob(i, &io.rhdr[i].Hdr, io.roob[i][:])
 		}
 		return k, nil
 	}
@@ -102,8 +105,9 @@ func (io *udpIO) pending(fd uintptr) bool {
 	}
 }
 
-// oob takes the drop count from a datagram's control messages.
-func (io *udpIO) oob(h *unix.Msghdr, b []byte) {
+// oob takes the drop count and datagram i's receive time from its
+// control messages.
+func (io *udpIO) oob(i int, h *unix.Msghdr, b []byte) {
 	b = b[:h.Controllen]
 	for len(b) >= unix.SizeofCmsghdr {
 		c := (*unix.Cmsghdr)(unsafe.Pointer(&b[0]))
@@ -111,8 +115,14 @@ func (io *udpIO) oob(h *unix.Msghdr, b []byte) {
 		if l < unix.SizeofCmsghdr || l > len(b) {
 			return
 		}
-		if c.Level == unix.SOL_SOCKET && c.Type == unix.SO_RXQ_OVFL && l >= unix.CmsgLen(4) {
+		switch {
+		case c.Level != unix.SOL_SOCKET:
+		case c.Type == unix.SO_RXQ_OVFL && l >= unix.CmsgLen(4):
 			io.drops = binary.NativeEndian.Uint32(b[unix.CmsgLen(0):])
+		case c.Type == unix.SCM_TIMESTAMPNS && l >= unix.CmsgLen(int(unsafe.Sizeof(unix.Timespec{}))):
+			var ts unix.Timespec // copied: the control bytes need not be aligned
+			copy(unsafe.Slice((*byte)(unsafe.Pointer(&ts)), unsafe.Sizeof(ts)), b[unix.CmsgLen(0):])
+			io.at[i] = ts.Nano()
 		}
 		b = b[min(unix.CmsgSpace(l-unix.CmsgLen(0)), len(b)):]
 	}
