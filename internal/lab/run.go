@@ -30,7 +30,7 @@ type Options struct {
 	MemoryMiB     int           // guest memory, default 2048
 	CPUs          int           // guest CPUs, default min(host CPUs, 4)
 	MTU           int           // MTU of rxenet0, default 1500 (rxe active_mtu 1024)
-	BootTimeout   time.Duration // the last accelerator's limit to reach rxe0 ready, default 120 s
+	BootTimeout   time.Duration // the last accelerator's limit to reach init (a first boot that hangs gets half), default 120 s
 	FallbackAfter time.Duration // an earlier accelerator's limit before falling back, default 30 s
 	Verbose       bool          // stream the guest's console to Log
 	Quiet         bool          // no progress lines on Log
@@ -170,7 +170,11 @@ var ErrTimeout = errors.New("timed out")
 var errEscape = errors.New("stopped with Ctrl-]")
 
 // bootError is a guest that did not come up; the next accelerator may.
-type bootError struct{ msg string }
+// hung says that QEMU ran but the guest did not reach its init in time.
+type bootError struct {
+	msg  string
+	hung bool
+}
 
 func (e *bootError) Error() string { return e.msg }
 
@@ -226,13 +230,20 @@ func (l *Lab) Run(ctx context.Context, spec RunSpec) (Result, error) {
 		ctx, cancel = context.WithTimeoutCause(ctx, spec.Timeout, ErrTimeout)
 		defer cancel()
 	}
-	for i, accel := range l.accels {
+	// The last accelerator's guest gets a second boot when the first
+	// hangs before its init, as a TCG guest now and then does, silently:
+	// half the boot timeout for the first boot, all of it for the second.
+	retried := false
+	for i := 0; i < len(l.accels); i++ {
+		accel := l.accels[i]
 		last := i == len(l.accels)-1
 		limit := l.o.BootTimeout
 		if !last {
 			limit = l.o.FallbackAfter
+		} else if !retried {
+			limit = l.o.BootTimeout / 2
 		}
-		if i == 0 {
+		if i == 0 && !retried {
 			l.logf("booting kernel %s with %s (%s)", l.st.KernelRelease, AccelName(accel), l.accelWhy)
 		}
 		res, err = l.boot(ctx, g, spec, accel, limit)
@@ -240,6 +251,13 @@ func (l *Lab) Run(ctx context.Context, spec RunSpec) (Result, error) {
 		var be *bootError
 		if errors.As(err, &be) && !last && ctx.Err() == nil {
 			l.logf("%s guest did not come up (%v); falling back to %s", AccelName(accel), err, AccelName(l.accels[i+1]))
+			continue
+		}
+		if errors.As(err, &be) && be.hung && last && !retried && ctx.Err() == nil {
+			// Said even with -q: a run that took a minute longer says why.
+			fmt.Fprintf(l.o.Log, "rxe-lab: %v; booting it again\n", err)
+			retried = true
+			i--
 			continue
 		}
 		return res, err
@@ -487,7 +505,7 @@ func (r *guestRun) connect(ctx context.Context) error {
 			}
 			r.conns[a.ch] = a.c
 		case <-r.qemuDone:
-			return &bootError{fmt.Sprintf("QEMU (%s) exited at start: %v%s", AccelName(r.accel), r.qemuErr, r.tail())}
+			return &bootError{msg: fmt.Sprintf("QEMU (%s) exited at start: %v%s", AccelName(r.accel), r.qemuErr, r.tail())}
 		case <-connectLimit.C:
 			return fmt.Errorf("QEMU did not connect its channels within 30 s%s", r.tail())
 		case <-ctx.Done():
@@ -581,8 +599,8 @@ loop:
 		case <-r.phase.C:
 			r.stopQEMU()
 			if !r.up {
-				return r.res, &bootError{fmt.Sprintf("the %s guest did not reach its init within %s%s",
-					AccelName(r.accel), bootLimit, r.tail())}
+				return r.res, &bootError{msg: fmt.Sprintf("the %s guest did not reach its init within %s%s",
+					AccelName(r.accel), bootLimit, r.tail()), hung: true}
 			}
 			return r.res, fmt.Errorf("the guest's init ran but %s was not ready within 60 s%s", GuestDevice, r.tail())
 		case <-r.winch:
@@ -641,7 +659,7 @@ func (r *guestRun) outcome() (Result, error) {
 	case r.failMsg != "":
 		return res, fmt.Errorf("the guest could not set up the lab: %s%s", r.failMsg, r.tail())
 	case !r.up:
-		return res, &bootError{fmt.Sprintf("the %s guest stopped before its init ran (QEMU: %v)%s", AccelName(r.accel), exitText(r.qemuErr), r.tail())}
+		return res, &bootError{msg: fmt.Sprintf("the %s guest stopped before its init ran (QEMU: %v)%s", AccelName(r.accel), exitText(r.qemuErr), r.tail())}
 	}
 	return res, fmt.Errorf("the guest stopped without reporting the command's exit status (QEMU: %s)%s", exitText(r.qemuErr), r.tail())
 }
