@@ -13,7 +13,8 @@ import (
 // timer fell due is delivered before the timer fires, however late the
 // fabric gets to it: rxe handles each packet as it comes. The sender's
 // fabric is held (its lock taken) from the SEND until past the timer's
-// deadline, so that the ACK waits on the socket; then either a verb runs
+// deadline, after the receiver has sent its ACK, so that the ACK waits on
+// the socket; then either a verb runs
 // the fabric without polling (verb) or the link reads the socket and runs
 // it (poll). Either way the SEND must leave once: a second copy is a
 // retransmission the ACK had made needless.
@@ -29,7 +30,9 @@ func TestUDPLinkACKBeforeRetransmitTimer(t *testing.T) {
 			fa, fb := newUDPFabric(t), newUDPFabric(t)
 			ea, eb := udpEnv(t, fa), udpEnv(t, fb)
 			qa, qb := ea.qp(verbs.QPTypeRC, verbs.QPCap{}), eb.qp(verbs.QPTypeRC, verbs.QPCap{})
-			connectRC(t, ea, eb, qa, qb, verbs.MTU1024) // timeout 14: 64–68 ms
+			// Timeout 16 (268 ms): time enough for the ACK to come back
+			// before the deadline on a loaded machine.
+			connectRCTimeout(t, ea, eb, qa, qb, verbs.MTU1024, 16)
 			mr, err := ea.pd.AllocMR(64, verbs.AccessLocalWrite)
 			mustT(t, err)
 			mb, err := eb.pd.AllocMR(64, verbs.AccessLocalWrite)
@@ -37,6 +40,15 @@ func TestUDPLinkACKBeforeRetransmitTimer(t *testing.T) {
 			_, err = qb.PostRecv([]verbs.RecvWR{{WRID: 1, SGList: []verbs.SGE{{Addr: mb.Addr(), Length: 64, LKey: mb.LKey()}}}})
 			mustT(t, err)
 			var sends, acks atomic.Int32
+			acked := make(chan time.Time, 1) // when B sent its ACK
+			defer fb.ObservePackets(func(ev verbs.PacketEvent) {
+				if ev.From == "sim0" && ev.Verdict == "sent" && strings.Contains(ev.Summary, "ACK") {
+					select {
+					case acked <- time.Now():
+					default:
+					}
+				}
+			})()
 			defer fa.ObservePackets(func(ev verbs.PacketEvent) {
 				switch {
 				case ev.From == "sim0" && ev.Verdict == "sent" && strings.Contains(ev.Summary, "SEND"):
@@ -62,11 +74,23 @@ func TestUDPLinkACKBeforeRetransmitTimer(t *testing.T) {
 				fa.mu.Unlock()
 				t.Skipf("the ACK was read before the fabric was held (%d); nothing to test", n)
 			}
-			time.Sleep(200 * time.Millisecond) // past the timer's 68 ms
-			if at, ok := l.timerWall(); !ok || at.After(time.Now()) {
+			at, ok := l.timerWall()
+			if !ok {
 				fa.mu.Unlock()
-				t.Fatalf("no retransmit timer due after 200 ms (armed %v, due at %v)", ok, at)
+				t.Fatal("the SEND armed no retransmit timer")
 			}
+			var ackAt time.Time
+			select {
+			case ackAt = <-acked:
+			case <-time.After(10 * time.Second):
+				fa.mu.Unlock()
+				t.Fatal("B sent no ACK within 10 s")
+			}
+			if !ackAt.Before(at) {
+				fa.mu.Unlock()
+				t.Skipf("B's ACK left %v after the deadline (a loaded machine): the retransmission is due", ackAt.Sub(at))
+			}
+			time.Sleep(time.Until(at) + 20*time.Millisecond) // past the deadline
 			tt.run(l)
 			fa.mu.Unlock()
 			if w := waitWC(t, ea, 1); w[0].Status != verbs.WCSuccess {

@@ -41,8 +41,15 @@ func udpEnv(t *testing.T, f *Fabric) *env {
 	return &env{t: t, f: f, ctx: ctx, pd: pd, cq: cq}
 }
 
-// connectRC moves a (on ea) and b (on eb) to RTS, each aimed at the other.
+// connectRC moves a (on ea) and b (on eb) to RTS, each aimed at the other,
+// with timeout 14 (64–68 ms).
 func connectRC(t *testing.T, ea, eb *env, a, b verbs.QP, mtu verbs.MTU) {
+	t.Helper()
+	connectRCTimeout(t, ea, eb, a, b, mtu, 14)
+}
+
+// connectRCTimeout is connectRC with the QPs' timeout attribute.
+func connectRCTimeout(t *testing.T, ea, eb *env, a, b verbs.QP, mtu verbs.MTU, timeout uint8) {
 	t.Helper()
 	all := verbs.AccessLocalWrite | verbs.AccessRemote
 	for _, x := range []struct {
@@ -53,7 +60,7 @@ func connectRC(t *testing.T, ea, eb *env, a, b verbs.QP, mtu verbs.MTU) {
 		av := verbs.AHAttr{IsGlobal: true, PortNum: 1, GRH: verbs.GlobalRoute{DGID: x.pe.gid(), SGIDIndex: 1, HopLimit: 1}}
 		mustT(t, x.q.Modify(&verbs.QPAttr{State: verbs.QPSRTR, AH: av, PathMTU: mtu, DestQPN: x.p.Num(), RQPSN: 100,
 			MaxDestRdAtomic: 1, MinRNRTimer: 12}, rtrMask))
-		mustT(t, x.q.Modify(&verbs.QPAttr{State: verbs.QPSRTS, Timeout: 14, RetryCnt: 7, RNRRetry: 7, SQPSN: 100, MaxRdAtomic: 1}, rtsMask))
+		mustT(t, x.q.Modify(&verbs.QPAttr{State: verbs.QPSRTS, Timeout: timeout, RetryCnt: 7, RNRRetry: 7, SQPSN: 100, MaxRdAtomic: 1}, rtsMask))
 	}
 }
 
