@@ -201,7 +201,6 @@ type udpLink struct {
 
 	start time.Time     // wall time when the link started
 	base  time.Duration // the virtual time then
-	epoch int64         // start in Unix nanoseconds, for the kernel's receive times
 
 	io    *udpIO // the socket's batched I/O, used under the fabric's lock
 	scope uint32 // the interface index of a link-local address, else 0
@@ -275,15 +274,13 @@ func NewUDP(cfg Config, addr string) (*Fabric, error) {
 	}
 	mtu := cfg.Link.MTU
 	f := New(cfg)
-	now := time.Now()
 	l := &udpLink{
 		quiet: udpQuiet, idleWait: udpIdleWait,
 		f: f, conn: conn, local: local, addr: local.Addr().WithZone(""), dev: f.devs[0],
 		ttl: -1, tos: -1,
 		peers:     map[netip.Addr]*standIn{},
 		strangers: map[netip.Addr]*device{},
-		start:     now,
-		epoch:     now.UnixNano(),
+		start:     time.Now(),
 		wake:      make(chan struct{}),
 		keeperT:   time.NewTimer(time.Hour),
 		done:      make(chan struct{}),
@@ -993,12 +990,13 @@ func (l *udpLink) readLocked() bool {
 		if k == 0 {
 			break
 		}
+		upTo := l.readAt() // one clock read a batch
 		for i := 0; i < k; i++ {
 			b, from := l.io.bufs[i][:l.io.n[i]], l.io.from[i]
 			if l.doorbell(b, from) {
 				continue
 			}
-			l.injectLocked(b, from, l.arrival(l.io.at[i]))
+			l.injectLocked(b, from, l.arrival(l.io.at[i], upTo))
 			got = true
 		}
 		if k < udpBatch {
@@ -1013,16 +1011,19 @@ func (l *udpLink) readLocked() bool {
 	return got
 }
 
+// readAt is the fabric's time of a batch just read: the latest any of
+// its datagrams can have arrived.
+func (l *udpLink) readAt() time.Duration { return max(l.elapsed(), l.f.clock.now()) }
+
 // arrival is when a datagram the kernel received at ns (Unix
-// nanoseconds) reached the device, in the fabric's time: at most now, and
-// now when the kernel did not say or in step mode, where the program
-// moves the clock.
-func (l *udpLink) arrival(ns int64) time.Duration {
-	now := l.f.clock.now()
+// nanoseconds) reached the device, in the fabric's time: at most upTo
+// (readAt), and the clock's now when the kernel did not say or in step
+// mode, where the program moves the clock.
+func (l *udpLink) arrival(ns int64, upTo time.Duration) time.Duration {
 	if ns == 0 || l.f.mode != verbs.DeliverAuto {
-		return now
+		return l.f.clock.now()
 	}
-	return min(l.base+time.Duration(ns-l.epoch), max(l.elapsed(), now))
+	return min(l.base+time.Duration(ns-l.start.UnixNano()), upTo)
 }
 
 // arrivedBy reads the socket before a timer due at t fires, so that the
