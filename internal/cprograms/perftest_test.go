@@ -3,6 +3,7 @@ package cprograms
 import (
 	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -19,6 +20,15 @@ var (
 	latTable = regexp.MustCompile(`(?m)^ #bytes #iterations\s+t_min\[usec\]\s+t_max\[usec\]\s+t_typical\[usec\]\s+t_avg\[usec\]`)
 	bwTable  = regexp.MustCompile(`(?m)^ #bytes\s+#iterations\s+BW peak\[MB/sec\]\s+BW average\[MB/sec\]\s+MsgRate\[Mpps\]`)
 )
+
+// clockCalibration is what perftest prints when its own measurement of the
+// CPU clock (a regression of cycles against gettimeofday) was disturbed,
+// as on a loaded machine: it then reports every time as inf.
+var clockCalibration = regexp.MustCompile(`Correlation coefficient r\^2: \S+ < 0\.9`)
+
+// calibrationAttempts is how often a pair runs when only perftest's clock
+// calibration failed.
+const calibrationAttempts = 3
 
 // TestPerftest runs perftest's latency and bandwidth programs for SEND,
 // RDMA WRITE and RDMA READ on RC, at 64 B and 64 KiB, -n 100: both sides
@@ -37,17 +47,32 @@ func TestPerftest(t *testing.T) {
 			programCase(t)
 			vsh, prog := built(t, "vsh"), debian(t, c.prog, "perftest")
 			parallel(t)
-			port := tcpPort(t)
-			// -x 1: GID 1, sim0's RoCEv2 GID; -F: no cpufreq warning.
-			args := []string{"-d", "sim0", "-x", "1", "-F", "-s", strconv.Itoa(c.size), "-n", "100", "-p", strconv.Itoa(port)}
-			server := vshRun(vsh, simAddr(t), nil, prog, args...)
-			client := vshRun(vsh, simAddr(t), nil, prog, append(args, "127.0.0.1")...)
-			sout, cout := runPair(t, server, client, port)
 			row := regexp.MustCompile(`(?m)^\s*` + strconv.Itoa(c.size) + `\s+100\s+\d+\.\d+`)
-			for _, side := range []struct{ name, out string }{{"server", sout}, {"client", cout}} {
-				if (side.name == "client" || c.server) && (!c.table.MatchString(side.out) || !row.MatchString(side.out)) {
-					t.Errorf("the %s printed no results table (%q) with a row for %d bytes\n%s", side.name, c.table, c.size, sides(server, sout, client, cout))
+			saddr, caddr := simAddr(t), simAddr(t)
+			for attempt := 1; ; attempt++ {
+				port := tcpPort(t)
+				// -x 1: GID 1, sim0's RoCEv2 GID; -F: no cpufreq warning.
+				args := []string{"-d", "sim0", "-x", "1", "-F", "-s", strconv.Itoa(c.size), "-n", "100", "-p", strconv.Itoa(port)}
+				server := vshRun(vsh, saddr, nil, prog, args...)
+				client := vshRun(vsh, caddr, nil, prog, append(args, "127.0.0.1")...)
+				sout, cout := runPair(t, server, client, port)
+				var missing []string
+				calibration := false
+				for _, side := range []struct{ name, out string }{{"server", sout}, {"client", cout}} {
+					if (side.name == "client" || c.server) && (!c.table.MatchString(side.out) || !row.MatchString(side.out)) {
+						missing = append(missing, side.name)
+						calibration = calibration || clockCalibration.MatchString(side.out)
+					}
 				}
+				if len(missing) == 0 {
+					return
+				}
+				if calibration && attempt < calibrationAttempts && !t.Failed() {
+					t.Logf("perftest's own clock calibration failed on a busy machine (%q): its table has no figures; running the pair again", clockCalibration)
+					continue
+				}
+				t.Errorf("the %s printed no results table (%q) with a row for %d bytes\n%s", strings.Join(missing, " and "), c.table, c.size, sides(server, sout, client, cout))
+				return
 			}
 		})
 	}
