@@ -22,6 +22,12 @@ const { chromium } = require('playwright-core');
       return cells.every(c => c.input_prompt_number !== '*' && c.input_prompt_number != null) &&
         document.querySelector('#kernel_indicator_icon.kernel_idle_icon');
     }, null, { timeout: 120000, polling: 250 });
+    // The replies (shell channel) and the outputs (iopub) reach the page
+    // by different routes, so the last cells' outputs may still be on
+    // their way: give them a while; a cell that never shows one is
+    // reported below.
+    await page.waitForFunction(() => [...document.querySelectorAll('.cell.code_cell')].every(c => c.querySelector('.output_area')),
+      null, { timeout: 20000, polling: 250 }).catch(() => {});
     const seen = await page.evaluate(() => {
       const cells = [...document.querySelectorAll('.cell.code_cell')];
       return {
