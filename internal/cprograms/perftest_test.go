@@ -1,6 +1,7 @@
 package cprograms
 
 import (
+	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
@@ -79,7 +80,11 @@ func TestPerftest(t *testing.T) {
 					t.Logf("perftest's own clock calibration failed on a busy machine (%q): its table has no figures; running the pair again", clockCalibration)
 					continue
 				}
-				t.Errorf("the %s printed no results table (%q) with a row for %d bytes\n%s", strings.Join(missing, " and "), c.table, c.size, sides(server, sout, client, cout))
+				why := ""
+				if calibration {
+					why = fmt.Sprintf(" (perftest's own clock calibration failed, %d times)", attempt)
+				}
+				t.Errorf("the %s printed no results table (%q) with a positive figure for %d bytes%s\n%s", strings.Join(missing, " and "), c.table, c.size, why, sides(server, sout, client, cout))
 				return
 			}
 		})
