@@ -65,14 +65,7 @@ func TestPerftest(t *testing.T) {
 				server := vshRun(vsh, saddr, nil, prog, args...)
 				client := vshRun(vsh, caddr, nil, prog, append(args, "127.0.0.1")...)
 				sout, cout := runPair(t, server, client, port)
-				var missing []string
-				calibration := false
-				for _, side := range []struct{ name, out string }{{"server", sout}, {"client", cout}} {
-					if (side.name == "client" || c.server) && (!c.table.MatchString(side.out) || !row.MatchString(side.out)) {
-						missing = append(missing, side.name)
-						calibration = calibration || clockCalibration.MatchString(side.out)
-					}
-				}
+				missing, calibration := c.withoutFigures(row, sout, cout)
 				if len(missing) == 0 {
 					return
 				}
@@ -89,4 +82,17 @@ func TestPerftest(t *testing.T) {
 			}
 		})
 	}
+}
+
+// withoutFigures names the sides (server, client) that should print c's
+// results table with a row matching row and did not, and says whether one
+// of those printed perftest's failed clock calibration.
+func (c perfCase) withoutFigures(row *regexp.Regexp, sout, cout string) (missing []string, calibration bool) {
+	for _, side := range []struct{ name, out string }{{"server", sout}, {"client", cout}} {
+		if (side.name == "client" || c.server) && (!c.table.MatchString(side.out) || !row.MatchString(side.out)) {
+			missing = append(missing, side.name)
+			calibration = calibration || clockCalibration.MatchString(side.out)
+		}
+	}
+	return missing, calibration
 }

@@ -230,39 +230,54 @@ func (l *Lab) Run(ctx context.Context, spec RunSpec) (Result, error) {
 		ctx, cancel = context.WithTimeoutCause(ctx, spec.Timeout, ErrTimeout)
 		defer cancel()
 	}
-	// The last accelerator's guest gets a second boot when the first
-	// hangs before its init, as a TCG guest now and then does, silently:
-	// half the boot timeout for the first boot, all of it for the second.
-	retried := false
-	for i := 0; i < len(l.accels); i++ {
-		accel := l.accels[i]
-		last := i == len(l.accels)-1
-		limit := l.o.BootTimeout
-		if !last {
-			limit = l.o.FallbackAfter
-		} else if !retried {
-			limit = l.o.BootTimeout / 2
-		}
-		if i == 0 && !retried {
-			l.logf("booting kernel %s with %s (%s)", l.st.KernelRelease, AccelName(accel), l.accelWhy)
-		}
-		res, err = l.boot(ctx, g, spec, accel, limit)
+	plan := l.bootPlan()
+	if len(plan) == 0 {
+		return res, errors.New("no accelerator to try")
+	}
+	l.logf("booting kernel %s with %s (%s)", l.st.KernelRelease, AccelName(plan[0].accel), l.accelWhy)
+	for i, try := range plan {
+		res, err = l.boot(ctx, g, spec, try.accel, try.limit)
 		res.Total = time.Since(start)
 		var be *bootError
-		if errors.As(err, &be) && !last && ctx.Err() == nil {
-			l.logf("%s guest did not come up (%v); falling back to %s", AccelName(accel), err, AccelName(l.accels[i+1]))
+		if i == len(plan)-1 || !errors.As(err, &be) || ctx.Err() != nil {
+			break
+		}
+		next := plan[i+1]
+		if !next.again {
+			l.logf("%s guest did not come up (%v); falling back to %s", AccelName(try.accel), err, AccelName(next.accel))
 			continue
 		}
-		if errors.As(err, &be) && be.hung && last && !retried && ctx.Err() == nil {
-			// Said even with -q: a run that took a minute longer says why.
-			fmt.Fprintf(l.o.Log, "rxe-lab: %v; booting it again\n", err)
-			retried = true
-			i--
-			continue
+		if !be.hung {
+			break
 		}
-		return res, err
+		// Said even with -q: a run that took a minute longer says why.
+		fmt.Fprintf(l.o.Log, "rxe-lab: %v; booting it again\n", err)
 	}
-	return res, errors.New("no accelerator to try")
+	return res, err
+}
+
+// bootTry is one boot in Run's plan: the accelerator and its time limit to
+// reach init; again marks the second boot of the same accelerator.
+type bootTry struct {
+	accel string
+	limit time.Duration
+	again bool
+}
+
+// bootPlan is the boots Run may make, in order: every accelerator but the
+// last for FallbackAfter; the last for half of BootTimeout and then, when
+// that guest hangs before its init (as a TCG guest now and then does,
+// silently), once more for all of it.
+func (l *Lab) bootPlan() []bootTry {
+	var plan []bootTry
+	for i, a := range l.accels {
+		if i < len(l.accels)-1 {
+			plan = append(plan, bootTry{accel: a, limit: l.o.FallbackAfter})
+			continue
+		}
+		plan = append(plan, bootTry{accel: a, limit: l.o.BootTimeout / 2}, bootTry{accel: a, limit: l.o.BootTimeout, again: true})
+	}
+	return plan
 }
 
 func (l *Lab) initialSize(spec RunSpec) (int, int) {

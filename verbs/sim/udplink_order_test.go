@@ -14,9 +14,8 @@ import (
 // fabric gets to it: rxe handles each packet as it comes. The sender's
 // fabric is held (its lock taken) from the SEND until past the timer's
 // deadline, after the receiver has sent its ACK, so that the ACK waits on
-// the socket; then either a verb runs
-// the fabric without polling (verb) or the link reads the socket and runs
-// it (poll). Either way the SEND must leave once: a second copy is a
+// the socket; then either a verb runs the fabric without polling (verb) or
+// the link reads the socket and runs it (poll). Either way the SEND must leave once: a second copy is a
 // retransmission the ACK had made needless.
 func TestUDPLinkACKBeforeRetransmitTimer(t *testing.T) {
 	for _, tt := range []struct {
