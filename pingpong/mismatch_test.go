@@ -126,7 +126,8 @@ func TestMismatchedSides(t *testing.T) {
 }
 
 // A peer that completes the exchange and then does nothing: the server
-// gives up after --timeout and says what it waited for.
+// gives up after --timeout and says what it waited for, after what the
+// backend saw (Program.Diagnose).
 func TestStalledPeer(t *testing.T) {
 	requireDataPath(t)
 	f := newFabric(t)
@@ -139,7 +140,8 @@ func TestStalledPeer(t *testing.T) {
 	go func() {
 		var so, se proctest.Buf
 		p := &Program{Stdout: &so, Stderr: &se, Open: func(string) (verbs.Provider, error) { return f, nil },
-			Listen: func(int) (net.Listener, error) { return ln, nil }}
+			Listen:   func(int) (net.Listener, error) { return ln, nil },
+			Diagnose: func() string { return "the link dropped 3 datagrams" }}
 		code := p.Run(context.Background(), strings.Fields("rc -g 1 --timeout 500ms -p "+strconv.Itoa(port)))
 		done <- result{code, so.String(), se.String()}
 	}()
@@ -156,7 +158,7 @@ func TestStalledPeer(t *testing.T) {
 	select {
 	case r := <-done:
 		if r.code != 1 || !strings.Contains(r.stderr, "No completion for 500ms: 0 of 1000 messages received, 0 sent") ||
-			!strings.Contains(r.stderr, "the client's first message never arrived") {
+			!strings.Contains(r.stderr, "likely cause: the link dropped 3 datagrams; the client's first message never arrived") {
 			t.Errorf("%s", r)
 		}
 	case <-time.After(10 * time.Second):

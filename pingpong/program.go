@@ -40,6 +40,10 @@ type Program struct {
 	// Hint is added to the explanation of a run that stopped moving (for
 	// example what the chosen backend cannot do).
 	Hint string
+	// Diagnose, when set, is asked once a run has stopped moving; what it
+	// says (what the backend saw go wrong, such as datagrams the kernel
+	// dropped) leads the explanation. "" adds nothing.
+	Diagnose func() string
 }
 
 // Run runs the command line args (after the program name: "rc -g 1 host")
@@ -222,6 +226,12 @@ func (p *Program) run(ctx context.Context, o Options, prog string) (err error) {
 	}
 	stats, err := ep.Run(ctx, client, p.Hint)
 	if err != nil {
+		var pe *Error
+		if p.Diagnose != nil && errors.As(err, &pe) && pe.Timeout {
+			if d := p.Diagnose(); d != "" {
+				pe.Hint = d + "; " + pe.Hint
+			}
+		}
 		return err
 	}
 	for _, l := range stats.Lines() {

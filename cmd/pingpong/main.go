@@ -31,6 +31,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 
 	"github.com/vsh-rdma/vsh/pingpong"
@@ -66,6 +67,7 @@ func run(ctx context.Context, argv []string, stdout, stderr io.Writer) int {
 			p.Hint = fmt.Sprintf("this side is on the simulator's UDP link at %s: the peer must reach it over RoCEv2 "+
 				"from an address of the same kind (a pingpong on the simulator at another loopback address, "+
 				"or kernel soft-RoCE or a RoCE NIC on the same link, with -g naming its GID of that family)", f.UDPAddr())
+			p.Diagnose = func() string { return linkDiagnosis(f.UDPStats()) }
 		}
 		return prov, nil
 	}
@@ -74,6 +76,33 @@ func run(ctx context.Context, argv []string, stdout, stderr io.Writer) int {
 		opened.Close()
 	}
 	return code
+}
+
+// linkDiagnosis says what the simulator's UDP link dropped, for a run that
+// stopped moving; "" when it dropped nothing.
+func linkDiagnosis(st sim.UDPLinkStats) string {
+	var s []string
+	if st.QueueDrops > 0 {
+		s = append(s, fmt.Sprintf("the kernel dropped %d datagram(s) arriving at this side's UDP socket, its receive buffer full while the machine was busy: "+
+			"RC sends them again, UC and UD lose those messages for good (run again, on a less busy machine or with a smaller -s or -n)", st.QueueDrops))
+	}
+	var why []string
+	for _, c := range []struct {
+		n    uint64
+		what string
+	}{
+		{st.Malformed, "not RoCEv2 as rxe knows it"},
+		{st.BadICRC, "with a wrong ICRC"},
+		{st.Refused, "refused by the header checks (no such QP, a QP of another type or state, or a wrong key)"},
+	} {
+		if c.n > 0 {
+			why = append(why, fmt.Sprintf("%d %s", c.n, c.what))
+		}
+	}
+	if len(why) > 0 {
+		s = append(s, fmt.Sprintf("this side dropped datagrams from the peer: %s", strings.Join(why, ", ")))
+	}
+	return strings.Join(s, "; ")
 }
 
 // openBackend picks the backend of --backend; with none, libibverbs when it

@@ -126,3 +126,36 @@ func TestTwoSimulatorsOverUDP(t *testing.T) {
 		}
 	}
 }
+
+// A run that stopped moving on the simulator says what its UDP link
+// dropped first.
+func TestLinkDiagnosis(t *testing.T) {
+	tests := []struct {
+		name string
+		st   sim.UDPLinkStats
+		want []string // substrings; none: ""
+	}{
+		{name: "nothing dropped", st: sim.UDPLinkStats{Peers: 1, Evicted: 2, IPv4IDs: 5}},
+		{name: "socket overflow", st: sim.UDPLinkStats{QueueDrops: 7},
+			want: []string{"the kernel dropped 7 datagram(s)", "UC and UD lose those messages"}},
+		{name: "refused", st: sim.UDPLinkStats{Malformed: 1, BadICRC: 2, Refused: 3},
+			want: []string{"dropped datagrams from the peer: 1 not RoCEv2 as rxe knows it, 2 with a wrong ICRC, 3 refused by the header checks"}},
+		{name: "refused only", st: sim.UDPLinkStats{Refused: 1},
+			want: []string{"from the peer: 1 refused by the header checks (no such QP"}},
+		{name: "both", st: sim.UDPLinkStats{QueueDrops: 1, Refused: 1},
+			want: []string{"the kernel dropped 1 datagram(s)", "; this side dropped datagrams from the peer: 1 refused"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := linkDiagnosis(tc.st)
+			if len(tc.want) == 0 && got != "" {
+				t.Errorf("linkDiagnosis = %q, want \"\"", got)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(got, w) {
+					t.Errorf("linkDiagnosis = %q, lacks %q", got, w)
+				}
+			}
+		})
+	}
+}
