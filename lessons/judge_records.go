@@ -208,13 +208,38 @@ func (m mapping) learnerSpan(s span) span {
 	return s
 }
 
+// readsWRID reports whether the lesson's expectations read the wr_id of
+// the reference's work request p: its value, from the CQ it completes on
+// or from every CQ. A receive on an SRQ (its CQ is that of the QP it
+// lands on) counts as read when its value is read from any CQ.
+func (j *Judge) readsWRID(ref *snapshot, p Post) bool {
+	read := j.l.readWRIDs()
+	id := p.WR.WRID
+	if read[""][id] {
+		return true
+	}
+	o := ref.by[p.Queue]
+	if o == nil || o.kind != "qp" {
+		for _, ids := range read {
+			if ids[id] {
+				return true
+			}
+		}
+		return false
+	}
+	if p.Recv {
+		return read[o.recvCQ][id]
+	}
+	return read[o.sendCQ][id]
+}
+
 // postDiff says how the learner's work request lp differs from the
 // reference's sp ("is IBV_WR_RDMA_WRITE; this step's is IBV_WR_SEND"), or
 // "" when it does not.
 func (j *Judge) postDiff(ref, le *snapshot, m mapping, sp, lp Post) string {
 	s, l := sp.WR, lp.WR
-	if sp.WRIDGiven && s.WRID != l.WRID && j.l.readsWRIDs() {
-		// The lesson chose it, and its expectations read wr_ids:
+	if sp.WRIDGiven && s.WRID != l.WRID && j.readsWRID(ref, sp) {
+		// The lesson chose it, and its expectations read it:
 		// rc_pingpong's say which kind of completion is which.
 		return fmt.Sprintf("has wr_id %d; this step's has %d", l.WRID, s.WRID)
 	}

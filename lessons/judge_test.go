@@ -114,6 +114,14 @@ func TestTutorJudgesState(t *testing.T) {
 			{"lesson goal", []string{"qp1 has 1 receive posted in this step; this step posts 4"}, nil},
 			{"repeat 3 post_recv qp1 mr=mr2 offset={i*64+64} length=64 wr_id={i+1}", []string{"✓ goal reached"}, nil},
 		}},
+		// rpc reads the wr_ids of the server's receives (the slot
+		// numbers), not of its sends, which complete on the same CQ.
+		{"a wr_id no expectation reads is the learner's to choose", "rpc", 6, []turn{
+			{"post_send qp1 opcode=rdma_read mr=mr3 length=13 remote_addr=mr1 rkey=mr1", nil, []string{"out of reach", "has wr_id"}},
+			{"poll_cq cq2 n=1 wait=1s", []string{"✓ goal reached"}, nil},
+			{"lesson next", nil, nil},
+			{"post_recv qp1 mr=mr2 offset=0 length=64 wr_id=7", []string{"out of reach", "has wr_id 7; this step's has 0"}, nil},
+		}},
 		{"a post alone is not the poll", "qp-types", 3, []turn{
 			{"post_recv qp1 mr=mr1 length=4096", nil, []string{"»"}},
 			{"fill mr0 \"over RC\"", nil, []string{"»"}},

@@ -193,21 +193,36 @@ func (l *Lesson) Interactive() int {
 	return n
 }
 
-// readsWRIDs reports whether an expectation of the lesson reads the
-// wr_ids of completions: then the wr_ids its cells give are part of the
-// work, as rc_pingpong's are.
-func (l *Lesson) readsWRIDs() bool {
+// readWRIDs returns the wr_ids an expectation of the lesson reads from
+// completions, by CQ (the lesson's handles; "" for those read from every
+// CQ). The work requests the lesson gives those wr_ids are told apart by
+// them, as rc_pingpong's are, so a learner must give the same.
+func (l *Lesson) readWRIDs() map[string]map[uint64]bool {
+	var out map[string]map[uint64]bool
 	for _, s := range l.Steps {
 		if s.Cell == nil {
 			continue
 		}
 		for _, e := range s.Cell.Expects {
-			if e.subj.kind == subjCompletions && e.subj.field == "wr_id" {
-				return true
+			if e.subj.kind != subjCompletions || e.subj.field != "wr_id" || e.subj.count {
+				continue
+			}
+			vals, err := e.want(nil)
+			if err != nil {
+				continue
+			}
+			if out == nil {
+				out = map[string]map[uint64]bool{}
+			}
+			if out[e.subj.handle] == nil {
+				out[e.subj.handle] = map[uint64]bool{}
+			}
+			for _, v := range vals {
+				out[e.subj.handle][v.n] = true
 			}
 		}
 	}
-	return false
+	return out
 }
 
 // Commands returns every command of the lesson, in order: what play runs.
