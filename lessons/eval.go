@@ -385,6 +385,10 @@ func (e *Expect) compareList(x *evalCtx, got, want []value) error {
 		}
 		ok = eq == (e.op == "==")
 	case "contains":
+		if e.subj.kind == subjCommands {
+			ok = subsequence(got, want)
+			break
+		}
 		used := make([]bool, len(got))
 		ok = true
 		for _, w := range want {
@@ -422,9 +426,24 @@ func (e *Expect) compareList(x *evalCtx, got, want []value) error {
 	case "!=":
 		return e.unmet("%s is %s, which the goal rules out", name, gotText)
 	case "contains":
+		if e.subj.kind == subjCommands && len(want) > 1 {
+			return e.unmet("%s is %s, without %s in that order", name, gotText, listText(want))
+		}
 		return e.unmet("%s is %s, without %s", name, gotText, listText(want))
 	}
 	return e.unmet("%s is %s; the goal is %s", name, gotText, listText(want))
+}
+
+// subsequence reports whether want's values occur in got in their order,
+// others between them allowed.
+func subsequence(got, want []value) bool {
+	i := 0
+	for _, g := range got {
+		if i < len(want) && g.equal(want[i]) {
+			i++
+		}
+	}
+	return i == len(want)
 }
 
 // nameQPNs shows QP numbers with the handles of the QPs that have them

@@ -174,6 +174,8 @@ func TestCheckExpect(t *testing.T) {
 		{"error == none", "a command of the step failed with EINVAL; the goal is none"},
 		{"error != EINVAL", "a command of the step failed with EINVAL, which the goal rules out"},
 		{"commands contains [post_send, poll_cq, poll_cq]", ""},
+		{"commands contains [post_send, poll_cq]", ""},
+		{"commands contains [poll_cq, post_send]", "commands is [post_recv, fill, post_send, poll_cq, poll_cq], without [poll_cq, post_send] in that order"},
 		{"commands contains modify_qp", "without [modify_qp]"},
 		{"handles contains [qp0, qp1]", ""},
 		{"handles.count == 10", ""},

@@ -6,6 +6,7 @@ lesson next
 #! step 2
 poll cq1
 poll cq1 n=1
+poll cq1 n=4
 #! step 3
 # Waiting before arming: it fails as the step's own get_cq_event does, but
 # before the arm it is to probe, so it does not count. ("! " marks the lines
@@ -28,6 +29,7 @@ poll cq0
 ack_cq_events cq1 n=1
 req_notify_cq cq1
 poll cq1 n=1
+poll cq1 n=8
 #! step 6
 send qp0 sge=mr0:0:16 wr_id=101
 send qp0 sge=mr0:0:16 wr_id=102
