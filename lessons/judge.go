@@ -467,8 +467,14 @@ func (j *Judge) Verdict() *Verdict {
 		return v
 	}
 	recs := j.learnerRecords()
+	if !j.ready && j.err != nil {
+		// The lesson's own commands failed: nothing can be judged.
+		v.Diffs = append(v.Diffs, Diff{Kind: DiffExpect, Lost: true, Text: fmt.Sprintf(
+			"this step cannot be judged: the lesson's own commands failed on the simulator (%v); the lesson is broken here (vsh lesson check FILE says where)", j.err)})
+		return v
+	}
 	if !j.ready {
-		// No reference: the expect: lines alone.
+		// A section this backend cannot play: the expect: lines alone.
 		for _, err := range expectsUnmet(j.l.Steps[j.step].Cell, newEvalCtx(j.env, recs)) {
 			v.Diffs = append(v.Diffs, Diff{Kind: DiffExpect, Pending: true, Text: err.Error()})
 		}

@@ -373,3 +373,30 @@ func TestPacketsExpectation(t *testing.T) {
 		{"post_send qp0 mr=mr0 length=8", []string{"✓ goal reached"}, nil},
 	})
 }
+
+// TestBrokenLessonIsNeverSolved: a step whose own commands fail in the
+// reference cannot be judged, so no learner solves it — with expect:
+// lines or without — and the tutor says the lesson is broken.
+func TestBrokenLessonIsNeverSolved(t *testing.T) {
+	for _, expect := range []string{"", "expect: handles contains pd0\n"} {
+		src := "---\nid: broken\ntitle: Broken\nlevel: beginner\nminutes: 1\n---\n\n```vsh\nopen_device A\nalloc_pd ctx9\n```\n" +
+			"goal: Open device A and allocate a PD on it.\n" + expect
+		path := t.TempDir() + "/broken.md"
+		if err := writeFileT(path, src); err != nil {
+			t.Fatal(err)
+		}
+		sh := newShell(t, 2)
+		out, _ := sh.Exec("lesson " + path)
+		if !strings.Contains(out, "the lesson is broken here and the step cannot be judged") {
+			t.Errorf("%q: the tutor did not say the lesson is broken:\n%s", expect, out)
+		}
+		play(t, sh, []turn{
+			{"open_device A", []string{"this step cannot be judged: the lesson's own commands failed"}, []string{"goal reached"}},
+			{"alloc_pd ctx0", nil, []string{"goal reached"}},
+			{"lesson goal", []string{"✗", "cannot be judged"}, nil},
+		})
+		if sh.Tutor().Broken() == nil || sh.Tutor().Complete() {
+			t.Errorf("%q: Broken() = %v, Complete() = %v; want the failure and false", expect, sh.Tutor().Broken(), sh.Tutor().Complete())
+		}
+	}
+}

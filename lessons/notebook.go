@@ -39,7 +39,8 @@ func (t *Tutor) enterDriven(i int, b *strings.Builder) bool {
 		return true
 	}
 	if err := t.j.Begin(i); err != nil {
-		fmt.Fprintf(b, "» the tutor could not build step %d's reference (%v); it checks the lesson's expect: lines alone\n", i+1, err)
+		t.noteBroken(err)
+		fmt.Fprintf(b, "» the tutor could not build step %d's reference (%v): the lesson is broken there and the step cannot be judged (vsh lesson check FILE says where)\n", i+1, err)
 	}
 	if v := t.j.Verdict(); v.Met && t.j.ready {
 		t.solved[i] = true

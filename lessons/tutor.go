@@ -30,6 +30,9 @@ type Tutor struct {
 	absent []*SkippedSection
 	done   bool // past the last step
 	quit   bool
+	// broken is the first failure of the lesson's own commands in the
+	// reference (Broken).
+	broken error
 	said   map[string]bool // the differences pointed out in this step
 	// onFinish is called when the lesson ends (OnFinish).
 	onFinish func(*Tutor)
@@ -213,7 +216,8 @@ func (t *Tutor) enter(i int, b *strings.Builder) {
 			return
 		default:
 			if err := t.j.Begin(i); err != nil {
-				fmt.Fprintf(b, "» the tutor could not build this step's reference (%v); it checks the lesson's expect: lines alone\n", err)
+				t.noteBroken(err)
+				fmt.Fprintf(b, "» the tutor could not build this step's reference (%v): the lesson is broken here and the step cannot be judged (vsh lesson check FILE says where); lesson skip goes on\n", err)
 			}
 			b.WriteString(t.goalLine())
 			if v := t.j.Verdict(); v.Met && t.j.ready {
@@ -289,6 +293,18 @@ func (t *Tutor) absentCount() int {
 	return n
 }
 
+// noteBroken keeps the first failure of the lesson's own commands.
+func (t *Tutor) noteBroken(err error) {
+	if t.broken == nil {
+		t.broken = err
+	}
+}
+
+// Broken returns the first failure of the lesson's own commands in its
+// reference session, nil while they all ran: a step it breaks cannot be
+// judged, so the lesson cannot be graded.
+func (t *Tutor) Broken() error { return t.broken }
+
 // doCell does the current step's cell for the learner: the lesson's
 // commands, each handle the learner's object paired with the lesson's, the
 // transcript shown. When they cannot be replayed as they are, or do not
@@ -299,6 +315,7 @@ func (t *Tutor) doCell(b *strings.Builder) error {
 	c := t.l.Steps[i].Cell
 	if c.Auto {
 		if err := t.j.Begin(i); err != nil {
+			t.noteBroken(err)
 			return fmt.Errorf("the lesson's own cell failed: %v", err)
 		}
 	}

@@ -492,6 +492,7 @@ func (r *lessonRun) interactive(which string) int {
 		if err != nil {
 			fmt.Fprint(r.stderr, sh.FormatError(err))
 		}
+		r.removeStaleReport()
 		return 2
 	}
 	if r.clock != nil {
@@ -519,10 +520,26 @@ func (r *lessonRun) interactive(which string) int {
 	if err := rep.write(true); err != nil {
 		fmt.Fprintf(r.stderr, "vsh: --report: %v\n", err)
 	}
+	if err := tu.Broken(); err != nil {
+		fmt.Fprintf(r.stderr, "vsh: lesson %s is broken: its own commands failed on the simulator (%v), so its steps could not all be judged; vsh lesson check on its file says where\n",
+			tu.Lesson().ID, err)
+		return 2
+	}
 	if tu.Complete() {
 		return 0
 	}
 	return 1
+}
+
+// removeStaleReport removes the --report file of an earlier run when this
+// one graded nothing, so that no old grade is read as this run's.
+func (r *lessonRun) removeStaleReport() {
+	if r.report == "" {
+		return
+	}
+	if err := os.Remove(r.report); err == nil {
+		fmt.Fprintf(r.stderr, "vsh: --report: removed %s, an earlier run's report: this run graded nothing\n", r.report)
+	}
 }
 
 // takeLesson runs the learner's side of a lesson that has started (its

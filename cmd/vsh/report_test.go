@@ -295,3 +295,52 @@ func TestReportRefusesItsInputs(t *testing.T) {
 		t.Error("the script was changed")
 	}
 }
+
+// TestReportBrokenLesson: a lesson whose own commands fail cannot be
+// graded: exit 2, and its report is not complete, whatever the learner
+// typed.
+func TestReportBrokenLesson(t *testing.T) {
+	dir := t.TempDir()
+	lesson := filepath.Join(dir, "broken.md")
+	src := "---\nid: broken\ntitle: Broken\nlevel: beginner\nminutes: 1\n---\n\n```vsh\nopen_device A\nalloc_pd ctx9\n```\ngoal: Open device A and allocate a PD on it.\n"
+	if err := os.WriteFile(lesson, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	report := filepath.Join(dir, "r.json")
+	status, _, errs := runVsh(t, "open_device A\nalloc_pd ctx0\n", "lesson", lesson, "--report", report)
+	if status != 2 || !strings.Contains(errs, "lesson broken is broken: its own commands failed") {
+		t.Errorf("status %d, stderr %q; want 2 and the lesson called broken", status, errs)
+	}
+	data, err := os.ReadFile(report)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(data), `"complete": false`) {
+		t.Errorf("the report says the lesson is complete:\n%s", data)
+	}
+}
+
+// TestReportStaleRemoved: a run that cannot start the lesson leaves no
+// report of an earlier run behind.
+func TestReportStaleRemoved(t *testing.T) {
+	dir := t.TempDir()
+	lesson := filepath.Join(dir, "mine.md")
+	good := "---\nid: mine\ntitle: Mine\nlevel: beginner\nminutes: 1\n---\n\n```vsh\nopen_device A\n```\ngoal: Open device A.\n"
+	if err := os.WriteFile(lesson, []byte(good), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	report := filepath.Join(dir, "r.json")
+	if status, _, errs := runVsh(t, "open_device A\n", "lesson", lesson, "--report", report); status != 0 {
+		t.Fatalf("status %d: %s", status, errs)
+	}
+	if err := os.WriteFile(lesson, []byte(strings.Replace(good, "id: mine\n", "", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	status, _, errs := runVsh(t, "open_device A\n", "lesson", lesson, "--report", report)
+	if status != 2 || !strings.Contains(errs, "removed "+report) {
+		t.Errorf("status %d, stderr %q; want 2 and the old report removed", status, errs)
+	}
+	if _, err := os.Stat(report); !os.IsNotExist(err) {
+		t.Errorf("the earlier report is still there (%v)", err)
+	}
+}
