@@ -300,13 +300,8 @@ func TestReportRefusesItsInputs(t *testing.T) {
 // graded: exit 2, and its report is not complete, whatever the learner
 // typed.
 func TestReportBrokenLesson(t *testing.T) {
-	dir := t.TempDir()
-	lesson := filepath.Join(dir, "broken.md")
-	src := "---\nid: broken\ntitle: Broken\nlevel: beginner\nminutes: 1\n---\n\n```vsh\nopen_device A\nalloc_pd ctx9\n```\ngoal: Open device A and allocate a PD on it.\n"
-	if err := os.WriteFile(lesson, []byte(src), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	report := filepath.Join(dir, "r.json")
+	lesson, report := lessonFile(t, "broken.md",
+		"---\nid: broken\ntitle: Broken\nlevel: beginner\nminutes: 1\n---\n\n```vsh\nopen_device A\nalloc_pd ctx9\n```\ngoal: Open device A and allocate a PD on it.\n")
 	status, _, errs := runVsh(t, "open_device A\nalloc_pd ctx0\n", "lesson", lesson, "--report", report)
 	if status != 2 || !strings.Contains(errs, "lesson broken is broken: its own commands failed") {
 		t.Errorf("status %d, stderr %q; want 2 and the lesson called broken", status, errs)
@@ -323,13 +318,8 @@ func TestReportBrokenLesson(t *testing.T) {
 // TestReportStaleRemoved: a run that cannot start the lesson leaves no
 // report of an earlier run behind.
 func TestReportStaleRemoved(t *testing.T) {
-	dir := t.TempDir()
-	lesson := filepath.Join(dir, "mine.md")
 	good := "---\nid: mine\ntitle: Mine\nlevel: beginner\nminutes: 1\n---\n\n```vsh\nopen_device A\n```\ngoal: Open device A.\n"
-	if err := os.WriteFile(lesson, []byte(good), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	report := filepath.Join(dir, "r.json")
+	lesson, report := lessonFile(t, "mine.md", good)
 	if status, _, errs := runVsh(t, "open_device A\n", "lesson", lesson, "--report", report); status != 0 {
 		t.Fatalf("status %d: %s", status, errs)
 	}
@@ -343,4 +333,16 @@ func TestReportStaleRemoved(t *testing.T) {
 	if _, err := os.Stat(report); !os.IsNotExist(err) {
 		t.Errorf("the earlier report is still there (%v)", err)
 	}
+}
+
+// lessonFile writes a lesson file in a new folder and returns its path and
+// that of a report beside it.
+func lessonFile(t *testing.T, name, src string) (lesson, report string) {
+	t.Helper()
+	dir := t.TempDir()
+	lesson = filepath.Join(dir, name)
+	if err := os.WriteFile(lesson, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return lesson, filepath.Join(dir, "r.json")
 }
