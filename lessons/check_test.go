@@ -54,6 +54,10 @@ var checkTests = []struct {
 		"x.md:9: expect: belongs right after a ```vsh cell's closing fence; no ```vsh cell comes before it"}},
 	{"expect after a blank line", goodHead + "```vsh\nopen_device A\n```\nexpect: ctx0.device == A\n\nhint: too late\n", []string{
 		"x.md:12: hint: belongs right after a ```vsh cell's closing fence; a blank line or prose ends the expect: and hint: lines of the cell closed at line 9"}},
+	{"misspelled directives", goodHead + "```vsh\nopen_device A\n```\ngoal: Open A.\nExpect: ctx0.device == A\n\n```vsh\nopen_device B\n```\n" +
+		"goal: Open B.\nexpects: ctx1.device == B\n\n```vsh\nalloc_pd ctx0\n```\ngoal: A PD.\nhnit: alloc_pd\n", []string{
+		`x.md:11: "Expect:" is not a line the tutor reads, and as prose it would show the learner what it says; did you mean expect:?`,
+		`x.md:17: "expects:" is not a line the tutor reads`, `x.md:23: "hnit:" is not a line the tutor reads, and as prose it would show the learner what it says; did you mean hint:?`}},
 	{"bad expectation", goodHead + "```vsh\nopen_device A\n```\nexpect: qp0.statee == RTS\n", []string{
 		`x.md:10: expect: a queue pair has no field "statee" (did you mean state?)`}},
 	{"bad value", goodHead + "```vsh\nopen_device A\n```\nexpect: qp0.state == RUNNING\n", []string{

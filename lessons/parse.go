@@ -319,6 +319,14 @@ func (p *parser) body(lines []string, from int) {
 			p.cellLine(last, ln, key, kind, rest)
 			continue
 		}
+		if last != nil {
+			if near, ok := nearDirective(t); ok {
+				p.errorf(ln, "%q is not a line the tutor reads, and as prose it would show the learner what it says; did you mean %s:? "+
+					"(the lines after a cell are lower case, the colon right after the word: %s)", firstWord(t), near, strings.Join(directives, ":, ")+":")
+				last = nil
+				continue
+			}
+		}
 		last = nil
 		if t != "" {
 			underHeading = false
@@ -446,8 +454,43 @@ func (p *parser) endSection(sec *section) {
 
 // expectLine recognizes "expect: ...", "goal: ...", "hint: ...",
 // "hint(KIND): ...", "judge: ...", "predict: ..." and "answer: ...".
+// directives are the keys of the lines that follow a cell.
+var directives = []string{"expect", "hint", "goal", "judge", "goal-holds", "predict", "answer"}
+
+// nearDirective reports whether t, a line right after a cell that
+// expectLine does not take, starts like one that would be ("Expect:",
+// "expects:", "expect :", "hnit:"), and which it is near.
+func nearDirective(t string) (string, bool) {
+	word, _, ok := strings.Cut(t, ":")
+	if !ok || strings.ContainsAny(strings.TrimSpace(word), " \t") {
+		return "", false
+	}
+	w := strings.ToLower(strings.TrimSpace(word))
+	if i := strings.IndexByte(w, '('); i > 0 { // hint(kind)
+		w = w[:i]
+	}
+	for _, k := range directives {
+		if w == k || w == k+"s" {
+			return k, true
+		}
+	}
+	if len(w) < 4 { // "Go:", "A:": too short to be a typo of one
+		return "", false
+	}
+	if near := verbs.Nearest(w, directives); near != "" {
+		return near, true
+	}
+	return "", false
+}
+
+// firstWord is t up to its first colon.
+func firstWord(t string) string {
+	w, _, _ := strings.Cut(t, ":")
+	return w + ":"
+}
+
 func expectLine(t string) (string, string, bool) {
-	for _, k := range []string{"expect", "hint", "goal", "judge", "goal-holds", "predict", "answer"} {
+	for _, k := range directives {
 		if strings.HasPrefix(t, k+":") {
 			return k, strings.TrimSpace(t[len(k)+1:]), true
 		}
