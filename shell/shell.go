@@ -72,6 +72,11 @@ type Options struct {
 	// Solved records the course lessons the learner solves, every learner
 	// step by themselves; nil records nothing.
 	Solved *lessons.Progress
+	// Confined keeps the session to itself: no command writes a file
+	// (save, trace pcap, an svg=) or reaches the network (exchange).
+	// vsh lesson sets it where it grades a script (--report) or checks a
+	// lesson, so that what runs there changes nothing outside.
+	Confined bool
 }
 
 // Cell is one command of the session, numbered as the prompt showed it.
@@ -180,6 +185,9 @@ func New(opts Options) (*Shell, error) {
 		theme = render.Light
 	}
 	s := &Shell{opts: opts, st: render.NewTheme(theme), files: osFiles{}}
+	if opts.Confined {
+		s.files = confinedFiles{osFiles{}}
+	}
 	s.cmds = commandTable()
 	s.byKey = map[string]*command{}
 	for _, c := range s.cmds {
@@ -434,6 +442,9 @@ func (s *Shell) runCell(c *Cell, src string, toks []token, terr error) (*output,
 	if err != nil {
 		return &output{}, &CmdError{Cell: c.N, Cmd: cmd.Name, Err: err}
 	}
+	if s.opts.Confined && cmd.Name == "exchange" {
+		return &output{}, &CmdError{Cell: c.N, Cmd: cmd.Name, Err: errConfined}
+	}
 	cl := &call{s: s, cmd: cmd, a: a, out: &output{}, cell: c, src: src}
 	s.recordCall(c, cmd, a)
 	err = s.protect(cmd.Name, func() error {
@@ -656,6 +667,18 @@ type writeCloser interface {
 }
 
 type osFiles struct{}
+
+// confinedFiles reads as fs does and writes nothing (Options.Confined).
+type confinedFiles struct{ fs fileSystem }
+
+// errConfined is a write refused in a confined session.
+var errConfined = usagef("run it in a session of your own (vsh, vsh -f SCRIPT), not in a graded script or a lesson's cell",
+	"refused: this session is confined (a script being graded with vsh lesson --report, or a lesson being checked) and changes nothing outside itself")
+
+func (f confinedFiles) ReadFile(name string) ([]byte, error) { return f.fs.ReadFile(name) }
+func (f confinedFiles) WriteFile(string, []byte) error       { return errConfined }
+func (f confinedFiles) Create(string) (writeCloser, error)   { return nil, errConfined }
+func (f confinedFiles) Exists(name string) bool              { return f.fs.Exists(name) }
 
 func (osFiles) ReadFile(name string) ([]byte, error) {
 	return readFileLimit(name, MaxScriptFile, "MaxScriptFile", "script or lesson file")

@@ -107,8 +107,11 @@ type lessonRun struct {
 	pace    time.Duration
 	learner []string // lesson check --learner
 	report  string   // vsh lesson ID --report OUT.json
-	step    int      // vsh lesson play ID --step N: from step N (1-based), 0 for the first
-	pause   bool     // vsh lesson play --pause: a key before each step
+	// confined: the sessions write no files and reach no network
+	// (shell.Options.Confined): lesson check, and --report.
+	confined bool
+	step     int  // vsh lesson play ID --step N: from step N (1-based), 0 for the first
+	pause    bool // vsh lesson play --pause: a key before each step
 	// interrupted is set when the presenter pressed Ctrl-C at a pause.
 	interrupted bool
 	light       bool // --theme: colours for a light background
@@ -133,7 +136,8 @@ type lessonRun struct {
 
 func (r *lessonRun) newShell(open func() (verbs.Provider, error), desc string) (*shell.Shell, error) {
 	return shell.New(shell.Options{Open: open, Shadow: shadowSim(r.seed), Plain: r.plain, Light: r.light, Backend: desc, Version: versionString(),
-		Progress: shell.Progress(os.Stderr), Lessons: r.catalog, Solved: r.solved, StateDir: stateDir(r.terminal), Width: r.width})
+		Progress: shell.Progress(os.Stderr), Lessons: r.catalog, Solved: r.solved, StateDir: stateDir(r.terminal), Width: r.width,
+		Confined: r.confined || r.report != ""})
 }
 
 // simShell is a session on the simulator with --devices and --seed, where
@@ -383,6 +387,7 @@ func plural(n int) string {
 // check validates lesson files and plays each on the simulator, whatever
 // --backend says: a lesson must play there before it ships.
 func (r *lessonRun) check(files []string) int {
+	r.confined = true
 	status := 0
 	o := lessons.CheckOptions{Open: r.simOpener(r.devices), Version: versionString()}
 	if r.devices > 1 {

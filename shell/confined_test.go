@@ -1,0 +1,45 @@
+package shell
+
+import (
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/vsh-rdma/vsh/verbs"
+	"github.com/vsh-rdma/vsh/verbs/sim"
+)
+
+// TestConfined: a confined session (a graded script, a lesson checked)
+// writes no file and reaches no network, and works otherwise.
+func TestConfined(t *testing.T) {
+	sh, err := New(Options{Open: func() (verbs.Provider, error) { return sim.New(sim.Config{Devices: 2, Seed: 1}), nil },
+		Plain: true, Confined: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sh.Close()
+	dir := t.TempDir()
+	for _, line := range []string{"open_device A", "alloc_pd ctx0", "create_cq ctx0", "create_qp pd0 type=rc send_cq=cq0 recv_cq=cq0"} {
+		if out, err := sh.Exec(line); err != nil {
+			t.Fatalf("%s: %s%s", line, out, sh.FormatError(err))
+		}
+	}
+	for _, line := range []string{
+		"save " + dir + "/notebook.md",
+		"save -f " + dir + "/script.vsh",
+		"trace pcap " + dir + "/wire.pcap",
+		"show qp0 --diagram svg=" + dir + "/qp.svg",
+		"exchange connect 127.0.0.1 qp0 port=1",
+	} {
+		_, err := sh.Exec(line)
+		if err == nil || !strings.Contains(sh.FormatError(err), "refused: this session is confined") {
+			t.Errorf("%s: want the confinement refusal, got %v", line, err)
+		}
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+		t.Errorf("a confined session wrote %d file(s) in %s", len(ents), dir)
+	}
+	if out, err := sh.Exec("show qp0"); err != nil {
+		t.Errorf("show qp0: %s%s", out, sh.FormatError(err))
+	}
+}
