@@ -484,13 +484,54 @@ func (s *Shell) whyNoCompletion(cq *object) string {
 		switch {
 		case st.DeliveryMode() == verbs.DeliverStep && packets > 0:
 			msg += fmt.Sprintf(": the fabric is in step mode with %d packet%s in flight; step or run delivers them", packets, plural(packets))
+		case timers > 0 && st.DeliveryMode() == verbs.DeliverStep:
+			msg += fmt.Sprintf(": %d timer%s armed (a retransmit or RNR retry); in step mode only advance lets time pass (poll_cq wait= only polls)", timers, plural(timers))
 		case timers > 0:
 			msg += fmt.Sprintf(": %d timer%s armed (a retransmit or RNR retry); advance or poll_cq wait= lets time pass", timers, plural(timers))
+		case s.stuckSend(cq) != "":
+			msg += ": " + s.stuckSend(cq)
 		default:
 			msg += ": nothing is in flight; was a signaled send or a receive posted, and did it finish?"
 		}
 	}
 	return msg
+}
+
+// stuckSend names a QP completing on cq whose send queue holds a send that
+// has not gone out while nothing is in flight, and why it may not; "" when
+// there is none or the backend does not show its queues.
+func (s *Shell) stuckSend(cq *object) string {
+	insp, ok := s.prov.(verbs.Inspector)
+	if !ok {
+		return ""
+	}
+	for _, o := range s.h.ofKind(kQP) {
+		if o.sendCQ != cq {
+			continue
+		}
+		in, err := insp.InspectQP(o.qp)
+		if err != nil {
+			continue
+		}
+		for _, w := range in.SQ {
+			if w.State != "posted" {
+				continue
+			}
+			why := fmt.Sprintf("%s holds a send (wr_id %d) that never went out, and nothing is in flight", s.hn(o), w.WRID)
+			if in.State != verbs.QPSRTS {
+				return why + fmt.Sprintf(": %s is in %s, and only a QP in RTS sends (modify_qp %s state=rts)", s.hn(o), in.State, s.hn(o))
+			}
+			if a, _, err := o.qp.Query(verbs.AttrPathMTU | verbs.AttrPort); err == nil {
+				if pa, err := ctxOf(o).QueryPort(max(a.PortNum, 1)); err == nil && a.PathMTU > pa.ActiveMTU {
+					return why + fmt.Sprintf(": its path_mtu %d is above the port's active MTU %d, so its packets are too big for the link and rxe tries them again and again; "+
+						"modify_qp %s state=err flushes the WR back, then connect again with path_mtu=%d or less",
+						a.PathMTU.Bytes(), pa.ActiveMTU.Bytes(), s.hn(o), pa.ActiveMTU.Bytes())
+				}
+			}
+			return why + " (show " + s.hn(o) + " --detail)"
+		}
+	}
+	return ""
 }
 
 // wcColumns are the columns of a completion table, with libibverbs' field
