@@ -454,6 +454,11 @@ func modifyQP(c *call, o *object, sameAs bool) error {
 	if sameAs {
 		c.out.addKind(render.Verbatim, "same as: "+modifyLine(o, c.a))
 	}
+	if err == nil {
+		if note := c.destNote(&attr, mask); note != "" {
+			c.line("note: %s", note)
+		}
+	}
 	if err == nil && !sameAs && mask&verbs.AttrAV != 0 && c.has("hop_limit") && routedHopLimit(attr.AH) {
 		// The kernel may have changed the hop limit given: say so where it
 		// was given (connect leaves it to query_qp).
@@ -462,6 +467,48 @@ func modifyQP(c *call, o *object, sameAs bool) error {
 		}
 	}
 	return err
+}
+
+// destNote says when dest_qpn= names a QP on another device than the one
+// dgid= sends to: the number is then taken as that device's QP, which two
+// devices that number their QPs alike make work by accident ("" else).
+func (c *call) destNote(attr *verbs.QPAttr, mask verbs.QPAttrMask) string {
+	v := c.a.kv["dest_qpn"]
+	if k, isHandle := kindOfName(v); !isHandle || k != kQP || mask&verbs.AttrAV == 0 || !attr.AH.IsGlobal {
+		return ""
+	}
+	named, err := c.s.h.lookup(v, kQP)
+	if err != nil {
+		return ""
+	}
+	dg := attr.AH.GRH.DGID
+	if hasGID(ctxOf(named), dg) {
+		return ""
+	}
+	for _, q := range c.s.h.ofKind(kQP) {
+		if q.qp.Num() == attr.DestQPN && hasGID(ctxOf(q), dg) {
+			return fmt.Sprintf("dest_qpn=%s names %s, but dgid= is another device's GID, where QP number %s is %s: the packets go to %s "+
+				"(two devices number their QPs alike); say dest_qpn=%s", v, c.s.hn(named), hex24(attr.DestQPN), c.s.hn(q), c.s.hn(q), q.name)
+		}
+	}
+	return fmt.Sprintf("dest_qpn=%s names %s, but dgid= is another device's GID, where no QP of this session has the number %s", v, c.s.hn(named), hex24(attr.DestQPN))
+}
+
+// hasGID reports whether port 1 of ctx has g in its GID table.
+func hasGID(ctx verbs.Context, g verbs.GID) bool {
+	if ctx == nil {
+		return false
+	}
+	pa, err := ctx.QueryPort(1)
+	if err != nil {
+		return false
+	}
+	for i := 0; i < min(pa.GIDTblLen, 256); i++ {
+		if x, err := ctx.QueryGID(1, i); err == nil && x == g {
+			return true
+		}
+	}
+	return false
 }
 
 // modifyLine prints the modify_qp command for a set of arguments.

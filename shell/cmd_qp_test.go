@@ -1,0 +1,38 @@
+package shell
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestDestQPNOnAnotherDevice: dest_qpn= naming a QP of another device
+// than dgid= sends to gets a note; the right QP, or a number, none.
+func TestDestQPNOnAnotherDevice(t *testing.T) {
+	rtr := "state=rtr path_mtu=1024 rq_psn=0 max_dest_rd_atomic=1 min_rnr_timer=12 sgid_index=1 hop_limit=1"
+	tests := []struct {
+		line, note string
+	}{
+		{"modify_qp qp0 dest_qpn=qp0 dgid=qp1 " + rtr, "note: dest_qpn=qp0 names qp0, but dgid= is another device's GID, where QP number 0x000011 is qp1: the packets go to qp1"},
+		{"modify_qp qp0 dest_qpn=qp1 dgid=qp1 " + rtr, ""},
+		{"modify_qp qp0 dest_qpn=0x11 dgid=B " + rtr, ""},
+	}
+	for _, tc := range tests {
+		sh := newTestShell(t, 2, 1, true, nil)
+		for _, l := range []string{"open_device A", "open_device B", "alloc_pd ctx0", "alloc_pd ctx1", "create_cq ctx0", "create_cq ctx1",
+			"create_qp pd0 type=rc send_cq=cq0 recv_cq=cq0", "create_qp pd1 type=rc send_cq=cq1 recv_cq=cq1",
+			"modify_qp qp0 state=init pkey_index=0 port=1 access=0"} {
+			if out, err := sh.Exec(l); err != nil {
+				t.Fatalf("%s: %s%s", l, out, sh.FormatError(err))
+			}
+		}
+		out, err := sh.Exec(tc.line)
+		if err != nil {
+			t.Fatalf("%s: %s%s", tc.line, out, sh.FormatError(err))
+		}
+		flat := strings.Join(strings.Fields(out), " ")
+		if tc.note == "" && strings.Contains(flat, "note: dest_qpn") || tc.note != "" && !strings.Contains(flat, tc.note) {
+			t.Errorf("%s said:\n%s\nwant note %q", tc.line, out, tc.note)
+		}
+		sh.Close()
+	}
+}
