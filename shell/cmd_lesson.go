@@ -108,6 +108,11 @@ func startLesson(c *call, l *lessons.Lesson, force, intro bool) (bool, error) {
 		return false, err
 	}
 	env := c.s.LessonEnv()
+	if c.s.opts.Confined && st.graded != "" {
+		// A graded session grades the lesson it started with.
+		return false, usagef("lesson reset starts the current step again; lesson quit ends the lesson",
+			"refused: this session is confined to lesson %s (a script being graded with vsh lesson --report) and starts no other lesson, nor that one again", st.graded)
+	}
 	if st.tutor != nil && !st.tutor.Quit() {
 		if stay, err := leaveLesson(c, st.tutor, l, force); stay || err != nil {
 			return false, err
@@ -132,6 +137,9 @@ func startLesson(c *call, l *lessons.Lesson, force, intro bool) (bool, error) {
 		return false, err
 	}
 	st.tutor, st.marked, st.startedAt = t, "", c.cell.N
+	if c.s.opts.Confined {
+		st.graded = l.ID
+	}
 	c.s.recordSolved(t)
 	if !intro {
 		first = lessons.Header(l)

@@ -43,3 +43,27 @@ func TestConfined(t *testing.T) {
 		t.Errorf("show qp0: %s%s", out, sh.FormatError(err))
 	}
 }
+
+// TestConfinedLesson: a confined session takes the lesson it started with
+// and no other, nor that one again (its report would follow the first).
+func TestConfinedLesson(t *testing.T) {
+	sh, err := New(Options{Open: func() (verbs.Provider, error) { return sim.New(sim.Config{Devices: 2, Seed: 1}), nil },
+		Plain: true, Confined: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sh.Close()
+	if out, err := sh.Exec("lesson tour"); err != nil {
+		t.Fatalf("lesson tour: %s%s", out, sh.FormatError(err))
+	}
+	for _, line := range []string{"lesson lifecycle --force", "lesson quit", "lesson tour"} {
+		_, err := sh.Exec(line)
+		if line == "lesson quit" {
+			continue
+		}
+		if err == nil || !strings.Contains(sh.FormatError(err), "refused: this session is confined to lesson tour") {
+			t.Errorf("%s: want the refusal, got %v", line, err)
+		}
+	}
+}
+

@@ -100,6 +100,9 @@ func (e lessonEnv) Light() bool { return e.s.st.Theme() == render.Light }
 // lessonState is the shell's side of a lesson: the tutor, when one runs.
 type lessonState struct {
 	tutor *lessons.Tutor
+	// graded is the lesson a confined session started with, the only one
+	// it takes (Options.Confined).
+	graded string
 	// inTutor counts the commands the tutor (or a player) is running
 	// itself, which it must not observe.
 	inTutor int
