@@ -6,6 +6,7 @@ import (
 	"net/netip"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/vsh-rdma/vsh/verbs"
 )
@@ -214,11 +215,39 @@ func cmdAdvance(c *call) error {
 	if err != nil {
 		return usagef("advance 10ms", "bad duration %q: %v", c.a.pos[0].text, err)
 	}
-	evs := st.Advance(d)
-	c.s.fabricEvents(c, evs)
+	start := st.Now()
+	target := start + d
+	if target < start { // overflow
+		target = time.Duration(1<<63 - 1)
+	}
+	// Time moves a slice at a time, so that one call holds a bounded
+	// number of events and Ctrl-C is looked at between slices; the slice
+	// grows while little happens and shrinks in a storm of retries.
+	slice := time.Millisecond
+	for st.Now() < target {
+		if c.s.interrupted() {
+			return c.s.stopped("advance moved virtual time from %s to %s of %s", start, st.Now(), target)
+		}
+		step := min(slice, target-st.Now())
+		if packets, timers := st.Pending(); packets == 0 && timers == 0 {
+			step = target - st.Now() // nothing can happen: straight there
+		}
+		evs := st.Advance(step)
+		c.s.fabricEvents(c, evs)
+		switch {
+		case len(evs) < advanceFew:
+			slice = min(2*slice, time.Hour)
+		case len(evs) > advanceMany:
+			slice = max(slice/2, time.Microsecond)
+		}
+	}
 	c.line("virtual time is now %s", st.Now())
 	return nil
 }
+
+// advance's slices: fewer events than advanceFew double the next slice,
+// more than advanceMany halve it.
+const advanceFew, advanceMany = 256, 4096
 
 // faultRule parses a fault rule's arguments with the common machinery.
 var faultRule = &command{Name: "fault", Usage: "fault ACTION [opcode=NAME] [psn=N] [from=DEV] [to=DEV] [nth=N] [count=N] [prob=P] [delay=D]",

@@ -66,4 +66,3 @@ func TestConfinedLesson(t *testing.T) {
 		}
 	}
 }
-

@@ -33,6 +33,11 @@ const (
 	MaxCellOutput = 16 << 20
 	// MaxMemDump is the most bytes one mem command shows: 4096 lines.
 	MaxMemDump = 64 << 10
+	// MaxLogPosts is how many posted work requests the session keeps for
+	// the lesson judge; past it, those of the oldest cells go first.
+	MaxLogPosts = 1 << 16
+	// MaxLogCalls is the same for the commands the cells ran.
+	MaxLogCalls = 1 << 16
 )
 
 // lineTooLong is the error for a line longer than MaxLine: n bytes long,
@@ -164,6 +169,9 @@ func writeLimits(b *strings.Builder) {
 		{"MaxCellOutput", MaxCellOutput, "bytes of output one cell shows; the rest is cut, and a line says so"},
 		{"MaxLogOutput", MaxLogOutput, "bytes of output the session keeps for `save` and `history`; later cells are shown but not kept"},
 		{"MaxCells", MaxCells, "cells in one session"},
+		{"MaxLogPosts", MaxLogPosts, "work requests the session keeps for the lesson tutor, those of the oldest cells dropped first"},
+		{"MaxLogCalls", MaxLogCalls, "commands (with those a `repeat` or `do` ran) the session keeps for the lesson tutor, likewise"},
+		{"trace", maxTraceEvents, "packet events one cell's `trace on` prints; a line counts the rest (`trace pcap` keeps all)"},
 		{"verbs.MaxSuggestWord", verbs.MaxSuggestWord, "bytes in a word that \"did you mean\" looks for a near name for"},
 		{"repeat", maxRepeat, "repetitions of one `repeat`"},
 		{"step", maxSteps, "packets one `step N` moves"},

@@ -27,9 +27,10 @@ var lookCommands = map[string]bool{
 
 // recordCall adds the command a call runs to its cell's log of calls and
 // returns its index there.
-func (s *Shell) recordCall(c *Cell, cmd *command, a *args) int {
-	c.calls = append(c.calls, lessons.Call{Cmd: cmd.Name, Args: s.callArgs(cmd, a), Look: lookCommands[cmd.Name]})
-	return len(c.calls) - 1
+func (s *Shell) recordCall(c *Cell, cmd *command, a *args) {
+	if s.calls.room(1, MaxLogCalls, func(i int) int { n := len(s.log[i].calls); s.log[i].calls = nil; return n }) == 1 {
+		c.calls = append(c.calls, lessons.Call{Cmd: cmd.Name, Args: s.callArgs(cmd, a), Look: lookCommands[cmd.Name]})
+	}
 }
 
 // callArgs are the arguments of a call that name something — handles,
@@ -194,14 +195,47 @@ func devIndexName(i int) string { return "dev" + strconv.Itoa(i) }
 
 // recordSends adds the send work requests a verb took to the cell.
 func (c *call) recordSends(o *object, wrs []verbs.SendWR) {
-	for _, w := range wrs {
+	for _, w := range wrs[:c.s.roomForPosts(len(wrs))] {
 		c.cell.posts = append(c.cell.posts, lessons.Post{Queue: o.name, WR: w, WRIDGiven: c.has("wr_id")})
+	}
+}
+
+// roomForPosts makes room for n more posts in the session's record
+// (MaxLogPosts) and returns how many of the n it keeps.
+func (s *Shell) roomForPosts(n int) int {
+	return s.posts.room(n, MaxLogPosts, func(i int) int { k := len(s.log[i].posts); s.log[i].posts = nil; return k })
+}
+
+// keptRecords bounds one kind of record the session's cells keep (posts,
+// calls): it counts those kept and lists the log's cells holding some.
+type keptRecords struct {
+	kept  int
+	cells []int // indexes in the log, oldest first
+}
+
+// room makes room for n more records, under most in all, dropping those
+// of the oldest cells first (drop clears cell i's and says how many it
+// held), and returns how many of the n fit.
+func (k *keptRecords) room(n, most int, drop func(i int) int) int {
+	for k.kept+n > most && len(k.cells) > 0 {
+		k.kept -= drop(k.cells[0])
+		k.cells = k.cells[1:]
+	}
+	n = max(0, min(n, most-k.kept))
+	k.kept += n
+	return n
+}
+
+// logged notes that the log's cell i holds n records.
+func (k *keptRecords) logged(i, n int) {
+	if n > 0 {
+		k.cells = append(k.cells, i)
 	}
 }
 
 // recordRecvs adds the receive work requests a verb took to the cell.
 func (c *call) recordRecvs(o *object, wrs []verbs.RecvWR) {
-	for _, w := range wrs {
+	for _, w := range wrs[:c.s.roomForPosts(len(wrs))] {
 		c.cell.posts = append(c.cell.posts, lessons.Post{Queue: o.name, Recv: true, WRIDGiven: c.has("wr_id"),
 			WR: verbs.SendWR{WRID: w.WRID, SGList: w.SGList}})
 	}

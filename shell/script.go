@@ -410,6 +410,23 @@ func sourceCmd() *command {
 		Args:    []argSpec{pos("FILE", vFile, true, "a script (.vsh) or notebook (.md)")}, skipNotebook: true, run: cmdSource}
 }
 
+// cappedWriter keeps what is written to it up to most bytes and counts
+// the rest (cut).
+type cappedWriter struct {
+	b    strings.Builder
+	most int
+	cut  int
+}
+
+func (w *cappedWriter) Write(p []byte) (int, error) {
+	if room := w.most - w.b.Len(); len(p) > room {
+		w.b.Write(p[:max(room, 0)])
+		w.cut += len(p) - max(room, 0)
+		return len(p), nil
+	}
+	return w.b.Write(p)
+}
+
 func cmdSource(c *call) error {
 	name := c.a.pos[0].text
 	if c.s.depth >= maxSourceDepth {
@@ -420,11 +437,14 @@ func cmdSource(c *call) error {
 		return err
 	}
 	c.line("running %s", name)
-	var b strings.Builder
+	b := &cappedWriter{most: MaxCellOutput}
 	c.s.depth++
-	err = c.s.runScript(c.s.ctx, strings.NewReader(string(data)), &b, name, false, IsNotebook(name))
+	err = c.s.runScript(c.s.ctx, strings.NewReader(string(data)), b, name, false, IsNotebook(name))
 	c.s.depth--
-	c.out.addRaw(b.String())
+	c.out.addRaw(b.b.String())
+	if b.cut > 0 {
+		c.line("(the rest of %s's output, %d bytes, is cut: a cell shows at most %d MiB, MaxCellOutput)", name, b.cut, MaxCellOutput>>20)
+	}
 	if err != nil {
 		var se *ScriptError
 		if errors.As(err, &se) && c.s.interrupted() {

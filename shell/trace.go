@@ -19,11 +19,16 @@ type traced struct {
 type tracer struct {
 	mu     sync.Mutex // the observer may call from a driver's goroutine
 	events []traced
-	cancel func()
-	pcap   *pcapWriter
-	seen   map[uint64]bool
-	addrs  map[string]netip.Addr
-	wire   *wireLog // what trace ladder draws
+	// dropped counts the packet events past maxTraceEvents since the
+	// last drain, which a long cell (a wait of hours in a storm of
+	// retries) would otherwise keep without bound.
+	dropped int
+	maxSeq  uint64 // the highest sequence number seen
+	cancel  func()
+	pcap    *pcapWriter
+	seen    map[uint64]bool
+	addrs   map[string]netip.Addr
+	wire    *wireLog // what trace ladder draws
 }
 
 func startTrace(s *Shell, obs verbs.PacketObserver, file string) (*tracer, error) {
@@ -85,12 +90,33 @@ func (t *tracer) observe(p verbs.PacketEvent) {
 	t.wire.observe(p)
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.events = append(t.events, traced{p.Seq, fmt.Sprintf("wire #%d t=%s %s → %s %s: %s", p.Seq, p.Time, p.From, p.To, p.Summary, p.Verdict)})
+	if len(t.events) < maxTraceEvents {
+		t.events = append(t.events, traced{p.Seq, fmt.Sprintf("wire #%d t=%s %s → %s %s: %s", p.Seq, p.Time, p.From, p.To, p.Summary, p.Verdict)})
+	} else {
+		t.dropped++
+	}
+	t.maxSeq = max(t.maxSeq, p.Seq)
 	if t.pcap != nil && !t.seen[p.Seq] && len(p.Bytes) > 0 {
 		t.seen[p.Seq] = true
 		t.pcap.packet(p, t.addrs[p.From], t.addrs[p.To])
+		if len(t.seen) > 2*pcapSeenWindow {
+			// A packet's events come close together: forget old ones.
+			for q := range t.seen {
+				if q+pcapSeenWindow < t.maxSeq {
+					delete(t.seen, q)
+				}
+			}
+		}
 	}
 }
+
+// maxTraceEvents is how many packet events one cell's trace keeps to
+// print; pcapSeenWindow how many recent packets the pcap writer remembers
+// having written.
+const (
+	maxTraceEvents = 1 << 16
+	pcapSeenWindow = 4096
+)
 
 // drain returns the packet lines since the last drain: one per packet,
 // its latest event (sent, then delivered or dropped), so a packet that was
@@ -110,7 +136,10 @@ func (t *tracer) drain(shown map[uint64]bool) []string {
 			out = append(out, e.line)
 		}
 	}
-	t.events = nil
+	if t.dropped > 0 {
+		out = append(out, fmt.Sprintf("(%d more packet events in this cell are not shown: a cell's trace keeps %d; trace pcap FILE keeps every packet)", t.dropped, maxTraceEvents))
+	}
+	t.events, t.dropped = nil, 0
 	return out
 }
 

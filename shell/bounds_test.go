@@ -1,0 +1,88 @@
+package shell
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/vsh-rdma/vsh/verbs"
+)
+
+// TestAdvanceStopsAndBounds: advance through hours of RNR retries (a send
+// with no receive, rnr_retry 7: for ever) stops on Interrupt, says how
+// far it got, and holds a bounded number of events at a time.
+func TestAdvanceStopsAndBounds(t *testing.T) {
+	sh := newTestShell(t, 2, 1, true, nil)
+	defer sh.Close()
+	for _, l := range []string{"open_device A", "open_device B", "alloc_pd ctx0", "alloc_pd ctx1",
+		"reg_mr pd0 length=64 access=local_write", "reg_mr pd1 length=64 access=local_write", "create_cq ctx0", "create_cq ctx1",
+		"create_qp pd0 type=rc send_cq=cq0 recv_cq=cq0", "create_qp pd1 type=rc send_cq=cq1 recv_cq=cq1",
+		"connect qp0 qp1", "post_send qp0 mr=mr0 length=4"} {
+		if out, err := sh.Exec(l); err != nil {
+			t.Fatalf("%s: %s%s", l, out, sh.FormatError(err))
+		}
+	}
+	go func() {
+		time.Sleep(300 * time.Millisecond)
+		sh.Interrupt()
+	}()
+	start := time.Now()
+	_, err := sh.Exec("advance 1000h")
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("advance took %s to stop", d)
+	}
+	if err == nil || !strings.Contains(sh.FormatError(err), "interrupted (Ctrl-C): advance moved virtual time from") {
+		t.Fatalf("advance 1000h, interrupted: %v", err)
+	}
+	if now := sh.prov.(verbs.Stepper).Now(); now >= 1000*time.Hour {
+		t.Errorf("virtual time %s: advance jumped to its end", now)
+	}
+}
+
+// TestTraceBound: one cell's trace keeps maxTraceEvents packet events and
+// says how many more it saw.
+func TestTraceBound(t *testing.T) {
+	tr := &tracer{seen: map[uint64]bool{}, wire: newWireLog()}
+	for i := 1; i <= maxTraceEvents+10; i++ {
+		tr.observe(verbs.PacketEvent{Seq: uint64(i), Summary: "RC SEND_ONLY", Verdict: "delivered"})
+	}
+	lines := tr.drain(nil)
+	if len(lines) != maxTraceEvents+1 || !strings.Contains(lines[len(lines)-1], "10 more packet events in this cell are not shown") {
+		t.Errorf("%d lines, the last %q", len(lines), lines[len(lines)-1])
+	}
+	if lines := tr.drain(nil); len(lines) != 0 {
+		t.Errorf("a second drain gave %d lines", len(lines))
+	}
+}
+
+// TestKeptRecords: past the bound, the oldest cells' records go first,
+// and a cell alone past it keeps what fits.
+func TestKeptRecords(t *testing.T) {
+	held := map[int]int{}
+	var k keptRecords
+	drop := func(i int) int { n := held[i]; delete(held, i); return n }
+	for i := 0; i < 5; i++ {
+		held[i] = k.room(4, 10, drop)
+		k.logged(i, held[i])
+	}
+	if got := fmt.Sprint(held, k.kept); got != "map[3:4 4:4] 8" {
+		t.Errorf("held %v, kept %d", held, k.kept)
+	}
+	if n := k.room(100, 10, drop); n != 10 || len(held) != 0 {
+		t.Errorf("room(100) = %d, still held %v", n, held)
+	}
+}
+
+// TestCappedWriter: source keeps at most its bound of a script's output.
+func TestCappedWriter(t *testing.T) {
+	w := &cappedWriter{most: 10}
+	for _, s := range []string{"12345", "67890abc", "def"} {
+		if n, err := w.Write([]byte(s)); n != len(s) || err != nil {
+			t.Fatalf("Write(%q) = %d, %v", s, n, err)
+		}
+	}
+	if w.b.String() != "1234567890" || w.cut != 6 {
+		t.Errorf("kept %q, cut %d", w.b.String(), w.cut)
+	}
+}
