@@ -352,10 +352,17 @@ func cmdFault(c *call) error {
 	if r.Count, err = fc.intOr("count", 0); err != nil {
 		return err
 	}
+	if fc.has("count") && r.Count == 0 {
+		return fc.bad("count", fmt.Errorf("count retires the rule after that many hits, at least 1; leave it out for no limit"))
+	}
 	if fc.has("prob") {
 		p, err := strconv.ParseFloat(fc.raw("prob"), 64)
 		if err != nil || p < 0 || p > 1 {
 			return fc.bad("prob", fmt.Errorf("a probability is between 0 and 1: 0.1"))
+		}
+		if p == 0 {
+			// The rule's zero Probability means "always".
+			return fc.bad("prob", fmt.Errorf("a rule that never acts does nothing: give a probability above 0 (0.1), or no rule"))
 		}
 		r.Probability = p
 	}

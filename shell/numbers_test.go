@@ -61,7 +61,7 @@ func TestNumbers(t *testing.T) {
 }
 
 // TestFaultNth: nth counts from 1; nth=0, which once meant every match
-// without saying so, is refused.
+// without saying so, is refused, as are prob=0 and count=0.
 func TestFaultNth(t *testing.T) {
 	sh, rf, _ := newRichShell(t)
 	mustExec(t, sh, "fault drop nth=01 count=0x2")
@@ -71,6 +71,16 @@ func TestFaultNth(t *testing.T) {
 	_, err := sh.Exec("fault drop nth=0")
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "bad nth=0: nth counts from 1")
+	// A zero probability or count would read as "always", "no limit".
+	for line, want := range map[string]string{
+		"fault drop prob=0":      "bad prob=0: a rule that never acts does nothing",
+		"fault drop prob=1e-400": "bad prob=1e-400: a rule that never acts does nothing",
+		"fault drop count=0":     "bad count=0: count retires the rule after that many hits, at least 1",
+	} {
+		_, err = sh.Exec(line)
+		require.Error(t, err, line)
+		assert.Contains(t, err.Error(), want)
+	}
 	_, err = sh.Exec("fault del 0b1")
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "bad rule id 0b1: "+errNotNumber)
