@@ -86,3 +86,37 @@ func TestCappedWriter(t *testing.T) {
 		t.Errorf("kept %q, cut %d", w.b.String(), w.cut)
 	}
 }
+
+// TestStoppedCellNotReplayed: a cell stopped with Ctrl-C is saved as a
+// comment, in a notebook and in a script, so that a replay does not run
+// it whole (a wait of hours), nor take its stop for an expected failure.
+func TestStoppedCellNotReplayed(t *testing.T) {
+	files := newMemFiles()
+	sh := newTestShell(t, 2, 1, true, files)
+	defer sh.Close()
+	sh.opts.Width = nil
+	for _, l := range []string{"open_device A", "open_device B", "alloc_pd ctx0", "alloc_pd ctx1",
+		"reg_mr pd0 length=64 access=local_write", "create_cq ctx0", "create_cq ctx1",
+		"create_qp pd0 type=rc send_cq=cq0 recv_cq=cq0", "create_qp pd1 type=rc send_cq=cq1 recv_cq=cq1",
+		"connect qp0 qp1", "post_send qp0 mr=mr0 length=4"} {
+		if out, err := sh.Exec(l); err != nil {
+			t.Fatalf("%s: %s%s", l, out, sh.FormatError(err))
+		}
+	}
+	go func() {
+		time.Sleep(200 * time.Millisecond)
+		sh.Interrupt()
+	}()
+	if _, err := sh.Exec("poll_cq cq0 wait=100000h"); err == nil {
+		t.Fatal("the wait was not stopped")
+	}
+	for _, name := range []string{"n.md", "s.vsh"} {
+		if out, err := sh.Exec("save " + name); err != nil {
+			t.Fatalf("save %s: %s%s", name, out, sh.FormatError(err))
+		}
+		text := string(files.m[name])
+		if !strings.Contains(text, "# stopped before its end, not replayed: poll_cq cq0 wait=100000h") || strings.Contains(text, "! poll_cq") {
+			t.Errorf("%s:\n%s", name, text)
+		}
+	}
+}

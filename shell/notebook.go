@@ -396,6 +396,10 @@ func (s *Shell) plainCell(c Cell) (line, out string) {
 	if c.Failed() || c.ExpectFail {
 		line = "! " + line
 	}
+	if c.stopped() {
+		// A replay would run it to its end (a wait of hours): a comment.
+		line = "# stopped before its end, not replayed: " + c.Line
+	}
 	out = render.StripANSI(c.Out)
 	if c.Err != nil {
 		out += render.StripANSI(s.formatError(c.Err, c.ExpectFail))

@@ -522,7 +522,10 @@ func saveScript(c *call, name string) error {
 		if !cell.typed || cell.N <= since || cell.cmd == "save" || cell.cmd == "quit" {
 			continue
 		}
-		if cell.ExpectFail {
+		switch {
+		case cell.stopped():
+			b.WriteString("# stopped before its end, not replayed: ")
+		case cell.ExpectFail:
 			b.WriteString("! ")
 		}
 		b.WriteString(cell.Line + "\n")

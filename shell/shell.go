@@ -120,6 +120,13 @@ type Cell struct {
 // Failed reports whether the command itself failed.
 func (c Cell) Failed() bool { return c.Err != nil }
 
+// stopped reports whether the cell was stopped before its end (Ctrl-C, a
+// signal): a replay would run it whole.
+func (c Cell) stopped() bool {
+	var se *stopError
+	return errors.As(c.Err, &se)
+}
+
 // Shell is a vsh session: a backend, the objects the session made under
 // their handles, and the numbered cells typed so far. It has no terminal:
 // front ends (the go-prompt adapter, the script runner, tests) call Exec and
