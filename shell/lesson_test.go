@@ -372,3 +372,20 @@ func TestScriptBOM(t *testing.T) {
 		t.Errorf("a script with a BOM: %v\n%s", err, out.String())
 	}
 }
+
+// TestSaveRefusesIpynb: save writes Markdown, HTML or a script; a name
+// Jupyter would open as JSON is refused, not filled with Markdown.
+func TestSaveRefusesIpynb(t *testing.T) {
+	files := newMemFiles()
+	sh := newTestShell(t, 1, 1, true, files)
+	defer sh.Close()
+	for _, name := range []string{"x.ipynb", "X.IPYNB", "x.json"} {
+		_, err := sh.Exec("save " + name)
+		if err == nil || !strings.Contains(sh.FormatError(err), "save writes a Markdown notebook (.md), a web page (.html) or a script (.vsh)") {
+			t.Errorf("save %s: %v", name, err)
+		}
+		if _, ok := files.m[name]; ok {
+			t.Errorf("save %s wrote the file", name)
+		}
+	}
+}

@@ -366,6 +366,10 @@ func saveCmd() *command {
 
 func cmdSave(c *call) error {
 	name := c.a.pos[0].text
+	if ext := strings.ToLower(filepath.Ext(name)); ext == ".ipynb" || ext == ".json" {
+		return usagef("save "+strings.TrimSuffix(name, filepath.Ext(name))+".md; in Jupyter the vsh kernel's own notebook is the .ipynb (docs/jupyter.md)",
+			"save writes a Markdown notebook (.md), a web page (.html) or a script (.vsh), not %s: Jupyter could not open it", ext)
+	}
 	if !c.a.flags["-f"] && c.s.files.Exists(name) {
 		return usagef("save -f "+name+" replaces it; or give another name",
 			"%s exists already, and save does not overwrite a file unless told to", name)
