@@ -389,3 +389,27 @@ func TestSaveRefusesIpynb(t *testing.T) {
 		}
 	}
 }
+
+// TestFileErrorHints: a file command that fails names the errno and says
+// how to mend it.
+func TestFileErrorHints(t *testing.T) {
+	dir := t.TempDir()
+	folder := dir + "/adir.md"
+	if err := os.Mkdir(folder, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	sh := newTestShell(t, 1, 1, true, nil)
+	defer sh.Close()
+	tests := []struct{ line, want string }{
+		{"save -f " + folder, "EISDIR: open " + folder + ": is a directory; hint: " + folder + " is a folder: give a file in it"},
+		{"save " + dir + "/no/x.md", "ENOENT: open " + dir + "/no/x.md: no such file or directory; hint: give a file in a folder that exists, or create " + dir + "/no first"},
+		{"source " + dir + "/nosuch.vsh", "hint: check the name: no such file here"},
+		{"trace pcap " + folder, "EISDIR"},
+	}
+	for _, tc := range tests {
+		_, err := sh.Exec(tc.line)
+		if err == nil || !strings.Contains(sh.FormatError(err)+" "+err.Error(), tc.want) {
+			t.Errorf("%s: %v; want %q", tc.line, err, tc.want)
+		}
+	}
+}

@@ -5,10 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"github.com/vsh-rdma/vsh/shell/render"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"runtime/debug"
 	"strings"
 	"sync"
+	"syscall"
 
 	"github.com/vsh-rdma/vsh/lessons"
 	"github.com/vsh-rdma/vsh/verbs"
@@ -586,8 +589,33 @@ func (e *CmdError) parts() (string, string) {
 			b.WriteString(": ")
 		}
 		b.WriteString(e.Err.Error())
+		hint = fileHint(e.Err)
 	}
 	return b.String(), hint
+}
+
+// fileHint says how to mend a failed file operation (save, source, trace
+// pcap, svg=), or "" for another error.
+func fileHint(err error) string {
+	var pe *fs.PathError
+	if !errors.As(err, &pe) {
+		return ""
+	}
+	switch {
+	case pe.Path == "":
+		return "give a file name"
+	case errors.Is(err, syscall.EISDIR):
+		return pe.Path + " is a folder: give a file in it (" + filepath.Join(pe.Path, "name") + ")"
+	case errors.Is(err, fs.ErrNotExist) && pe.Op == "open" && filepath.Dir(pe.Path) != ".":
+		return "give a file in a folder that exists, or create " + filepath.Dir(pe.Path) + " first"
+	case errors.Is(err, fs.ErrNotExist):
+		return "check the name: no such file here (" + pe.Path + ")"
+	case errors.Is(err, fs.ErrPermission), errors.Is(err, syscall.EROFS):
+		return "give a file in a folder you can write to"
+	case errors.Is(err, syscall.ENOSPC):
+		return "the disk is full: free some space, or write elsewhere"
+	}
+	return "check the file name and that its folder is one you can use"
 }
 
 // width is the width the output must fit, 0 for none (Options.Width).

@@ -67,8 +67,8 @@ func ErrnoOf(err error) syscall.Errno {
 // Linux's (asm-generic/errno-base.h), which is where verbs run.
 var errnoNames = map[syscall.Errno]string{
 	1: "EPERM", 2: "ENOENT", 4: "EINTR", 5: "EIO", 9: "EBADF", 11: "EAGAIN", 12: "ENOMEM",
-	13: "EACCES", 14: "EFAULT", 16: "EBUSY", 17: "EEXIST", 19: "ENODEV", 22: "EINVAL",
-	24: "EMFILE", 28: "ENOSPC", 34: "ERANGE", 38: "ENOSYS", 61: "ENODATA", 95: "EOPNOTSUPP",
+	13: "EACCES", 14: "EFAULT", 16: "EBUSY", 17: "EEXIST", 19: "ENODEV", 20: "ENOTDIR", 21: "EISDIR", 22: "EINVAL",
+	24: "EMFILE", 28: "ENOSPC", 30: "EROFS", 34: "ERANGE", 38: "ENOSYS", 61: "ENODATA", 95: "EOPNOTSUPP",
 	98: "EADDRINUSE", 99: "EADDRNOTAVAIL", 101: "ENETUNREACH", 105: "ENOBUFS", 110: "ETIMEDOUT",
 }
 
