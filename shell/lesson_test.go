@@ -1,12 +1,14 @@
 package shell
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/vsh-rdma/vsh/lessons"
 )
@@ -410,6 +412,35 @@ func TestFileErrorHints(t *testing.T) {
 		_, err := sh.Exec(tc.line)
 		if err == nil || !strings.Contains(sh.FormatError(err)+" "+err.Error(), tc.want) {
 			t.Errorf("%s: %v; want %q", tc.line, err, tc.want)
+		}
+	}
+}
+
+// TestSavedFilesHaveNoControls: control characters and invalid UTF-8 a
+// learner typed are saved escaped, as the terminal shows them: a saved
+// notebook is valid UTF-8 and cannot move a cursor or set a title.
+func TestSavedFilesHaveNoControls(t *testing.T) {
+	files := newMemFiles()
+	sh := newTestShell(t, 1, 1, true, files)
+	defer sh.Close()
+	sh.Exec("explain A\x00B\x1b[31mC\xff\xfeD\a")
+	sh.Exec("# comment \x1b]0;title\a")
+	for _, name := range []string{"c.md", "c.html", "c.vsh"} {
+		if out, err := sh.Exec("save " + name); err != nil {
+			t.Fatalf("save %s: %s%s", name, out, sh.FormatError(err))
+		}
+		data := files.m[name]
+		if !utf8.Valid(data) {
+			t.Errorf("%s is not valid UTF-8", name)
+		}
+		for _, c := range data {
+			if c < 0x20 && c != '\t' && c != '\n' && c != '\r' {
+				t.Errorf("%s holds control byte %#x", name, c)
+				break
+			}
+		}
+		if !bytes.Contains(data, []byte(`A\x00B\x1b[31mC\xff\xfeD\a`)) {
+			t.Errorf("%s does not show the command escaped:\n%s", name, data)
 		}
 	}
 }

@@ -157,7 +157,7 @@ func (nb *notebook) text(notes []note) {
 // at the start, where Markdown would read a block (a heading, a quote, a
 // list, a rule, a fence, a link definition), the first mark is escaped.
 func noteText(t string) string {
-	t = noteMarks.Replace(t)
+	t = noteMarks.Replace(escapeControls(t))
 	if listNumber.MatchString(t) {
 		i := strings.IndexAny(t, ".)")
 		return t[:i] + `\` + t[i:]
@@ -211,7 +211,7 @@ func (nb *notebook) cell(c Cell, before []note, noteAfter bool) {
 	}
 	if c.Failed() && !c.ExpectFail {
 		nb.flush()
-		fmt.Fprintf(nb.b, "\n<details class=\"failed\"><summary>A failed attempt: <code>%s</code></summary>\n", html.EscapeString(c.Line))
+		fmt.Fprintf(nb.b, "\n<details class=\"failed\"><summary>A failed attempt: <code>%s</code></summary>\n", html.EscapeString(escapeControls(c.Line)))
 		nb.pics = c.svgs
 		nb.block(c.N, []string{line}, []string{out})
 		nb.pics = nil
@@ -392,13 +392,13 @@ func (nb *notebook) tail() {
 // plainCell is a cell's command line as a replay takes it ("! " when it
 // failed) and its output and error without escape codes.
 func (s *Shell) plainCell(c Cell) (line, out string) {
-	line = c.Line
+	line = escapeControls(c.Line)
 	if c.Failed() || c.ExpectFail {
 		line = "! " + line
 	}
 	if c.stopped() {
 		// A replay would run it to its end (a wait of hours): a comment.
-		line = "# stopped before its end, not replayed: " + c.Line
+		line = "# stopped before its end, not replayed: " + escapeControls(c.Line)
 	}
 	out = render.StripANSI(c.Out)
 	if c.Err != nil {

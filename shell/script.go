@@ -493,7 +493,7 @@ func cmdHistory(c *call) error {
 		if cell.Failed() || cell.ExpectFail {
 			mark = "!"
 		}
-		c.line("%-*s %s %s", w, fmt.Sprintf("[%d]", cell.N), mark, cell.Line)
+		c.line("%-*s %s %s", w, fmt.Sprintf("[%d]", cell.N), mark, escapeControls(cell.Line))
 	}
 	return nil
 }
@@ -519,7 +519,7 @@ func saveScript(c *call, name string) error {
 	for _, cell := range c.s.log {
 		for len(notes) > 0 && notes[0].after < cell.N {
 			if notes[0].after >= since {
-				b.WriteString(strings.TrimSpace("# "+notes[0].text) + "\n") // a comment stays one
+				b.WriteString(strings.TrimSpace("# "+escapeControls(notes[0].text)) + "\n") // a comment stays one
 			}
 			notes = notes[1:]
 		}
@@ -532,7 +532,7 @@ func saveScript(c *call, name string) error {
 		case cell.ExpectFail:
 			b.WriteString("! ")
 		}
-		b.WriteString(cell.Line + "\n")
+		b.WriteString(escapeControls(cell.Line) + "\n")
 		n++
 	}
 	if err := c.s.files.WriteFile(name, []byte(b.String())); err != nil {
