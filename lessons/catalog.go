@@ -110,7 +110,7 @@ func ReadFile(name string) ([]byte, error) {
 		return nil, err
 	}
 	if len(data) > MaxFileSize {
-		return nil, fmt.Errorf("%s is larger than %d bytes the largest lesson file vsh reads", name, MaxFileSize)
+		return nil, fmt.Errorf("%s is larger than %d bytes, the largest lesson file vsh reads", name, MaxFileSize)
 	}
 	return data, nil
 }

@@ -208,6 +208,11 @@ func TestRequiresRefused(t *testing.T) {
 	if !strings.Contains(fmt.Sprint(err), "x.md:6: lesson t requires vsh >= 99.0, and this vsh is v0.5.0; install a newer vsh") {
 		t.Errorf("CheckLesson = %v; want the lesson refused at its requires: line", err)
 	}
+	older := strings.Replace(src, "requires: >= 99.0", "requires: >= 0.1, < 0.5", 1)
+	_, err = lessons.CheckLesson("x.md", []byte(older), lessons.CheckOptions{Open: simEnv(t), Version: "v0.5.0"})
+	if !strings.Contains(fmt.Sprint(err), "requires vsh >= 0.1, < 0.5, and this vsh is v0.5.0; take it with an older vsh") {
+		t.Errorf("CheckLesson = %v; want an older vsh asked for, not a newer", err)
+	}
 	l, err := lessons.Parse("x.md", []byte(src))
 	if err != nil || l.Author != "A. Teacher" || l.Lang != "en" || l.Version != "2" {
 		t.Errorf("Parse = %+v, %v; want author, lang and version read", l, err)

@@ -124,6 +124,32 @@ func CheckVersion(l *Lesson, running string) error {
 	if l.Requires == nil || l.Requires.Allows(running) {
 		return nil
 	}
-	return l.errAt(l.RequiresLine, "lesson %s requires vsh %s, and this vsh is %s; install a newer vsh "+
-		"(go install github.com/vsh-rdma/vsh/cmd/vsh@latest) to take it", l.ID, l.Requires.Text, running)
+	fix := "install a newer vsh (go install github.com/vsh-rdma/vsh/cmd/vsh@latest) to take it"
+	if l.Requires.tooNew(running) {
+		fix = "take it with an older vsh, or ask its author to update the lesson's requires: line"
+	}
+	return l.errAt(l.RequiresLine, "lesson %s requires vsh %s, and this vsh is %s; %s", l.ID, l.Requires.Text, running, fix)
+}
+
+// tooNew reports whether version v fails c for being above a bound (<,
+// <=, or == an older version) rather than below one.
+func (c *Constraint) tooNew(v string) bool {
+	have, ok := parseVersion(v)
+	if !ok {
+		return false
+	}
+	for _, t := range c.terms {
+		cmp := compareVersions(have, t.v)
+		switch t.op {
+		case "<":
+			if cmp >= 0 {
+				return true
+			}
+		case "<=", "==":
+			if cmp > 0 {
+				return true
+			}
+		}
+	}
+	return false
 }
