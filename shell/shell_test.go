@@ -503,3 +503,28 @@ func TestNotebookLesson(t *testing.T) {
 		t.Errorf("save -f: %v\n%s", err, out)
 	}
 }
+
+// TestTTYBound: the line handed to go-prompt stops one byte past MaxLine
+// (which the shell then refuses whole), and its length follows Enter,
+// Ctrl-U and backspace.
+func TestTTYBound(t *testing.T) {
+	p := &ttyParser{}
+	chunk := []byte(strings.Repeat("x", 4096))
+	handed := 0
+	for i := 0; i < 100; i++ { // a 400 KB paste, in 4 KB reads
+		if k := p.bound(chunk); k[0] != 0 {
+			handed += len(k)
+		}
+	}
+	assert.Equal(t, MaxLine+1, handed)
+	assert.Equal(t, []byte{0}, p.bound([]byte("y")))
+	p.bound([]byte("\r"))
+	assert.Equal(t, []byte("ab"), p.bound([]byte("ab")))
+	p.bound([]byte{0x15})
+	assert.Equal(t, 0, p.lineLen)
+	p.bound([]byte("abc"))
+	p.bound([]byte{0x7f})
+	assert.Equal(t, 2, p.lineLen)
+	assert.Equal(t, []byte("\x1b[D"), p.bound([]byte("\x1b[D")))
+	assert.Equal(t, 2, p.lineLen)
+}

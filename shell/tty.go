@@ -67,6 +67,7 @@ type ttyParser struct {
 	fd      int
 	saved   *term.State
 	pending [][]byte // keys read and not yet handed out
+	lineLen int      // bytes of text handed out since the last Enter (bound)
 
 	mu       sync.Mutex
 	stopping bool // the session is ending: a signal, a panic
@@ -143,7 +144,7 @@ func (p *ttyParser) Read() ([]byte, error) {
 	if p.entered {
 		return []byte{0}, nil // go-prompt's "no key"
 	}
-	if len(p.pending) == 0 {
+	for len(p.pending) == 0 {
 		b, err := p.inner.Read()
 		if err != nil || len(b) == 0 {
 			return b, err
@@ -152,12 +153,51 @@ func (p *ttyParser) Read() ([]byte, error) {
 		if b = terminalReply.ReplaceAll(b, nil); len(b) == 0 {
 			return []byte{0}, nil // go-prompt's "no key"
 		}
+		if p.lineLen > MaxLine && plainText(b) {
+			continue // the rest of a paste past MaxLine: dropped unseen
+		}
 		p.pending = splitKeys(b)
 	}
 	k := p.pending[0]
 	p.pending = p.pending[1:]
 	p.entered = string(k) == "\r"
-	return k, nil
+	return p.bound(k), nil
+}
+
+// bound keeps the line being edited at most one byte over MaxLine, which
+// the shell then refuses whole: go-prompt redraws the whole line, and
+// completes it, at every key, so a pasted megabyte would take minutes.
+// It follows the line's length through Enter, Ctrl-C, Ctrl-U and
+// backspace; the keys past the bound are dropped.
+func (p *ttyParser) bound(k []byte) []byte {
+	switch {
+	case len(k) == 0:
+	case string(k) == "\r" || len(k) == 1 && (k[0] == 0x03 || k[0] == 0x15):
+		p.lineLen = 0
+	case len(k) == 1 && (k[0] == 0x7f || k[0] == 0x08):
+		p.lineLen = max(0, p.lineLen-1)
+	case k[0] == 0x1b || k[0] == 0:
+		// An escape sequence (an arrow, a function key), or no key.
+	case p.lineLen > MaxLine:
+		return []byte{0} // go-prompt's "no key"
+	default:
+		if p.lineLen+len(k) > MaxLine+1 {
+			k = k[:MaxLine+1-p.lineLen]
+		}
+		p.lineLen += len(k)
+	}
+	return k
+}
+
+// plainText reports whether b holds no line break, control character or
+// escape sequence: text only.
+func plainText(b []byte) bool {
+	for _, c := range b {
+		if c < 0x20 || c == 0x7f {
+			return false
+		}
+	}
+	return true
 }
 
 // splitKeys cuts one read into the keys go-prompt can take: the text
