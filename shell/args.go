@@ -2,6 +2,7 @@ package shell
 
 import (
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -408,6 +409,9 @@ func parseUint(s string, bits int) (uint64, error) { return number.Parse(s, bits
 func parseSize(s string) (uint64, error) { return number.ParseSize(s, 63) }
 
 // parseDuration reads a duration with its unit: 500ms, 2s, 10us.
+// durationShape is what time.ParseDuration reads, whatever its size.
+var durationShape = regexp.MustCompile(`^\+?(\d+(\.\d*)?(ns|us|ms|s|m|h))+$`)
+
 func parseDuration(s string) (time.Duration, error) {
 	t := strings.TrimSpace(s)
 	if t == "0" {
@@ -418,6 +422,9 @@ func parseDuration(s string) (time.Duration, error) {
 	if err != nil {
 		if _, nerr := strconv.ParseFloat(t, 64); nerr == nil {
 			return 0, fmt.Errorf("%q needs a unit: %sms, %ss or %sus", s, t, t, t)
+		}
+		if strings.Contains(err.Error(), "invalid duration") && durationShape.MatchString(t) {
+			return 0, fmt.Errorf("%q is too long: a duration is at most 2562047h (292 years)", s)
 		}
 		return 0, fmt.Errorf("%q is not a duration (write 500ms, 2s or 10us)", s)
 	}

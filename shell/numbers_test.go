@@ -3,6 +3,7 @@ package shell
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -85,4 +86,26 @@ func TestFaultNth(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "bad rule id 0b1: "+errNotNumber)
 	assert.Len(t, rf.rules, 1)
+}
+
+// TestDurationTooLong: a duration past time.Duration's range is called too
+// long, not "not a duration"; history n=0 is refused, not "no cells yet".
+func TestDurationTooLong(t *testing.T) {
+	for in, want := range map[string]string{
+		"99999999999999h": `"99999999999999h" is too long: a duration is at most 2562047h`,
+		"9999999999h":     `"9999999999h" is too long`,
+		"5xs":             `"5xs" is not a duration`,
+		"5":               `"5" needs a unit`,
+	} {
+		_, err := parseDuration(in)
+		require.Error(t, err, in)
+		assert.Contains(t, err.Error(), want)
+	}
+	d, err := parseDuration("2562047h")
+	require.NoError(t, err)
+	assert.Equal(t, 2562047*time.Hour, d)
+	sh, _, _ := newRichShell(t)
+	_, err = sh.Exec("history n=0")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "bad n=0: history n=N shows the last N cells, at least 1")
 }

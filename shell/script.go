@@ -479,6 +479,9 @@ func cmdHistory(c *call) error {
 		if err != nil {
 			return err
 		}
+		if n == 0 {
+			return c.bad("n", fmt.Errorf("history n=N shows the last N cells, at least 1; history alone shows them all"))
+		}
 		if n < len(cells) {
 			cells = cells[len(cells)-n:]
 		}
