@@ -76,9 +76,10 @@ type Options struct {
 	// step by themselves; nil records nothing.
 	Solved *lessons.Progress
 	// Confined keeps the session to itself: no command writes a file
-	// (save, trace pcap, an svg=) or reaches the network (exchange).
-	// vsh lesson sets it where it grades a script (--report) or checks a
-	// lesson, so that what runs there changes nothing outside.
+	// (save, trace pcap, an svg=) or reaches the network (exchange), and
+	// it takes no lesson after its first. vsh lesson sets it where it
+	// grades a script on stdin (--report) or checks a lesson, so that
+	// what runs there changes nothing outside.
 	Confined bool
 }
 

@@ -108,7 +108,8 @@ type lessonRun struct {
 	learner []string // lesson check --learner
 	report  string   // vsh lesson ID --report OUT.json
 	// confined: the sessions write no files and reach no network
-	// (shell.Options.Confined): lesson check, and --report.
+	// (shell.Options.Confined): lesson check, and --report with a script
+	// on stdin (at a terminal the learner saves a notebook as ever).
 	confined bool
 	step     int  // vsh lesson play ID --step N: from step N (1-based), 0 for the first
 	pause    bool // vsh lesson play --pause: a key before each step
@@ -137,7 +138,7 @@ type lessonRun struct {
 func (r *lessonRun) newShell(open func() (verbs.Provider, error), desc string) (*shell.Shell, error) {
 	return shell.New(shell.Options{Open: open, Shadow: shadowSim(r.seed), Plain: r.plain, Light: r.light, Backend: desc, Version: versionString(),
 		Progress: shell.Progress(os.Stderr), Lessons: r.catalog, Solved: r.solved, StateDir: stateDir(r.terminal), Width: r.width,
-		Confined: r.confined || r.report != ""})
+		Confined: r.confined || r.report != "" && !r.terminal})
 }
 
 // simShell is a session on the simulator with --devices and --seed, where
