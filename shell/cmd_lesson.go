@@ -93,7 +93,7 @@ func cmdLesson(c *call) error {
 	}
 	l, err := c.s.opts.Lessons.Load(w, c.s.files.ReadFile)
 	if err != nil {
-		return usagef("lesson list shows the lessons", "%s", firstLines(err.Error(), 12))
+		return usagef(c.s.loadHint(w, "lesson list shows the lessons"), "%s", firstLines(err.Error(), 12))
 	}
 	_, err = startLesson(c, l, force, true)
 	return err
@@ -481,4 +481,13 @@ func completePredict(s *Shell, done []token, word string) []Suggestion {
 		out = append(out, Suggestion{c, "your prediction"})
 	}
 	return filter(out, word)
+}
+
+// loadHint is the hint for a lesson that did not load: for a file that
+// exists, how to see all its problems; else where lessons are listed.
+func (s *Shell) loadHint(ref, list string) string {
+	if strings.HasSuffix(strings.ToLower(ref), ".md") && s.files.Exists(ref) {
+		return "vsh lesson check " + ref + " lists every problem of the file, each with its line"
+	}
+	return list
 }

@@ -156,7 +156,7 @@ func tableHTML(cols []render.Column, rows [][]string) string {
 func (s *Shell) NotebookLesson(ref string) (string, error) {
 	l, err := s.opts.Lessons.Load(ref, s.files.ReadFile)
 	if err != nil {
-		return "", usagef("vsh lesson list shows the lessons", "%s", firstLines(err.Error(), 12))
+		return "", usagef(s.loadHint(ref, "vsh lesson list shows the lessons"), "%s", firstLines(err.Error(), 12))
 	}
 	if err := s.canTake(l); err != nil {
 		return "", err

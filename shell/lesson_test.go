@@ -444,3 +444,16 @@ func TestSavedFilesHaveNoControls(t *testing.T) {
 		}
 	}
 }
+
+// TestBrokenLessonFileHint: a lesson file that does not parse points at
+// vsh lesson check, which lists all its problems.
+func TestBrokenLessonFileHint(t *testing.T) {
+	files := newMemFiles()
+	files.m["bad.md"] = []byte("---\nid: x\ntitle: T\nlevel: expert\nminutes: 1\n---\n\n```vsh\nopen_device A\n```\ngoal: Open A.\n")
+	sh := newTestShell(t, 1, 1, true, files)
+	defer sh.Close()
+	_, err := sh.Exec("lesson bad.md")
+	if err == nil || !strings.Contains(sh.FormatError(err), "hint: vsh lesson check bad.md lists every problem of the file") {
+		t.Errorf("lesson bad.md: %v", err)
+	}
+}
