@@ -132,4 +132,14 @@ func TestLessonCourseReport(t *testing.T) {
 	if _, err := os.Stat(reports); err == nil {
 		t.Errorf("a report folder was made")
 	}
+	// Graded, a course lesson solved leaves the grader's
+	// progress alone: the session is confined.
+	report := filepath.Join(t.TempDir(), "r.json")
+	status, out, errs := runVsh(t, "open_device A\n", "--lessons", dir, "lesson", "day-two", "--report", report)
+	if status != 0 || strings.Contains(out, "your progress is kept") {
+		t.Errorf("vsh lesson FILE --report < script = %d, stderr %q\n%s", status, errs, out)
+	}
+	if _, err := os.Stat(filepath.Join(os.Getenv("XDG_STATE_HOME"), "vsh", "progress.json")); err == nil {
+		t.Errorf("a graded run wrote the progress file")
+	}
 }

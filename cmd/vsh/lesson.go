@@ -136,9 +136,14 @@ type lessonRun struct {
 }
 
 func (r *lessonRun) newShell(open func() (verbs.Provider, error), desc string) (*shell.Shell, error) {
+	confined := r.confined || r.report != "" && !r.terminal
+	solved := r.solved
+	if confined {
+		solved = nil // the grader's own progress file is not the student's
+	}
 	return shell.New(shell.Options{Open: open, Shadow: shadowSim(r.seed), Plain: r.plain, Light: r.light, Backend: desc, Version: versionString(),
-		Progress: shell.Progress(os.Stderr), Lessons: r.catalog, Solved: r.solved, StateDir: stateDir(r.terminal), Width: r.width,
-		Confined: r.confined || r.report != "" && !r.terminal})
+		Progress: shell.Progress(os.Stderr), Lessons: r.catalog, Solved: solved, StateDir: stateDir(r.terminal), Width: r.width,
+		Confined: confined})
 }
 
 // simShell is a session on the simulator with --devices and --seed, where
@@ -538,9 +543,24 @@ func (r *lessonRun) interactive(which string) int {
 }
 
 // removeStaleReport removes the --report file of an earlier run when this
-// one graded nothing, so that no old grade is read as this run's.
+// one graded nothing, so that no old grade is read as this run's. It
+// removes only a regular file that is a vsh lesson report: --report may
+// name anything (a script, the lesson) when the run goes wrong.
 func (r *lessonRun) removeStaleReport() {
 	if r.report == "" {
+		return
+	}
+	if fi, err := os.Lstat(r.report); err != nil || !fi.Mode().IsRegular() || fi.Size() > 16<<20 {
+		return
+	}
+	data, err := os.ReadFile(r.report)
+	if err != nil {
+		return
+	}
+	var rep struct {
+		Schema string `json:"schema"`
+	}
+	if json.Unmarshal(data, &rep) != nil || rep.Schema != lessons.ReportSchema {
 		return
 	}
 	if err := os.Remove(r.report); err == nil {

@@ -333,6 +333,19 @@ func TestReportStaleRemoved(t *testing.T) {
 	if _, err := os.Stat(report); !os.IsNotExist(err) {
 		t.Errorf("the earlier report is still there (%v)", err)
 	}
+	// What is not a report stays, whatever --report names.
+	script := filepath.Join(filepath.Dir(lesson), "student.vsh")
+	if err := os.WriteFile(script, []byte("open_device A\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, target := range []string{script, lesson, filepath.Dir(lesson)} {
+		if status, _, _ := runVsh(t, "open_device A\n", "lesson", "nosuchlesson", "--report", target); status != 2 {
+			t.Errorf("--report %s: status %d, want 2", target, status)
+		}
+		if _, err := os.Stat(target); err != nil {
+			t.Errorf("--report %s of a run that did not start removed it: %v", target, err)
+		}
+	}
 }
 
 // lessonFile writes a lesson file in a new folder and returns its path and
