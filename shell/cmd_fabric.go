@@ -224,15 +224,22 @@ func cmdAdvance(c *call) error {
 	// number of events and Ctrl-C is looked at between slices; the slice
 	// grows while little happens and shrinks in a storm of retries.
 	slice := time.Millisecond
+	events := 0
 	for st.Now() < target {
 		if c.s.interrupted() {
 			return c.s.stopped("advance moved virtual time from %s to %s of %s", start, st.Now(), target)
+		}
+		if events >= maxAdvanceEvents {
+			c.out.closing(fmt.Sprintf("advance stopped after %d events at virtual time %s, %s short of %s: the fabric never settles (a retry that never ends, such as RNR with rnr_retry 7); "+
+				"advance less far, or end what retries (modify_qp QP state=err)", events, st.Now(), target-st.Now(), target))
+			return nil
 		}
 		step := min(slice, target-st.Now())
 		if packets, timers := st.Pending(); packets == 0 && timers == 0 {
 			step = target - st.Now() // nothing can happen: straight there
 		}
 		evs := st.Advance(step)
+		events += len(evs)
 		c.s.fabricEvents(c, evs)
 		switch {
 		case len(evs) < advanceFew:
@@ -241,13 +248,16 @@ func cmdAdvance(c *call) error {
 			slice = max(slice/2, time.Microsecond)
 		}
 	}
-	c.line("virtual time is now %s", st.Now())
+	c.out.closing(fmt.Sprintf("virtual time is now %s", st.Now()))
 	return nil
 }
 
 // advance's slices: fewer events than advanceFew double the next slice,
-// more than advanceMany halve it.
+// more than advanceMany halve it; maxAdvanceEvents bounds one advance's
+// work, as the simulator bounds one call's.
 const advanceFew, advanceMany = 256, 4096
+
+var maxAdvanceEvents = 1 << 22 // a variable for tests
 
 // faultRule parses a fault rule's arguments with the common machinery.
 var faultRule = &command{Name: "fault", Usage: "fault ACTION [opcode=NAME] [psn=N] [from=DEV] [to=DEV] [nth=N] [count=N] [prob=P] [delay=D]",

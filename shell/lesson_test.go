@@ -417,15 +417,16 @@ func TestFileErrorHints(t *testing.T) {
 }
 
 // TestSavedFilesHaveNoControls: control characters and invalid UTF-8 a
-// learner typed are saved escaped, as the terminal shows them: a saved
-// notebook is valid UTF-8 and cannot move a cursor or set a title.
+// learner typed are saved escaped in a notebook, as the terminal shows
+// them: it is valid UTF-8 and cannot move a cursor or set a title. A
+// script keeps the line as typed, which is what replays it.
 func TestSavedFilesHaveNoControls(t *testing.T) {
 	files := newMemFiles()
 	sh := newTestShell(t, 1, 1, true, files)
 	defer sh.Close()
 	sh.Exec("explain A\x00B\x1b[31mC\xff\xfeD\a")
 	sh.Exec("# comment \x1b]0;title\a")
-	for _, name := range []string{"c.md", "c.html", "c.vsh"} {
+	for _, name := range []string{"c.md", "c.html"} {
 		if out, err := sh.Exec("save " + name); err != nil {
 			t.Fatalf("save %s: %s%s", name, out, sh.FormatError(err))
 		}
@@ -442,6 +443,12 @@ func TestSavedFilesHaveNoControls(t *testing.T) {
 		if !bytes.Contains(data, []byte(`A\x00B\x1b[31mC\xff\xfeD\a`)) {
 			t.Errorf("%s does not show the command escaped:\n%s", name, data)
 		}
+	}
+	if _, err := sh.Exec("save c.vsh"); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(files.m["c.vsh"], []byte("explain A\x00B\x1b[31mC\xff\xfeD\a\n")) {
+		t.Errorf("c.vsh does not keep the line as typed:\n%q", files.m["c.vsh"])
 	}
 }
 

@@ -14,6 +14,9 @@ type output struct {
 	lines []outLine
 	size  int  // bytes of text in lines
 	cut   bool // lines past MaxCellOutput were dropped
+	// last is a command's closing line, shown after the lines even when
+	// they were cut (advance: where time got to).
+	last string
 }
 
 // outLine is a line of a cell's output, or a table, with how it fits a
@@ -129,8 +132,21 @@ func (o *output) render(st *render.Styles, n, width int) string {
 	}
 	if o.cut {
 		fmt.Fprintf(&b, "%s(the rest of this cell's output is cut: a cell shows at most %d MiB, MaxCellOutput)\n", pad, MaxCellOutput>>20)
+		if o.last != "" {
+			fmt.Fprintf(&b, "%s%s\n", pad, o.last)
+		}
 	}
 	return b.String()
+}
+
+// closing adds a command's closing line: after the others, and shown even
+// when they were cut.
+func (o *output) closing(text string) {
+	if o.cut {
+		o.last = text
+		return
+	}
+	o.add(text)
 }
 
 // fit returns the lines fitted to width columns, of which the first indent

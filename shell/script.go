@@ -431,6 +431,9 @@ func (w *cappedWriter) Write(p []byte) (int, error) {
 	return w.b.Write(p)
 }
 
+// oneLine is s with its line breaks as spaces: a comment stays one line.
+func oneLine(s string) string { return strings.NewReplacer("\r", " ", "\n", " ").Replace(s) }
+
 func cmdSource(c *call) error {
 	name := c.a.pos[0].text
 	if c.s.depth >= maxSourceDepth {
@@ -522,7 +525,7 @@ func saveScript(c *call, name string) error {
 	for _, cell := range c.s.log {
 		for len(notes) > 0 && notes[0].after < cell.N {
 			if notes[0].after >= since {
-				b.WriteString(strings.TrimSpace("# "+escapeControls(notes[0].text)) + "\n") // a comment stays one
+				b.WriteString(strings.TrimSpace("# "+oneLine(notes[0].text)) + "\n") // a comment stays one
 			}
 			notes = notes[1:]
 		}
@@ -535,7 +538,7 @@ func saveScript(c *call, name string) error {
 		case cell.ExpectFail:
 			b.WriteString("! ")
 		}
-		b.WriteString(escapeControls(cell.Line) + "\n")
+		b.WriteString(cell.Line + "\n") // as typed: a script replays it
 		n++
 	}
 	if err := c.s.files.WriteFile(name, []byte(b.String())); err != nil {
