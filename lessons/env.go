@@ -83,9 +83,6 @@ type Record struct {
 	Completions []Completion
 	// Created names the handles the command made.
 	Created []string
-	// Inner names the commands a repeat or do ran ("post_recv" for
-	// repeat 4 post_recv ...), as typed.
-	Inner []string
 	// Calls are the commands the line ran, in order: the command itself,
 	// then those a repeat or do ran. A command that failed is the last.
 	Calls []Call

@@ -170,11 +170,12 @@ func (e *Expect) checkWant(x *evalCtx, want []value) error {
 	case subjCommands:
 		var got []value
 		for _, r := range x.recs {
-			if r.Err == nil && r.Cmd != "" {
-				got = append(got, value{t: tName, s: r.Cmd})
-				for _, in := range r.Inner {
-					got = append(got, value{t: tName, s: in})
-				}
+			calls := r.Calls
+			if r.Err != nil && len(calls) > 0 {
+				calls = calls[:len(calls)-1] // the one that failed ended the line
+			}
+			for _, c := range calls {
+				got = append(got, value{t: tName, s: c.Cmd})
 			}
 		}
 		return e.compareList(x, got, want)

@@ -131,6 +131,22 @@ func TestTutorJudgesState(t *testing.T) {
 			{"req_notify_cq cq1", []string{"not yet: commands is [ack_cq_events, poll_cq, poll_cq, req_notify_cq]"}, []string{"goal reached"}},
 			{"poll_cq cq1", []string{"✓ goal reached"}, nil},
 		}},
+		// A do that fails after its first commands ran them: they count,
+		// in order; a repeat 0 runs nothing, so it orders nothing.
+		{"a do whose last part fails", "qp-types", 3, []turn{
+			{"fill mr0 \"over RC\"", nil, []string{"»"}},
+			{"do post_recv qp1 mr=mr1 length=4096; post_send qp0 mr=mr0 length=7; poll_cq cq9", nil, []string{"goal reached", "not yet: commands"}},
+			{"poll_cq cq0", nil, []string{"goal reached"}},
+			{"poll_cq cq1", []string{"✓ goal reached"}, nil},
+		}},
+		{"the send before the receive, then a repeat 0", "qp-types", 3, []turn{
+			{"fill mr0 \"over RC\"", nil, []string{"»"}},
+			{"post_send qp0 mr=mr0 length=7", nil, []string{"goal reached"}},
+			{"post_recv qp1 mr=mr1 length=4096", nil, []string{"goal reached"}},
+			{"repeat 0 post_send qp0 mr=mr0 length=7", nil, []string{"goal reached"}},
+			{"poll_cq cq0", nil, []string{"goal reached"}},
+			{"poll_cq cq1", []string{"not yet: commands is"}, []string{"goal reached"}},
+		}},
 		{"the send before the receive it needs", "qp-types", 3, []turn{
 			{"fill mr0 \"over RC\"", nil, []string{"»"}},
 			{"post_send qp0 mr=mr0 length=7", nil, []string{"goal reached"}},

@@ -60,8 +60,7 @@ func (e lessonEnv) Records(from int) []lessons.Record {
 // cellRecord turns a cell of the log into a lessons.Record.
 func (s *Shell) cellRecord(c Cell) lessons.Record {
 	r := lessons.Record{N: c.N, Line: c.Line, Cmd: c.cmd, Err: c.Err, ExpectFail: c.ExpectFail,
-		Created: append([]string(nil), c.Created...), Inner: s.innerCommands(c),
-		Calls: c.calls, Posts: c.posts, Packets: c.packets}
+		Created: append([]string(nil), c.Created...), Calls: c.calls, Posts: c.posts, Packets: c.packets}
 	for i, wc := range c.Completions {
 		cq := ""
 		if i < len(c.CompletionCQs) {
@@ -166,53 +165,6 @@ func (s *Shell) afterCell(before int, out *string, err *error) {
 		*err = nil
 	}
 	*out += strings.TrimRight(words, "\n") + "\n"
-}
-
-// innerCommands names the commands a repeat or do line ran, read from the
-// line as typed: repeat 4 post_recv ... ran post_recv; repeat 2 do A; B
-// ran do, A and B.
-func (s *Shell) innerCommands(c Cell) []string {
-	if c.cmd != "repeat" && c.cmd != "do" {
-		return nil
-	}
-	toks, err := tokenize(c.Line)
-	if err != nil || len(toks) < 2 {
-		return nil
-	}
-	rest := c.Line[toks[1].start:]
-	if c.cmd == "repeat" {
-		if len(toks) < 3 {
-			return nil
-		}
-		rest = c.Line[toks[2].start:]
-	}
-	var out []string
-	parts := []string{rest}
-	if c.cmd == "do" {
-		parts, _ = splitSemicolons(rest)
-	}
-	for _, p := range parts {
-		pt, err := tokenize(p)
-		if err != nil || len(pt) == 0 {
-			continue
-		}
-		cmd, ok := s.byKey[strings.ToLower(pt[0].text)]
-		if !ok {
-			continue
-		}
-		out = append(out, cmd.Name)
-		if cmd.Name == "do" {
-			sub, _ := splitSemicolons(p[pt[1].start:])
-			for _, q := range sub {
-				if qt, err := tokenize(q); err == nil && len(qt) > 0 {
-					if qc, ok := s.byKey[strings.ToLower(qt[0].text)]; ok {
-						out = append(out, qc.Name)
-					}
-				}
-			}
-		}
-	}
-	return out
 }
 
 // Tutor returns the lesson running in the session, or nil.
