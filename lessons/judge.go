@@ -38,6 +38,9 @@ type Judge struct {
 	l      *Lesson
 	env    Env // the learner's session
 	absent []*SkippedSection
+	// wrids are the wr_ids the lesson's expectations read, by CQ
+	// (Lesson.readWRIDs), which the learner's work requests must give.
+	wrids map[string]map[uint64]bool
 
 	gidsL gidTables
 	ref   *Reference
@@ -84,7 +87,7 @@ func NewJudge(env Env, l *Lesson, absent []*SkippedSection) *Judge {
 // it with ref, which other judges may share.
 func NewJudgeWith(env Env, ref *Reference) *Judge {
 	return &Judge{l: ref.l, env: env, absent: ref.absent, ref: ref, prev: map[string]string{}, errAt: map[string]errNote{},
-		noted: map[string]verbs.QPState{}, step: -1, outOfPlace: map[int]bool{}}
+		noted: map[string]verbs.QPState{}, step: -1, outOfPlace: map[int]bool{}, wrids: ref.l.readWRIDs()}
 }
 
 // Close ends the reference session, when the judge made it.
@@ -96,7 +99,7 @@ func (j *Judge) Close() error {
 }
 
 // Err says why the reference session could not be built (the lesson's own
-// cell failed in it): the judge then judges by expect: lines alone.
+// cell failed in it): the step cannot be judged then.
 func (j *Judge) Err() error { return j.err }
 
 // Begin starts judging step i: the reference is brought to the end of the

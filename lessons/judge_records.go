@@ -213,7 +213,7 @@ func (m mapping) learnerSpan(s span) span {
 // or from every CQ. A receive on an SRQ (its CQ is that of the QP it
 // lands on) counts as read when its value is read from any CQ.
 func (j *Judge) readsWRID(ref *snapshot, p Post) bool {
-	read := j.l.readWRIDs()
+	read := j.wrids
 	id := p.WR.WRID
 	if read[""][id] {
 		return true

@@ -452,8 +452,6 @@ func (p *parser) endSection(sec *section) {
 	}
 }
 
-// expectLine recognizes "expect: ...", "goal: ...", "hint: ...",
-// "hint(KIND): ...", "judge: ...", "predict: ..." and "answer: ...".
 // directives are the keys of the lines that follow a cell.
 var directives = []string{"expect", "hint", "goal", "judge", "goal-holds", "predict", "answer"}
 
@@ -489,6 +487,8 @@ func firstWord(t string) string {
 	return w + ":"
 }
 
+// expectLine recognizes "expect: ...", "goal: ...", "hint: ...",
+// "hint(KIND): ...", "judge: ...", "predict: ..." and "answer: ...".
 func expectLine(t string) (string, string, bool) {
 	for _, k := range directives {
 		if strings.HasPrefix(t, k+":") {

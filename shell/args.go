@@ -408,10 +408,10 @@ func parseUint(s string, bits int) (uint64, error) { return number.Parse(s, bits
 // parseSize reads a byte count: 4096, 0x1000, 4k, 1m. It fits in an int.
 func parseSize(s string) (uint64, error) { return number.ParseSize(s, 63) }
 
-// parseDuration reads a duration with its unit: 500ms, 2s, 10us.
 // durationShape is what time.ParseDuration reads, whatever its size.
 var durationShape = regexp.MustCompile(`^\+?(\d+(\.\d*)?(ns|us|ms|s|m|h))+$`)
 
+// parseDuration reads a duration with its unit: 500ms, 2s, 10us.
 func parseDuration(s string) (time.Duration, error) {
 	t := strings.TrimSpace(s)
 	if t == "0" {

@@ -3,6 +3,7 @@ package shell
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -10,20 +11,17 @@ import (
 	"github.com/vsh-rdma/vsh/verbs"
 )
 
+// unanswered is an RC pair with a send that no receive answers: with
+// rnr_retry 7, RNR retries for ever.
+var unanswered = append(slices.Clone(pathsSetup), "post_send qp0 mr=mr0 length=4")
+
 // TestAdvanceStopsAndBounds: advance through hours of RNR retries (a send
 // with no receive, rnr_retry 7: for ever) stops on Interrupt, says how
 // far it got, and holds a bounded number of events at a time.
 func TestAdvanceStopsAndBounds(t *testing.T) {
 	sh := newTestShell(t, 2, 1, true, nil)
 	defer sh.Close()
-	for _, l := range []string{"open_device A", "open_device B", "alloc_pd ctx0", "alloc_pd ctx1",
-		"reg_mr pd0 length=64 access=local_write", "reg_mr pd1 length=64 access=local_write", "create_cq ctx0", "create_cq ctx1",
-		"create_qp pd0 type=rc send_cq=cq0 recv_cq=cq0", "create_qp pd1 type=rc send_cq=cq1 recv_cq=cq1",
-		"connect qp0 qp1", "post_send qp0 mr=mr0 length=4"} {
-		if out, err := sh.Exec(l); err != nil {
-			t.Fatalf("%s: %s%s", l, out, sh.FormatError(err))
-		}
-	}
+	execAll(t, sh, unanswered...)
 	go func() {
 		time.Sleep(300 * time.Millisecond)
 		sh.Interrupt()
@@ -104,14 +102,7 @@ func TestStoppedCellNotReplayed(t *testing.T) {
 	sh := newTestShell(t, 2, 1, true, files)
 	defer sh.Close()
 	sh.opts.Width = nil
-	for _, l := range []string{"open_device A", "open_device B", "alloc_pd ctx0", "alloc_pd ctx1",
-		"reg_mr pd0 length=64 access=local_write", "create_cq ctx0", "create_cq ctx1",
-		"create_qp pd0 type=rc send_cq=cq0 recv_cq=cq0", "create_qp pd1 type=rc send_cq=cq1 recv_cq=cq1",
-		"connect qp0 qp1", "post_send qp0 mr=mr0 length=4"} {
-		if out, err := sh.Exec(l); err != nil {
-			t.Fatalf("%s: %s%s", l, out, sh.FormatError(err))
-		}
-	}
+	execAll(t, sh, unanswered...)
 	go func() {
 		time.Sleep(200 * time.Millisecond)
 		sh.Interrupt()

@@ -481,6 +481,10 @@ func (s *Shell) whyNoCompletion(cq *object) string {
 	msg := "no completion yet"
 	if st, ok := s.prov.(verbs.Stepper); ok {
 		packets, timers := st.Pending()
+		stuck := ""
+		if packets == 0 && timers == 0 {
+			stuck = s.stuckSend(cq)
+		}
 		switch {
 		case st.DeliveryMode() == verbs.DeliverStep && packets > 0:
 			msg += fmt.Sprintf(": the fabric is in step mode with %d packet%s in flight; step or run delivers them", packets, plural(packets))
@@ -488,8 +492,8 @@ func (s *Shell) whyNoCompletion(cq *object) string {
 			msg += fmt.Sprintf(": %d timer%s armed (a retransmit or RNR retry); in step mode only advance lets time pass (poll_cq wait= only polls)", timers, plural(timers))
 		case timers > 0:
 			msg += fmt.Sprintf(": %d timer%s armed (a retransmit or RNR retry); advance or poll_cq wait= lets time pass", timers, plural(timers))
-		case s.stuckSend(cq) != "":
-			msg += ": " + s.stuckSend(cq)
+		case stuck != "":
+			msg += ": " + stuck
 		default:
 			msg += ": nothing is in flight; was a signaled send or a receive posted, and did it finish?"
 		}

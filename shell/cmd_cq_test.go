@@ -1,6 +1,7 @@
 package shell
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -82,18 +83,15 @@ func TestGetCQEventWireFirst(t *testing.T) {
 
 // TestWhyNoCompletion: an empty poll says what holds the work back.
 func TestWhyNoCompletion(t *testing.T) {
-	setup := []string{"open_device A", "open_device B", "alloc_pd ctx0", "alloc_pd ctx1",
-		"reg_mr pd0 length=8192 access=local_write", "reg_mr pd1 length=8192 access=local_write",
-		"create_cq ctx0", "create_cq ctx1",
-		"create_qp pd0 type=rc send_cq=cq0 recv_cq=cq0", "create_qp pd1 type=rc send_cq=cq1 recv_cq=cq1"}
+	setup := pathsSetup[:len(pathsSetup)-1] // connected below, each its way
 	tests := []struct {
 		name  string
 		lines []string
 		want  string
 	}{
-		{"path MTU above the link's", []string{"connect qp0 qp1 path_mtu=4096", "post_recv qp1 mr=mr1 length=8192", "post_send qp0 mr=mr0 length=4096"},
+		{"path MTU above the link's", []string{"connect qp0 qp1 path_mtu=4096", "post_recv qp1 mr=mr1 length=4096", "post_send qp0 mr=mr0 length=4096"},
 			"qp0 holds a send (wr_id 2) that never went out, and nothing is in flight: its path_mtu 4096 is above the port's active MTU 1024"},
-		{"small messages go", []string{"connect qp0 qp1 path_mtu=4096", "post_recv qp1 mr=mr1 length=8192", "post_send qp0 mr=mr0 length=64", "poll_cq cq0 wait=1s"},
+		{"small messages go", []string{"connect qp0 qp1 path_mtu=4096", "post_recv qp1 mr=mr1 length=4096", "post_send qp0 mr=mr0 length=64", "poll_cq cq0 wait=1s"},
 			"nothing is in flight; was a signaled send or a receive posted"},
 		{"RNR retry in step mode", []string{"connect qp0 qp1", "fabric step", "post_send qp0 mr=mr0 length=5", "run"},
 			"in step mode only advance lets time pass (poll_cq wait= only polls)"},
@@ -102,11 +100,8 @@ func TestWhyNoCompletion(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			sh := newTestShell(t, 2, 1, true, nil)
 			defer sh.Close()
-			for _, l := range append(append([]string{}, setup...), tc.lines...) {
-				if out, err := sh.Exec(l); err != nil {
-					t.Fatalf("%s: %s%s", l, out, sh.FormatError(err))
-				}
-			}
+			execAll(t, sh, append(slices.Clone(setup), tc.lines...)...)
+
 			out, _ := sh.Exec("poll_cq cq0 wait=1s")
 			if !strings.Contains(strings.Join(strings.Fields(out), " "), tc.want) {
 				t.Errorf("poll_cq cq0 said:\n%s\nwant %q", out, tc.want)

@@ -25,7 +25,7 @@ import (
 const xchgDefaultWait = 30 * time.Second
 
 func exchangeCmd() *command {
-	return &command{Name: "exchange", Group: gQP,
+	return &command{Name: "exchange", Group: gQP, network: true,
 		Usage: "exchange listen QP... [port=18515] [gid_index=1] [wait=30s] | exchange reply [wait=30s] | " +
 			"exchange connect HOST QP... [port=18515] [gid_index=1] [wait=30s]",
 		Summary: "Swap QP addresses (LID, QPN, PSN, GID) over TCP with a remote ping-pong, in rdma-core's 52-byte format",

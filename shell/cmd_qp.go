@@ -503,7 +503,7 @@ func hasGID(ctx verbs.Context, g verbs.GID) bool {
 	if err != nil {
 		return false
 	}
-	for i := 0; i < min(pa.GIDTblLen, 256); i++ {
+	for i := 0; i < min(pa.GIDTblLen, gidScan); i++ {
 		if x, err := ctx.QueryGID(1, i); err == nil && x == g {
 			return true
 		}

@@ -54,7 +54,10 @@ type command struct {
 	// notebook: false for commands a saved notebook leaves out (save,
 	// source — whose commands are saved instead — and quit).
 	skipNotebook bool
-	run          func(*call) error
+	// network: it reaches other hosts, which a confined session does not
+	// (Options.Confined).
+	network bool
+	run     func(*call) error
 	// complete completes the arguments of a rawArgs command: words are the
 	// complete words after the command name, word the one being typed.
 	complete func(s *Shell, words []token, word string) []Suggestion

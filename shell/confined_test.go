@@ -12,11 +12,7 @@ import (
 // TestConfined: a confined session (a graded script, a lesson checked)
 // writes no file and reaches no network, and works otherwise.
 func TestConfined(t *testing.T) {
-	sh, err := New(Options{Open: func() (verbs.Provider, error) { return sim.New(sim.Config{Devices: 2, Seed: 1}), nil },
-		Plain: true, Confined: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	sh := newConfinedShell(t)
 	defer sh.Close()
 	dir := t.TempDir()
 	for _, line := range []string{"open_device A", "alloc_pd ctx0", "create_cq ctx0", "create_qp pd0 type=rc send_cq=cq0 recv_cq=cq0"} {
@@ -47,11 +43,7 @@ func TestConfined(t *testing.T) {
 // TestConfinedLesson: a confined session takes the lesson it started with
 // and no other, nor that one again (its report would follow the first).
 func TestConfinedLesson(t *testing.T) {
-	sh, err := New(Options{Open: func() (verbs.Provider, error) { return sim.New(sim.Config{Devices: 2, Seed: 1}), nil },
-		Plain: true, Confined: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	sh := newConfinedShell(t)
 	defer sh.Close()
 	if out, err := sh.Exec("lesson tour"); err != nil {
 		t.Fatalf("lesson tour: %s%s", out, sh.FormatError(err))
@@ -65,4 +57,15 @@ func TestConfinedLesson(t *testing.T) {
 			t.Errorf("%s: want the refusal, got %v", line, err)
 		}
 	}
+}
+
+// newConfinedShell is a confined session on two simulated devices.
+func newConfinedShell(t *testing.T) *Shell {
+	t.Helper()
+	sh, err := New(Options{Open: func() (verbs.Provider, error) { return sim.New(sim.Config{Devices: 2, Seed: 1}), nil },
+		Plain: true, Confined: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sh
 }

@@ -393,12 +393,12 @@ func (nb *notebook) tail() {
 // failed) and its output and error without escape codes.
 func (s *Shell) plainCell(c Cell) (line, out string) {
 	line = escapeControls(c.Line)
-	if c.Failed() || c.ExpectFail {
-		line = "! " + line
-	}
-	if c.stopped() {
+	switch {
+	case c.stopped():
 		// A replay would run it to its end (a wait of hours): a comment.
-		line = "# stopped before its end, not replayed: " + escapeControls(c.Line)
+		line = "# stopped before its end, not replayed: " + line
+	case c.Failed() || c.ExpectFail:
+		line = "! " + line
 	}
 	out = render.StripANSI(c.Out)
 	if c.Err != nil {

@@ -25,8 +25,8 @@ var lookCommands = map[string]bool{
 	"pingpong": true, "bench": true, "paths": true, "exchange": true,
 }
 
-// recordCall adds the command a call runs to its cell's log of calls and
-// returns its index there.
+// recordCall adds the command a call runs to its cell's log of calls,
+// while the session keeps fewer than MaxLogCalls.
 func (s *Shell) recordCall(c *Cell, cmd *command, a *args) {
 	if s.calls.room(1, MaxLogCalls, func(i int) int { n := len(s.log[i].calls); s.log[i].calls = nil; return n }) == 1 {
 		c.calls = append(c.calls, lessons.Call{Cmd: cmd.Name, Args: s.callArgs(cmd, a), Look: lookCommands[cmd.Name]})

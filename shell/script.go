@@ -431,9 +431,6 @@ func (w *cappedWriter) Write(p []byte) (int, error) {
 	return w.b.Write(p)
 }
 
-// oneLine is s with its line breaks as spaces: a comment stays one line.
-func oneLine(s string) string { return strings.NewReplacer("\r", " ", "\n", " ").Replace(s) }
-
 func cmdSource(c *call) error {
 	name := c.a.pos[0].text
 	if c.s.depth >= maxSourceDepth {
@@ -525,7 +522,7 @@ func saveScript(c *call, name string) error {
 	for _, cell := range c.s.log {
 		for len(notes) > 0 && notes[0].after < cell.N {
 			if notes[0].after >= since {
-				b.WriteString(strings.TrimSpace("# "+oneLine(notes[0].text)) + "\n") // a comment stays one
+				b.WriteString(strings.TrimSpace("# "+notes[0].text) + "\n") // a comment stays one
 			}
 			notes = notes[1:]
 		}

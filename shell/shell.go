@@ -458,7 +458,7 @@ func (s *Shell) runCell(c *Cell, src string, toks []token, terr error) (*output,
 	if err != nil {
 		return &output{}, &CmdError{Cell: c.N, Cmd: cmd.Name, Err: err}
 	}
-	if s.opts.Confined && cmd.Name == "exchange" {
+	if s.opts.Confined && cmd.network {
 		return &output{}, &CmdError{Cell: c.N, Cmd: cmd.Name, Err: errConfined}
 	}
 	cl := &call{s: s, cmd: cmd, a: a, out: &output{}, cell: c, src: src}

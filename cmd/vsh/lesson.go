@@ -557,9 +557,7 @@ func (r *lessonRun) removeStaleReport() {
 	if err != nil {
 		return
 	}
-	var rep struct {
-		Schema string `json:"schema"`
-	}
+	var rep lessons.Report
 	if json.Unmarshal(data, &rep) != nil || rep.Schema != lessons.ReportSchema {
 		return
 	}
