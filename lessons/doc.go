@@ -58,6 +58,7 @@
 //	cq0 completions.count == 2
 //	error == EINVAL                     the errno of the step's last failed command (none, any)
 //	commands contains query_gid         the commands that succeeded in the step
+//	commands contains [req_notify_cq cq1, poll_cq cq1]    in that order, on those objects
 //	handles == []                       the live handles (handles.count)
 //
 // Object state is queried when the expectation is checked. Completions and

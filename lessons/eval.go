@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/vsh-rdma/vsh/verbs"
@@ -175,7 +176,7 @@ func (e *Expect) checkWant(x *evalCtx, want []value) error {
 				calls = calls[:len(calls)-1] // the one that failed ended the line
 			}
 			for _, c := range calls {
-				got = append(got, value{t: tName, s: c.Cmd})
+				got = append(got, callValue(c, want))
 			}
 		}
 		return e.compareList(x, got, want)
@@ -433,6 +434,23 @@ func (e *Expect) compareList(x *evalCtx, got, want []value) error {
 		return e.unmet("%s is %s, without %s", name, gotText, listText(want))
 	}
 	return e.unmet("%s is %s; the goal is %s", name, gotText, listText(want))
+}
+
+// callValue is a call as commands lists it: its name, with the handles it
+// names where some command of want names one (else the name alone, which
+// is all the comparison reads); repeat and do by name, their commands
+// follow them.
+func callValue(c Call, want []value) value {
+	v := value{t: tCall, s: c.Cmd}
+	if c.Cmd == "repeat" || c.Cmd == "do" || !slices.ContainsFunc(want, func(w value) bool { return len(w.h) > 0 }) {
+		return v // a repeat's handles are its commands'
+	}
+	for _, a := range c.Args {
+		if a.Kind == ArgHandle && !slices.Contains(v.h, a.Value) {
+			v.h = append(v.h, a.Value)
+		}
+	}
+	return v
 }
 
 // subsequence reports whether want's values occur in got in their order,

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -94,7 +95,8 @@ const (
 	tDevice // a device name, or A or B
 	tBytes
 	tErrno
-	tName   // a command or a handle
+	tName   // a handle
+	tCall   // a command, with handles it names: poll_cq cq1
 	tHandle // a handle the object uses: qp0.send_cq == cq0
 	tWireOp // a wire opcode name: RC SEND_ONLY (a part of it matches)
 	tPSN    // a packet sequence number: shown in decimal and hex
@@ -106,16 +108,17 @@ var typeNames = map[vtype]string{
 	tWCStatus: "a completion status (IBV_WC_SUCCESS)", tWCOpcode: "a completion opcode (IBV_WC_RECV)",
 	tPortState: "a port state (ACTIVE)", tLinkLayer: "a link layer (Ethernet)", tBool: "true or false",
 	tGID: "a GID (::ffff:10.0.0.2)", tDevice: "a device (A, B or sim0)", tBytes: "\"text\" or 0x hex bytes",
-	tErrno: "an errno (EINVAL), none or any", tName: "a name",
+	tErrno: "an errno (EINVAL), none or any", tName: "a name", tCall: "a command (poll_cq, or poll_cq cq1 for a call on cq1)",
 	tHandle: "a handle (cq0) or none", tWireOp: "a wire opcode (SEND_ONLY, RC ACKNOWLEDGE)",
 }
 
 // value is one value of some vtype.
 type value struct {
 	t vtype
-	n uint64 // numbers, enums, flags, booleans, errnos
-	s string // GIDs, device and command names, handles
-	b []byte // bytes
+	n uint64   // numbers, enums, flags, booleans, errnos
+	s string   // GIDs, device and command names, handles
+	h []string // tCall: the handles the command names
+	b []byte   // bytes
 	// errno: fail is set when a command failed without an errno (a usage
 	// error); for RHS "any", any is set.
 	fail, any bool
@@ -167,6 +170,8 @@ func (v value) String() string {
 			return "none"
 		}
 		return verbs.ErrnoName(syscall.Errno(v.n))
+	case tCall:
+		return strings.Join(append([]string{v.s}, v.h...), " ")
 	}
 	return v.s
 }
@@ -187,6 +192,15 @@ func (v value) equal(w value) bool {
 	case tWireOp:
 		return strings.Contains(strings.ToUpper(v.s), strings.ToUpper(w.s))
 	case tGID, tName, tHandle:
+		return v.s == w.s
+	case tCall:
+		// A call matches a command that names fewer of its handles:
+		// poll_cq cq1 is a poll_cq call on cq1, poll_cq any poll_cq.
+		for _, h := range w.h {
+			if !slices.Contains(v.h, h) {
+				return false
+			}
+		}
 		return v.s == w.s
 	case tDevice:
 		return strings.EqualFold(v.s, w.s)
@@ -757,6 +771,9 @@ func (e *Expect) elemType() vtype {
 		if s.count {
 			return tNum
 		}
+		if s.kind == subjCommands {
+			return tCall
+		}
 		return tName
 	case subjCompletions:
 		if s.count {
@@ -963,6 +980,7 @@ var valueParsers = map[vtype]valueParser{
 	tBytes:     parseBytesValue,
 	tErrno:     parseErrnoValue,
 	tName:      parseName,
+	tCall:      parseCall,
 	tHandle:    parseHandle,
 	tWireOp:    parseWireOp,
 }
@@ -1112,6 +1130,22 @@ func parseName(_ *evalCtx, lit string, v *value) error {
 		return badLiteral(nil)
 	}
 	v.s = strings.ToLower(lit)
+	return nil
+}
+
+// parseCall reads a command's canonical name, then the handles a call of
+// it must name (poll_cq cq1), in lower case.
+func parseCall(_ *evalCtx, lit string, v *value) error {
+	words := strings.Fields(strings.ToLower(lit))
+	if len(words) == 0 || !commandName.MatchString(words[0]) {
+		return badLiteral(nil)
+	}
+	for _, h := range words[1:] {
+		if m := handlePattern.FindStringSubmatch(h); m == nil || m[2] == "*" {
+			return badLiteral(fmt.Errorf("after the command come the handles its call names (poll_cq cq1); %q is not one", h))
+		}
+	}
+	v.s, v.h = words[0], words[1:]
 	return nil
 }
 

@@ -1157,7 +1157,24 @@ func translateRecords(recs []Record, m mapping) []Record {
 			}
 		}
 		r.Created = created
+		r.Calls = translateCalls(r.Calls, m)
 		out[i] = r
+	}
+	return out
+}
+
+// translateCalls names the handles of calls as the reference does, where
+// the mapping pairs them (commands contains [poll_cq cq1] reads them).
+func translateCalls(calls []Call, m mapping) []Call {
+	out := make([]Call, len(calls))
+	for i, c := range calls {
+		c.Args = append([]Arg(nil), c.Args...)
+		for k, a := range c.Args {
+			if s, ok := m.l2s[a.Value]; ok && a.Kind == ArgHandle {
+				c.Args[k].Value = s
+			}
+		}
+		out[i] = c
 	}
 	return out
 }

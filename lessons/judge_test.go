@@ -128,8 +128,37 @@ func TestTutorJudgesState(t *testing.T) {
 			{"ack_cq_events cq1", nil, []string{"goal reached"}},
 			{"poll_cq cq1", nil, []string{"goal reached"}},
 			{"poll_cq cq1", nil, []string{"goal reached"}},
-			{"req_notify_cq cq1", []string{"not yet: commands is [ack_cq_events, poll_cq, poll_cq, req_notify_cq]"}, []string{"goal reached"}},
+			{"req_notify_cq cq1", []string{"not yet: commands is [ack_cq_events cq1, poll_cq cq1, poll_cq cq1,", "req_notify_cq cq1], not what"}, []string{"goal reached"}},
 			{"poll_cq cq1", []string{"✓ goal reached"}, nil},
+		}},
+		// The order holds for the objects the lesson names: a poll of
+		// another CQ after the re-arm is not the poll that closes the gap.
+		{"re-armed, then polled the other CQ", "events", 5, []turn{
+			{"ack_cq_events cq1", nil, []string{"goal reached"}},
+			{"poll_cq cq1", nil, []string{"goal reached"}},
+			{"req_notify_cq cq1", nil, []string{"goal reached"}},
+			{"poll_cq cq0", []string{"not yet: commands is [ack_cq_events cq1, poll_cq cq1, req_notify_cq cq1,", "poll_cq cq0], not what"}, []string{"goal reached"}},
+			{"poll_cq cq1", []string{"✓ goal reached"}, nil},
+		}},
+		{"spinning on A's CQ", "events", 2, []turn{
+			{"repeat 3 poll_cq cq0", nil, []string{"goal reached"}},
+			{"lesson goal", []string{"not yet: this step runs poll_cq cq1"}, nil},
+			{"repeat 3 poll_cq cq1", []string{"✓ goal reached"}, nil},
+		}},
+		{"the event before the poll", "events", 8, []turn{
+			{"post_send qp0 mr=mr0 length=16", nil, []string{"goal reached"}},
+			{"poll_cq cq0 n=1 wait=1s", nil, []string{"goal reached"}},
+			{"get_cq_event ch0 wait=1s", nil, []string{"goal reached"}},
+			{"ack_cq_events cq1", nil, []string{"goal reached"}},
+			{"poll_cq cq1", nil, []string{"goal reached"}},
+			{"poll_cq cq1", []string{"not yet: commands is"}, []string{"goal reached"}},
+		}},
+		{"the server answers before it polls", "uc-pingpong", 6, []turn{
+			{"post_send qp0 mr=mr0 wr_id=2", nil, []string{"goal reached"}},
+			{"poll_cq cq0", nil, []string{"goal reached"}},
+			{"post_send qp1 mr=mr1 wr_id=2", nil, []string{"goal reached"}},
+			{"poll_cq cq1", nil, []string{"goal reached"}},
+			{"poll_cq cq0", []string{"not yet: commands is"}, []string{"goal reached"}},
 		}},
 		// A do that fails after its first commands ran them: they count,
 		// in order; a repeat 0 runs nothing, so it orders nothing.

@@ -51,6 +51,7 @@ poll cq1 n=1 wait=1s
 get_cq_event ch0 wait=1s
 ack_cq_events cq1
 poll cq0 n=1 wait=1s
+poll cq1
 #! step 9
 req_notify_cq cq1 solicited_only
 send qp0 sge=mr0:0:16 wr_id=105 flags=signaled
