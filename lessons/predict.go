@@ -241,7 +241,7 @@ func (p *Prediction) read(answer string) (value, string, error) {
 func (p *Prediction) usage() string {
 	switch p.Kind {
 	case PredictNumber:
-		return "answer with a number: predict 40"
+		return "answer with a number: predict 123"
 	case PredictBytes:
 		return `answer with bytes: predict "hello" or predict 0x68656c6c6f`
 	}

@@ -439,7 +439,7 @@ func predictCmd() *command {
 			"then it is kept, and once the step is done the tutor says whether it was right and what happened. " +
 			"An unanswered prediction never holds the lesson up: it is recorded as unanswered.\n\n" +
 			"\tpredict IBV_WC_RNR_RETRY_EXC_ERR\n" +
-			"\tpredict 40\n" +
+			"\tpredict 123\n" +
 			"\tpredict \"hello\"",
 		rawArgs: true, meta: true, run: cmdPredict, complete: completePredict}
 }
