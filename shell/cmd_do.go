@@ -2,6 +2,7 @@ package shell
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 )
@@ -151,7 +152,8 @@ func substituteIndex(text string, i int) string {
 }
 
 // indexExpr evaluates what follows i in {i...}: "", "+N", "-N", "*N",
-// "*N+M" or "*N-M".
+// "*N+M" or "*N-M", for i >= 0; false where the value would not fit an
+// int (the braces then stay as written, and the command says so).
 func indexExpr(expr string, i int) (int, bool) {
 	v := i
 	if strings.HasPrefix(expr, "*") {
@@ -160,7 +162,7 @@ func indexExpr(expr string, i int) (int, bool) {
 			j++
 		}
 		n, err := strconv.Atoi(expr[1:j])
-		if err != nil {
+		if err != nil || n > 0 && v > math.MaxInt/n {
 			return 0, false
 		}
 		v, expr = v*n, expr[j:]
@@ -176,7 +178,10 @@ func indexExpr(expr string, i int) (int, bool) {
 		return 0, false
 	}
 	if expr[0] == '-' {
-		return v - n, true
+		return v - n, true // v >= 0: no wrap
+	}
+	if v > math.MaxInt-n {
+		return 0, false
 	}
 	return v + n, true
 }

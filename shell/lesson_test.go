@@ -78,6 +78,13 @@ func TestSubstituteIndex(t *testing.T) {
 		{"wr_id={i*2+1}", 3, "wr_id=7"},
 		{"x={i*4}", 2, "x=8"},
 		{"{j} {i} {i+} {i*} {", 1, "{j} 1 {i+} {i*} {"},
+		// Past an int the braces stay: the command refuses them.
+		{"wr_id={i+9223372036854775807}", 0, "wr_id=9223372036854775807"},
+		{"wr_id={i+9223372036854775807}", 1, "wr_id={i+9223372036854775807}"},
+		{"wr_id={i*4611686018427387904}", 2, "wr_id={i*4611686018427387904}"},
+		{"wr_id={i*3074457345618258602+1}", 3, "wr_id=9223372036854775807"},
+		{"wr_id={i*3074457345618258602+2}", 3, "wr_id={i*3074457345618258602+2}"},
+		{"wr_id={i-9223372036854775807}", 1, "wr_id=-9223372036854775806"},
 	}
 	for _, tc := range tests {
 		if got := substituteIndex(tc.in, tc.i); got != tc.want {
