@@ -471,9 +471,11 @@ func benchErr(c *call, err error) error {
 		return c.s.stopped("%s stopped at %d bytes; run it again with a smaller max= or fewer iters=", se.Program, se.Size)
 	}
 	if ve, ok := verbs.AsError(se.Err); ok {
-		hint := ve.Hint
+		// The sweep's hint names the option that made the verb fail;
+		// the verb's own names the verb's arguments, which bench chose.
+		hint := se.Hint
 		if hint == "" {
-			hint = se.Hint
+			hint = ve.Hint
 		}
 		return &verbs.Error{Op: ve.Op, Errno: ve.Errno, Why: where + ": " + ve.Why, Hint: hint}
 	}

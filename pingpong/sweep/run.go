@@ -225,7 +225,7 @@ func (r *runner) open(s *side) error {
 	}
 	s.buf = s.mr.Bytes()
 	if s.scq, err = s.vctx.CreateCQ(verbs.CQInitAttr{CQE: r.cfg.TxDepth}); err != nil {
-		return setupErr(s, "ibv_create_cq (send)", err, "tx_depth is larger than the device's max_cqe")
+		return setupErr(s, "ibv_create_cq (send)", err, "tx_depth sizes the send CQ: give at most the device's max_cqe (query_device)")
 	}
 	if s.rcq, err = s.vctx.CreateCQ(verbs.CQInitAttr{CQE: r.cfg.RxDepth}); err != nil {
 		return setupErr(s, "ibv_create_cq (recv)", err, "")
@@ -233,7 +233,7 @@ func (r *runner) open(s *side) error {
 	s.qp, err = s.pd.CreateQP(verbs.QPInitAttr{Type: verbs.QPTypeRC, SendCQ: s.scq, RecvCQ: s.rcq,
 		Cap: verbs.QPCap{MaxSendWR: r.cfg.TxDepth, MaxRecvWR: r.cfg.RxDepth, MaxSendSGE: 1, MaxRecvSGE: 1}})
 	if err != nil {
-		return setupErr(s, "ibv_create_qp", err, "tx_depth is larger than the device's max_qp_wr")
+		return setupErr(s, "ibv_create_qp", err, "tx_depth sizes the send queue: give at most the device's max_qp_wr (query_device)")
 	}
 	init := verbs.QPAttr{State: verbs.QPSInit, PKeyIndex: 0, PortNum: port,
 		AccessFlags: verbs.AccessRemoteWrite | verbs.AccessRemoteRead | verbs.AccessLocalWrite}
