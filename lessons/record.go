@@ -177,8 +177,10 @@ func (t *Tutor) Predict(answer string) (string, error) {
 	}
 	p, r := s.Cell.Predict, &t.rec[t.step].pred
 	switch {
-	case r.judged || t.solved[t.step]:
-		return "", fmt.Errorf("step %d is done: its prediction was judged already", t.step+1)
+	case r.judged:
+		return "", fmt.Errorf("step %d's prediction was judged when the step was done (%s); a step done again asks no question", t.step+1, predictionOutcome(r))
+	case t.solved[t.step]:
+		return "", fmt.Errorf("step %d is done: a step done again asks no question", t.step+1)
 	case r.closed:
 		return "", fmt.Errorf("too late: a prediction is made before the step's commands run, and a command of step %d has run; "+
 			"the prediction stays as it was (%s)", t.step+1, answerText(r))
@@ -209,6 +211,11 @@ func (t *Tutor) askPrediction(b *strings.Builder) {
 		return
 	}
 	r := &t.rec[t.step].pred
+	if r.judged {
+		// Back at a step done before: its answer was shown then.
+		b.WriteString(t.wrapPrefixed("» prediction (judged before): ", predictionOutcome(r)))
+		return
+	}
 	b.WriteString(t.wrapPrefixed("» predict first: ", t.j.Translate(p.Ask())))
 	if r.answered {
 		fmt.Fprintf(b, "  (you predicted %s)\n", r.answer)
@@ -233,15 +240,21 @@ func (t *Tutor) judgePrediction(b *strings.Builder) {
 		return
 	}
 	r.observed = p.show(v)
+	r.right = r.answered && r.given.equal(v) && v.equal(r.given)
+	b.WriteString(t.wrapPrefixed("» prediction: ", predictionOutcome(r)))
+}
+
+// predictionOutcome says how a judged prediction went.
+func predictionOutcome(r *predictionRecord) string {
 	switch {
+	case r.why != "":
+		return "could not be checked: " + r.why
 	case !r.answered:
-		b.WriteString(t.wrapPrefixed("» prediction: ", "none made; what happened: "+r.observed))
-	case r.given.equal(v) && v.equal(r.given):
-		r.right = true
-		b.WriteString(t.wrapPrefixed("» prediction: ", r.observed+" — right"))
-	default:
-		b.WriteString(t.wrapPrefixed("» prediction: ", fmt.Sprintf("you said %s; what happened: %s", r.answer, r.observed)))
+		return "none made; what happened: " + r.observed
+	case r.right:
+		return r.observed + " — right"
 	}
+	return fmt.Sprintf("you said %s; what happened: %s", r.answer, r.observed)
 }
 
 // observePrediction reads a prediction's right answer in the reference

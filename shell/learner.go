@@ -24,9 +24,10 @@ type LearnerCheck struct {
 	Solved, Skipped, Interactive int
 	// Hints counts the #! hint markers checked.
 	Hints int
-	// Predicted counts the predictions the path answered (#! predict);
-	// Right those judged right once their step was done.
-	Predicted, Right int
+	// Predicted counts the predictions the path answered whose step was
+	// done, so that they were judged; Right those judged right; Unjudged
+	// the answered ones whose step the path did not finish.
+	Predicted, Right, Unjudged int
 	// Typed counts the commands typed (not lesson commands); Own those
 	// that are no line of the lesson's own.
 	Typed, Own int
@@ -108,11 +109,14 @@ func (s *Shell) CheckLearnerPath(lesson string, r io.Reader, name string) (*Lear
 		res.Solved, res.Skipped = tu.Solved()
 		for _, st := range tu.Report().Steps {
 			for _, pr := range st.Predictions {
-				if pr.Answer != nil {
+				switch {
+				case pr.Right != nil:
 					res.Predicted++
-				}
-				if pr.Right != nil && *pr.Right {
-					res.Right++
+					if *pr.Right {
+						res.Right++
+					}
+				case pr.Answer != nil:
+					res.Unjudged++
 				}
 			}
 		}

@@ -281,15 +281,17 @@ func TestCheckLearnerPathPredict(t *testing.T) {
 	rts := "modify_qp qp0 state=rts sq_psn=0 timeout=14 retry_cnt=7 rnr_retry=0 max_rd_atomic=1\n"
 	rest := "post_send qp0 mr=mr0 length=8\npoll_cq cq0 wait=1s\n#! step 7\n"
 	for _, tt := range []struct {
-		name, path, want string
-		predicted, right int
+		name, path, want           string
+		predicted, right, unjudged int
 	}{
-		{"right", toStep6 + "#! predict rnr_retry_exc_err\n" + rts + rest, "", 1, 1},
-		{"wrong", toStep6 + "#! predict IBV_WC_SUCCESS\n" + rts + rest, "", 1, 0},
-		{"not a choice", toStep6 + "#! predict blue\n" + rts + rest, `p.vsh:7: the tutor did not take the prediction "blue"`, 0, 0},
-		{"too late", toStep6 + rts + "#! predict IBV_WC_SUCCESS\n" + rest, "p.vsh:8: the tutor asks no prediction here: step 6's prediction is closed", 0, 0},
-		{"no answer", toStep6 + "#! predict\n", "p.vsh:7: #! predict takes the learner's answer", 0, 0},
-		{"no question", "lesson next\n#! predict 0\n", "p.vsh:2: the tutor asks no prediction here: step 2 asks none", 0, 0},
+		{"right", toStep6 + "#! predict rnr_retry_exc_err\n" + rts + rest, "", 1, 1, 0},
+		{"wrong", toStep6 + "#! predict IBV_WC_SUCCESS\n" + rts + rest, "", 1, 0, 0},
+		// Answered, but the path stops before the step is done.
+		{"not judged", toStep6 + "#! predict IBV_WC_SUCCESS\n" + rts, "", 0, 0, 1},
+		{"not a choice", toStep6 + "#! predict blue\n" + rts + rest, `p.vsh:7: the tutor did not take the prediction "blue"`, 0, 0, 0},
+		{"too late", toStep6 + rts + "#! predict IBV_WC_SUCCESS\n" + rest, "p.vsh:8: the tutor asks no prediction here: step 6's prediction is closed", 0, 0, 0},
+		{"no answer", toStep6 + "#! predict\n", "p.vsh:7: #! predict takes the learner's answer", 0, 0, 0},
+		{"no question", "lesson next\n#! predict 0\n", "p.vsh:2: the tutor asks no prediction here: step 2 asks none", 0, 0, 0},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			sh := newTestShell(t, 2, 1, true, nil)
@@ -302,8 +304,8 @@ func TestCheckLearnerPathPredict(t *testing.T) {
 			if tt.want == "" && got != "" || !strings.Contains(got, tt.want) {
 				t.Errorf("problems %q; want %q", res.Problems, tt.want)
 			}
-			if res.Predicted != tt.predicted || res.Right != tt.right {
-				t.Errorf("%d predicted, %d right; want %d, %d", res.Predicted, res.Right, tt.predicted, tt.right)
+			if res.Predicted != tt.predicted || res.Right != tt.right || res.Unjudged != tt.unjudged {
+				t.Errorf("%d predicted, %d right, %d not judged; want %d, %d, %d", res.Predicted, res.Right, res.Unjudged, tt.predicted, tt.right, tt.unjudged)
 			}
 		})
 	}

@@ -480,6 +480,9 @@ func (r *lessonRun) checkLearner(f, path string) int {
 	if res.Predicted > 0 {
 		preds = fmt.Sprintf("; %d of %d predictions right", res.Right, res.Predicted)
 	}
+	if res.Unjudged > 0 {
+		preds += fmt.Sprintf("; %d prediction%s answered in a step the path did not finish, not judged", res.Unjudged, plural(res.Unjudged))
+	}
 	fmt.Fprintf(r.stdout, "%s: ok: every marker held; %s, %d of %d learner steps solved by the learner, %d skipped%s\n",
 		path, end, res.Solved, res.Interactive, res.Skipped, preds)
 	return 0
