@@ -59,6 +59,12 @@ func CheckLesson(name string, src []byte, o CheckOptions) (*Lesson, error) {
 	lines := strings.Split(strings.ReplaceAll(string(src), "\r\n", "\n"), "\n")
 	errs = append(errs, lintFences(name, lines, verbLine(rd))...)
 	errs = append(errs, inferNeeds(l, rd)...)
+	if sh, ok := Find(l.ID); ok && sh.Hash != l.Hash {
+		// The shipped file itself checks clean; a copy needs its own id.
+		errs = append(errs, &Error{Name: name, Line: l.IDLine, Msg: fmt.Sprintf(
+			"id %s is the id of a lesson that ships with vsh (lessons/%s): lesson %s runs that one, and a course refuses this one; give it another id",
+			l.ID, sh.Name, l.ID)})
+	}
 	if o.Version != "" && l.Requires != nil {
 		if err := CheckVersion(l, o.Version); err != nil {
 			errs = append(errs, err.(*Error))

@@ -83,6 +83,10 @@ var checkTests = []struct {
 		`x.md:9: needs: is given twice for section "S" (first at line 8)`}},
 	{"section needs without steps", goodHead + "## S\nneeds: srq\n\nProse only.\n\n## T\n```vsh\nopen_device A\n```\nexpect: ctx0.device == A\n", []string{
 		`x.md:8: needs: section "S" has no step to skip`}},
+	{"shipped id", "---\nid: tour\ntitle: T\nlevel: beginner\nminutes: 1\n---\n```vsh\nopen_device A\n```\nexpect: ctx0.device == A\n", []string{
+		"x.md:2: id tour is the id of a lesson that ships with vsh (lessons/tour.md): lesson tour runs that one"}},
+	{"commands with a number", goodHead + "```vsh\nopen_device A\n```\nexpect: commands contains [open_device 5]\n", []string{
+		`x.md:10: expect: "open_device 5" is not a command (poll_cq, or poll_cq cq1 for a call on cq1): after the command come the handles its call names (poll_cq cq1); "5" is not one`}},
 	{"continuation", goodHead + "```vsh\nopen_device \\\nA\n```\nexpect: ctx0.device == A\n", []string{
 		"x.md:8: a lesson's command fits on one line"}},
 }
