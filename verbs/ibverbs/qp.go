@@ -332,7 +332,7 @@ next:
 func (q *qp) checkSend(i int, wr *verbs.SendWR, total int) error {
 	const op = "ibv_post_send"
 	if total > maxBatchSGEs {
-		return refuse(op, verbs.EINVAL, "post fewer SGEs at once", "WR %d brings the batch to %d SGEs, more than vsh passes in one post (%d)", i, total, maxBatchSGEs)
+		return refuse(op, verbs.EINVAL, "post fewer SGEs at once", "WR #%d brings the batch to %d SGEs, more than vsh passes in one post (%d)", i+1, total, maxBatchSGEs)
 	}
 	if q.typ == verbs.QPTypeUD {
 		if wr.AH == nil {
@@ -474,7 +474,7 @@ func postRecv(op string, b *recvBuf, wrs []verbs.RecvWR, maxSGE int, what string
 	for i := range wrs {
 		if total+len(wrs[i].SGList) > maxBatchSGEs {
 			m = i
-			refusal = refuse(op, verbs.EINVAL, "post fewer SGEs at once", "WR %d brings the batch to more than %d SGEs", i, maxBatchSGEs)
+			refusal = refuse(op, verbs.EINVAL, "post fewer SGEs at once", "WR #%d brings the batch to more than %d SGEs", i+1, maxBatchSGEs)
 			break
 		}
 		total += len(wrs[i].SGList)

@@ -879,7 +879,7 @@ func (s *srq) postRecv(wrs []verbs.RecvWR) (int, error) {
 		}
 		if len(wrs[i].SGList) > s.rq.maxSGE {
 			return i, verbs.Errorf(op, verbs.EINVAL, "use fewer SGEs, or create the SRQ with a larger max_sge",
-				"receive WR %d has %d SGEs; the SRQ takes at most %d (rxe_post_one_recv)", i, len(wrs[i].SGList), s.rq.maxSGE)
+				"receive WR #%d has %d SGEs; the SRQ takes at most %d (rxe_post_one_recv)", i+1, len(wrs[i].SGList), s.rq.maxSGE)
 		}
 		s.rq.push(&wrs[i])
 	}

@@ -531,21 +531,21 @@ func (q *qp) postOneSend(op string, i int, wr *verbs.SendWR) error {
 	}
 	if len(wr.SGList) > q.sq.maxSGE {
 		return verbs.Errorf(op, verbs.EINVAL, "use fewer SGEs, or create the QP with a larger max_send_sge",
-			"send WR %d has %d SGEs; this QP takes at most %d (validate_send_wr)", i, len(wr.SGList), q.sq.maxSGE)
+			"send WR #%d has %d SGEs; this QP takes at most %d (validate_send_wr)", i+1, len(wr.SGList), q.sq.maxSGE)
 	}
 	if wr.Opcode.IsAtomic() {
 		if length < 8 {
 			return verbs.Errorf(op, verbs.EINVAL, "give the atomic an 8-byte local buffer for the original value",
-				"atomic WR %d has %d bytes of local buffer; atomics need 8 (validate_send_wr)", i, length)
+				"atomic WR #%d has %d bytes of local buffer; atomics need 8 (validate_send_wr)", i+1, length)
 		}
 		if wr.RemoteAddr&7 != 0 {
 			return verbs.Errorf(op, verbs.EINVAL, "align remote_addr to 8 bytes",
-				"atomic WR %d targets remote_addr %#x, which is not 8-byte aligned (validate_send_wr)", i, wr.RemoteAddr)
+				"atomic WR #%d targets remote_addr %#x, which is not 8-byte aligned (validate_send_wr)", i+1, wr.RemoteAddr)
 		}
 	}
 	if wr.Flags&verbs.SendInline != 0 && length > uint32(q.sq.maxInline) {
 		return verbs.Errorf(op, verbs.EINVAL, "send it without inline, or create the QP with a larger max_inline_data",
-			"send WR %d has %d bytes of inline data; this QP takes at most %d (validate_send_wr)", i, length, q.sq.maxInline)
+			"send WR #%d has %d bytes of inline data; this QP takes at most %d (validate_send_wr)", i+1, length, q.sq.maxInline)
 	}
 	if wr.Opcode == verbs.WRBindMW {
 		return verbs.Errorf(op, verbs.EINVAL, "memory windows are not modelled by the simulator",
@@ -557,7 +557,7 @@ func (q *qp) postOneSend(op string, i int, wr *verbs.SendWR) error {
 		if wr.AH == nil || !ok {
 			// rdma-core dereferences wr.ud.ah: in C this crashes.
 			return verbs.Errorf(op, verbs.EINVAL, "create an AH for the destination (create_ah) and set ah=",
-				"UD send WR %d has no address handle (in C, rdma-core would dereference a NULL ah and crash)", i)
+				"UD send WR #%d has no address handle (in C, rdma-core would dereference a NULL ah and crash)", i+1)
 		}
 		a = x
 	}
@@ -627,7 +627,7 @@ func (q *qp) gatherInline(op string, i int, sgl []verbs.SGE, length uint32) ([]b
 				hint = "point the SGE into the program's own memory"
 			}
 			return nil, verbs.Errorf(op, verbs.EFAULT, hint,
-				"inline WR %d reads %d bytes at %#x, which is no memory this program owns (in C this memcpy would crash)", i, s.Length, s.Addr)
+				"inline WR #%d reads %d bytes at %#x, which is no memory this program owns (in C this memcpy would crash)", i+1, s.Length, s.Addr)
 		}
 		buf = append(buf, b...)
 	}
@@ -679,7 +679,7 @@ func (q *qp) postRecv(wrs []verbs.RecvWR) (int, error) {
 		}
 		if len(wrs[i].SGList) > q.rq.maxSGE {
 			return i, verbs.Errorf(op, verbs.EINVAL, "use fewer SGEs, or create the QP with a larger max_recv_sge",
-				"receive WR %d has %d SGEs; this QP takes at most %d (rxe_post_one_recv)", i, len(wrs[i].SGList), q.rq.maxSGE)
+				"receive WR #%d has %d SGEs; this QP takes at most %d (rxe_post_one_recv)", i+1, len(wrs[i].SGList), q.rq.maxSGE)
 		}
 		q.rq.push(&wrs[i])
 	}
