@@ -2,9 +2,11 @@ package lessons
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
+
+	"github.com/mattn/go-runewidth"
 )
 
 // stepRecord is what the tutor keeps of how the learner did at one step,
@@ -107,23 +109,52 @@ func (t *Tutor) Complete() bool {
 
 // Summary is the table of the learner steps — step, title, outcome,
 // commands typed, hints asked — as the end of a lesson shows it. Times
-// are left out: a session's transcript is the same on every run.
+// are left out: a session's transcript is the same on every run. Columns
+// are aligned by terminal cells (a wide rune takes two), titles cut at
+// summaryTitle cells.
 func (t *Tutor) Summary() string {
-	var b strings.Builder
-	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "  step\ttitle\toutcome\tcommands\thints")
+	rows := [][]string{{"step", "title", "outcome", "commands", "hints"}}
 	for i, s := range t.l.Steps {
 		if !s.Interactive() {
 			continue
 		}
-		title := []rune(stepTitle(s))
-		if len(title) > 34 {
-			title = append(title[:33], '…')
-		}
-		fmt.Fprintf(tw, "  %d\t%s\t%s\t%d\t%d\n", i+1, string(title), t.outcome(i), t.rec[i].attempts, t.rec[i].hints)
+		rows = append(rows, []string{strconv.Itoa(i + 1), cellsCut(stepTitle(s), summaryTitle), string(t.outcome(i)),
+			strconv.Itoa(t.rec[i].attempts), strconv.Itoa(t.rec[i].hints)})
 	}
-	tw.Flush()
+	widths := make([]int, len(rows[0]))
+	for _, r := range rows {
+		for j, c := range r {
+			widths[j] = max(widths[j], termCells.StringWidth(c))
+		}
+	}
+	var b strings.Builder
+	for _, r := range rows {
+		b.WriteString("  ")
+		for j, c := range r {
+			b.WriteString(c)
+			if j < len(r)-1 {
+				b.WriteString(strings.Repeat(" ", widths[j]-termCells.StringWidth(c)+2))
+			}
+		}
+		b.WriteByte('\n')
+	}
 	return b.String()
+}
+
+// summaryTitle is how many terminal cells of a step's title Summary shows.
+const summaryTitle = 34
+
+// termCells measures text as a terminal shows it, whatever the locale:
+// East Asian wide runes take two cells, combining marks none.
+var termCells = &runewidth.Condition{EastAsianWidth: false}
+
+// cellsCut shortens s to at most n terminal cells, ending in … where it
+// cut.
+func cellsCut(s string, n int) string {
+	if termCells.StringWidth(s) <= n {
+		return s
+	}
+	return termCells.Truncate(s, n, "…")
 }
 
 // stepTitle names a step: its section's heading, or else the start of

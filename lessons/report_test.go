@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mattn/go-runewidth"
 	"github.com/vsh-rdma/vsh/lessons"
 	"github.com/vsh-rdma/vsh/shell"
 	"github.com/vsh-rdma/vsh/verbs"
@@ -49,8 +50,13 @@ goal: Allocate a protection domain on ctx0.
 // startThree starts the lesson threeSteps, written in dir, in a fresh
 // session whose tutor reads a clock that moves 2 s a reading.
 func startThree(dir string) (*shell.Shell, *lessons.Tutor, error) {
+	return startLesson(dir, threeSteps)
+}
+
+// startLesson is startThree for the lesson src.
+func startLesson(dir, src string) (*shell.Shell, *lessons.Tutor, error) {
 	path := filepath.Join(dir, "three.md")
-	if err := os.WriteFile(path, []byte(threeSteps), 0o644); err != nil {
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
 		return nil, nil, err
 	}
 	sh, err := shell.New(shell.Options{Open: func() (verbs.Provider, error) { return sim.New(sim.Config{Devices: 2, Seed: 1}), nil },
@@ -65,6 +71,41 @@ func startThree(dir string) (*shell.Shell, *lessons.Tutor, error) {
 	at := time.Date(2026, 1, 12, 9, 0, 0, 0, time.UTC)
 	sh.Tutor().SetClock(func() time.Time { at = at.Add(2 * time.Second); return at })
 	return sh, sh.Tutor(), nil
+}
+
+// TestSummaryWideTitles: the summary's columns line up on a terminal where
+// a title has wide runes, and a long one is cut by the cells it takes.
+func TestSummaryWideTitles(t *testing.T) {
+	src := strings.Replace(threeSteps, "## Open", "## 開く", 1)
+	src = strings.Replace(src, "## A CQ", "## 完了キューを四つの項目で作り、その大きさを確かめる", 1)
+	sh, tu, err := startLesson(t.TempDir(), src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sh.Close()
+	for range 3 {
+		sh.Exec("lesson skip")
+	}
+	sum := tu.Summary()
+	cond := &runewidth.Condition{EastAsianWidth: false}
+	col := -1
+	for _, line := range strings.Split(strings.TrimRight(sum, "\n"), "\n") {
+		i := strings.Index(line, "outcome")
+		if i < 0 {
+			i = strings.Index(line, "skipped")
+		}
+		if i < 0 {
+			t.Fatalf("a line of the summary without its outcome: %q", line)
+		}
+		c := cond.StringWidth(line[:i])
+		if col >= 0 && c != col {
+			t.Errorf("the outcome column starts at cell %d here, %d above:\n%s", c, col, sum)
+		}
+		col = c
+	}
+	if !strings.Contains(sum, "完了キューを四つの項目で作り、そ…") {
+		t.Errorf("the long title is not cut at 34 cells:\n%s", sum)
+	}
 }
 
 // TestTutorReport: what the report says of each step — outcome, commands
