@@ -332,34 +332,34 @@ func judgePost(op string, errno syscall.Errno, gotBad, nwr int, predBad int, pre
 	earlier := gotBad >= 0 && (predBad < 0 || gotBad < predBad) // a WR the rules passed was refused
 	switch {
 	case gotBad >= 0 && gotBad == predBad && errno == predWhy.errno:
-		why, hint = fmt.Sprintf("WR %d: %s", gotBad, predWhy.why), predWhy.hint
+		why, hint = fmt.Sprintf("WR #%d: %s", gotBad+1, predWhy.why), predWhy.hint
 		if hasDoor {
 			why += "; and " + door.why
 		}
 	case gotBad >= 0 && gotBad == predBad && hasDoor && errno == door.errno:
 		// The WR was refused, then the doorbell too, whose errno rxe
 		// returns in preference.
-		why, hint = fmt.Sprintf("WR %d: %s; and %s", gotBad, predWhy.why, door.why), door.hint
+		why, hint = fmt.Sprintf("WR #%d: %s; and %s", gotBad+1, predWhy.why, door.why), door.hint
 	case earlier && hasDoor && errno == door.errno:
-		why, hint = fmt.Sprintf("WR %d did not fit: %s; and %s", gotBad, full(), door.why), door.hint
+		why, hint = fmt.Sprintf("WR #%d did not fit: %s; and %s", gotBad+1, full(), door.why), door.hint
 	case earlier && errno == verbs.ENOMEM:
-		why, hint = fmt.Sprintf("WR %d did not fit: %s", gotBad, full()), fullHint
+		why, hint = fmt.Sprintf("WR #%d did not fit: %s", gotBad+1, full()), fullHint
 	case gotBad < 0 && hasDoor && errno == door.errno:
 		why, hint = door.why, door.hint
 	default:
 		mispredicted = true
 		why, hint = explainErrno(op, errno)
 		if gotBad >= 0 {
-			why = fmt.Sprintf("WR %d: %s", gotBad, why)
+			why = fmt.Sprintf("WR #%d: %s", gotBad+1, why)
 		}
 	}
 	if mispredicted {
 		predicted := postPredicted(predBad, predWhy, door, hasDoor)
-		recordMisprediction(Misprediction{Op: op, Predicted: predicted, Got: fmt.Sprintf("%s, bad_wr %d", verbs.ErrnoName(errno), gotBad),
+		recordMisprediction(Misprediction{Op: op, Predicted: predicted, Got: fmt.Sprintf("%s, bad_wr = WR #%d", verbs.ErrnoName(errno), gotBad+1),
 			Call: fmt.Sprintf("%d WR(s)", nwr)})
-		why += fmt.Sprintf(" [misprediction: vsh's rules for %s predicted %s, but libibverbs returned %s with bad_wr %d; "+
+		why += fmt.Sprintf(" [misprediction: vsh's rules for %s predicted %s, but libibverbs returned %s with bad_wr = WR #%d; "+
 			"a bug in verbs/ibverbs' rules or in the simulator that follows them — counted by ibverbs.Mispredictions]",
-			op, predicted, verbs.ErrnoName(errno), gotBad)
+			op, predicted, verbs.ErrnoName(errno), gotBad+1)
 	}
 	return n, &verbs.Error{Op: op, Errno: errno, Why: why, Hint: hint}
 }
@@ -367,7 +367,7 @@ func judgePost(op string, errno syscall.Errno, gotBad, nwr int, predBad int, pre
 func postPredicted(predBad int, predWhy, door reason, hasDoor bool) string {
 	switch {
 	case predBad >= 0:
-		return fmt.Sprintf("WR %d refused with %s (%s)", predBad, verbs.ErrnoName(predWhy.errno), predWhy.why)
+		return fmt.Sprintf("WR #%d refused with %s (%s)", predBad+1, verbs.ErrnoName(predWhy.errno), predWhy.why)
 	case hasDoor:
 		return fmt.Sprintf("%s (%s)", verbs.ErrnoName(door.errno), door.why)
 	}

@@ -350,7 +350,7 @@ func TestJudgePost(t *testing.T) {
 		mispredictions int
 	}{
 		{"ok", 0, -1, -1, false, 3, "", 0},
-		{"sge refused", verbs.EINVAL, 1, 1, false, 1, "WR 1: too many SGEs", 0},
+		{"sge refused", verbs.EINVAL, 1, 1, false, 1, "WR #2: too many SGEs", 0}, // bad_wr index 1: the second WR
 		{"queue full", verbs.ENOMEM, 2, -1, false, 2, "send queue is full", 0},
 		{"doorbell", verbs.EINVAL, -1, -1, true, 3, "IBV_QPS_INIT", 0},
 		{"wr and doorbell", verbs.EINVAL, 1, 1, true, 1, "too many SGEs", 0},

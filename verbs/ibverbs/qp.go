@@ -337,24 +337,24 @@ func (q *qp) checkSend(i int, wr *verbs.SendWR, total int) error {
 	if q.typ == verbs.QPTypeUD {
 		if wr.AH == nil {
 			return refuse(op, verbs.EINVAL, "create an AH (create_ah) for the destination and give it with remote_qpn and remote_qkey",
-				"WR %d is a UD send without an address handle; rxe's provider would dereference the missing AH", i)
+				"WR #%d is a UD send without an address handle; rxe's provider would dereference the missing AH", i+1)
 		}
 		a, ok := wr.AH.(*ah)
 		switch {
 		case !ok || a == nil:
-			return refuse(op, verbs.EINVAL, "create the AH with the same backend", "WR %d: the AH (%T) was not created by the ibverbs backend", i, wr.AH)
+			return refuse(op, verbs.EINVAL, "create the AH with the same backend", "WR #%d: the AH (%T) was not created by the ibverbs backend", i+1, wr.AH)
 		case a.pd.ctx != q.ctx:
-			return refuse(op, verbs.EINVAL, "create the AH on this QP's device context", "WR %d: the AH belongs to another device context", i)
+			return refuse(op, verbs.EINVAL, "create the AH on this QP's device context", "WR #%d: the AH belongs to another device context", i+1)
 		case a.c == nil:
-			return refuse(op, verbs.EINVAL, "create a new AH", "WR %d: the AH was destroyed (ibv_destroy_ah)", i)
+			return refuse(op, verbs.EINVAL, "create a new AH", "WR #%d: the AH was destroyed (ibv_destroy_ah)", i+1)
 		}
 	}
 	if wr.Flags&verbs.SendInline != 0 {
 		if j, ok := q.inlineCovered(wr.SGList); !ok {
 			s := wr.SGList[j]
 			return refuse(op, verbs.EFAULT, "point inline SGEs at an MR's memory (MR.Addr() .. Addr()+Length())",
-				"WR %d is inline but SGE %d [%#x, +%d) is not inside memory this backend registered; rxe's provider would copy it with memcpy and crash the process",
-				i, j, s.Addr, s.Length)
+				"WR #%d is inline but its SGE #%d [%#x, +%d) is not inside memory this backend registered; rxe's provider would copy it with memcpy and crash the process",
+				i+1, j+1, s.Addr, s.Length)
 		}
 	}
 	return nil
