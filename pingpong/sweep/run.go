@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"syscall"
 	"time"
 
 	"github.com/vsh-rdma/vsh/verbs"
@@ -189,6 +190,15 @@ func positiveMin(v ...int) int {
 	return max(m, 1)
 }
 
+// hintFor is hint where err is errno, the failure it is about; "" (the
+// verb's own hint) otherwise.
+func hintFor(err error, errno syscall.Errno, hint string) string {
+	if errors.Is(err, errno) {
+		return hint
+	}
+	return ""
+}
+
 func setupErr(s *side, msg string, err error, hint string) *Error {
 	return &Error{Msg: fmt.Sprintf("%s (%s): %s", s.name, s.vctx.Device().Name(), msg), Err: err, Hint: hint}
 }
@@ -221,11 +231,11 @@ func (r *runner) open(s *side) error {
 	size := r.cfg.MaxSize
 	s.src, s.dst = 0, size
 	if s.mr, err = s.pd.AllocMR(2*size, verbs.AccessLocalWrite|verbs.AccessRemoteWrite|verbs.AccessRemoteRead); err != nil {
-		return setupErr(s, fmt.Sprintf("ibv_reg_mr of %d bytes", 2*size), err, "a large max size needs locked memory: check ulimit -l")
+		return setupErr(s, fmt.Sprintf("ibv_reg_mr of %d bytes", 2*size), err, hintFor(err, verbs.ENOMEM, "a large max size needs locked memory: check ulimit -l"))
 	}
 	s.buf = s.mr.Bytes()
 	if s.scq, err = s.vctx.CreateCQ(verbs.CQInitAttr{CQE: r.cfg.TxDepth}); err != nil {
-		return setupErr(s, "ibv_create_cq (send)", err, "tx_depth sizes the send CQ: give at most the device's max_cqe (query_device)")
+		return setupErr(s, "ibv_create_cq (send)", err, hintFor(err, verbs.EINVAL, "tx_depth sizes the send CQ: give at most the device's max_cqe (query_device)"))
 	}
 	if s.rcq, err = s.vctx.CreateCQ(verbs.CQInitAttr{CQE: r.cfg.RxDepth}); err != nil {
 		return setupErr(s, "ibv_create_cq (recv)", err, "")
@@ -233,7 +243,7 @@ func (r *runner) open(s *side) error {
 	s.qp, err = s.pd.CreateQP(verbs.QPInitAttr{Type: verbs.QPTypeRC, SendCQ: s.scq, RecvCQ: s.rcq,
 		Cap: verbs.QPCap{MaxSendWR: r.cfg.TxDepth, MaxRecvWR: r.cfg.RxDepth, MaxSendSGE: 1, MaxRecvSGE: 1}})
 	if err != nil {
-		return setupErr(s, "ibv_create_qp", err, "tx_depth sizes the send queue: give at most the device's max_qp_wr (query_device)")
+		return setupErr(s, "ibv_create_qp", err, hintFor(err, verbs.EINVAL, "tx_depth sizes the send queue: give at most the device's max_qp_wr (query_device)"))
 	}
 	init := verbs.QPAttr{State: verbs.QPSInit, PKeyIndex: 0, PortNum: port,
 		AccessFlags: verbs.AccessRemoteWrite | verbs.AccessRemoteRead | verbs.AccessLocalWrite}
