@@ -85,8 +85,14 @@ var checkTests = []struct {
 		`x.md:8: needs: section "S" has no step to skip`}},
 	{"shipped id", "---\nid: tour\ntitle: T\nlevel: beginner\nminutes: 1\n---\n```vsh\nopen_device A\n```\nexpect: ctx0.device == A\n", []string{
 		"x.md:2: id tour is the id of a lesson that ships with vsh (lessons/tour.md): lesson tour runs that one"}},
+	{"commands with a wildcard, twice, 01", goodHead + "```vsh\nopen_device A\n```\nexpect: commands contains [open_device ctx*]\nexpect: commands contains [open_device ctx0 ctx0]\nexpect: commands contains [open_device ctx01]\nexpect: calls.open_device ctx0 ctx0 == 1\n", []string{
+		`x.md:10: expect: "open_device ctx*" is not a command`, `x.md:11: expect: "open_device ctx0 ctx0" is not a command (poll_cq, or poll_cq cq1 for a call on cq1): it names ctx0 twice`,
+		`x.md:12: expect: "open_device ctx01" is not a command`, `x.md:13: expect: "calls.open_device ctx0 ctx0": after calls.open_device come the handles`}},
 	{"commands with a number", goodHead + "```vsh\nopen_device A\n```\nexpect: commands contains [open_device 5]\n", []string{
 		`x.md:10: expect: "open_device 5" is not a command (poll_cq, or poll_cq cq1 for a call on cq1): after the command come the handles its call names (poll_cq cq1); "5" is not one`}},
+	{"terminal controls", goodHead + "## \x1b[31mRed\n\nProse \u202eevil.\n\n## A\ttab\n```vsh\nopen_device A\n```\nexpect: ctx0.device == A\n", []string{
+		"x.md:7: the line holds the control character U+001B", "x.md:9: the line holds the control character U+202E",
+		"x.md:11: a tab in a title or heading"}},
 	{"continuation", goodHead + "```vsh\nopen_device \\\nA\n```\nexpect: ctx0.device == A\n", []string{
 		"x.md:8: a lesson's command fits on one line"}},
 }
@@ -152,6 +158,14 @@ func TestCheckAcceptsShippedLessons(t *testing.T) {
 		o := lessons.CheckOptions{Open: simEnv(t), OpenOne: simEnvN(t, 1), Version: "v0.1.0"}
 		if _, err := lessons.CheckLesson(f, data, o); err != nil {
 			t.Errorf("%v", err)
+		}
+		// The same lesson saved with CRLF line ends is still the shipped
+		// one, not a copy that takes its id.
+		if f == "tour.md" {
+			crlf := bytes.ReplaceAll(data, []byte("\n"), []byte("\r\n"))
+			if _, err := lessons.CheckLesson(f, crlf, o); err != nil {
+				t.Errorf("with CRLF: %v", err)
+			}
 		}
 	}
 }

@@ -164,7 +164,7 @@ func CheckCourse(dir string, o CheckOptions) ([]*Lesson, error) {
 	for _, f := range files {
 		data, err := readRegular(f)
 		if err == nil {
-			_, err = CheckLesson(f, data, o)
+			_, err = checkLesson(f, data, o, false)
 		}
 		if err != nil {
 			errs = append(errs, asErrors(err, f)...)

@@ -22,6 +22,9 @@ type Unmet struct {
 	// Final is set when no later command can meet the expectation: a
 	// count that only grows is past what it may be.
 	Final bool
+	// Order is set for commands contains [A, B] when the step ran them
+	// all, but not in that order.
+	Order bool
 }
 
 func (u *Unmet) Error() string { return u.Why }
@@ -182,9 +185,10 @@ func (e *Expect) checkWant(x *evalCtx, want []value) error {
 		return e.compareList(x, got, want)
 	case subjCalls:
 		n := uint64(0)
+		call := value{t: tCall, s: s.field, h: s.names}
 		for _, r := range x.recs {
 			for _, c := range r.Calls {
-				if c.Cmd == s.field {
+				if c.Cmd == s.field && callValue(c, []value{call}).equal(call) {
 					n++
 				}
 			}
@@ -196,7 +200,7 @@ func (e *Expect) checkWant(x *evalCtx, want []value) error {
 		if n == 1 {
 			times = "time"
 		}
-		err := e.unmet("this step ran %s %d %s; the goal is %s %s", s.field, n, times, e.op, want[0])
+		err := e.unmet("this step ran %s %d %s; the goal is %s %s", call, n, times, e.op, want[0])
 		err.(*Unmet).Final = n > want[0].n && (e.op == "==" || e.op == "<=" || e.op == "<")
 		return err
 	case subjHandles:
@@ -391,21 +395,7 @@ func (e *Expect) compareList(x *evalCtx, got, want []value) error {
 			ok = subsequence(got, want)
 			break
 		}
-		used := make([]bool, len(got))
-		ok = true
-		for _, w := range want {
-			found := false
-			for i, g := range got {
-				if !used[i] && g.equal(w) {
-					used[i], found = true, true
-					break
-				}
-			}
-			if !found {
-				ok = false
-				break
-			}
-		}
+		ok = containsAll(got, want)
 	}
 	if ok {
 		return nil
@@ -429,7 +419,9 @@ func (e *Expect) compareList(x *evalCtx, got, want []value) error {
 		return e.unmet("%s is %s, which the goal rules out", name, gotText)
 	case "contains":
 		if e.subj.kind == subjCommands && len(want) > 1 {
-			return e.unmet("%s is %s, without %s in that order", name, gotText, listText(want))
+			err := e.unmet("%s is %s, without %s in that order", name, gotText, listText(want))
+			err.(*Unmet).Order = containsAll(got, want)
+			return err
 		}
 		return e.unmet("%s is %s, without %s", name, gotText, listText(want))
 	}
@@ -451,6 +443,25 @@ func callValue(c Call, want []value) value {
 		}
 	}
 	return v
+}
+
+// containsAll reports whether got holds every value of want, each of
+// got's values standing for one of want's at most.
+func containsAll(got, want []value) bool {
+	used := make([]bool, len(got))
+	for _, w := range want {
+		found := false
+		for i, g := range got {
+			if !used[i] && g.equal(w) {
+				used[i], found = true, true
+				break
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
 }
 
 // subsequence reports whether want's values occur in got in their order,

@@ -72,6 +72,8 @@ type subject struct {
 	lo, hi int    // bytes [lo:hi]
 	count  bool   // .count of a list
 	view   string // subjView: u8 ... u64, be16 ... be64, str
+	// names are the handles a counted call must name: calls.poll_cq cq1.
+	names []string
 }
 
 // vtype is the type of a value, which says how a literal is read and how
@@ -582,10 +584,16 @@ func parseSubject(s string) (subject, error) {
 		sub.kind, sub.count = subjHandles, s == "handles.count"
 		return sub, nil
 	case strings.HasPrefix(s, "calls"):
-		sub.kind, sub.field = subjCalls, strings.TrimPrefix(s, "calls.")
+		sub.kind, sub.field = subjCalls, strings.TrimPrefix(words[0], "calls.")
 		if !strings.HasPrefix(s, "calls.") || !commandName.MatchString(sub.field) {
-			return sub, fmt.Errorf("%q: write calls.COMMAND, how many times the step ran a command: calls.post_send", s)
+			return sub, fmt.Errorf("%q: write calls.COMMAND, how many times the step ran a command: calls.post_send, or calls.poll_cq cq1 for its calls on cq1", s)
 		}
+		for i, h := range words[1:] {
+			if m := handlePattern.FindStringSubmatch(h); m == nil || m[2] == "*" || len(m[2]) > 1 && m[2][0] == '0' || slices.Contains(words[1:i+1], h) {
+				return sub, fmt.Errorf("%q: after calls.%s come the handles a counted call names, each once (calls.poll_cq cq1); %q is not one", s, sub.field, h)
+			}
+		}
+		sub.names = words[1:]
 		return sub, nil
 	case s == "packets" || strings.HasPrefix(s, "packets."):
 		sub.kind = subjPackets
@@ -862,7 +870,7 @@ func (e *Expect) want(x *evalCtx) ([]value, error) {
 	for _, lit := range lits {
 		n := 1
 		if e.list {
-			if i := strings.LastIndexByte(lit, '*'); i > 0 && !strings.HasPrefix(lit, "\"") {
+			if i := strings.LastIndexByte(lit, '*'); i > 0 && !strings.HasPrefix(lit, "\"") && (t != tCall || !strings.HasSuffix(lit, "*")) {
 				k, err := number.Parse(lit[i+1:], 31)
 				if err != nil || k < 1 || k > 100000 {
 					return nil, fmt.Errorf("%q: VALUE*N repeats a value N times (N from 1 to 100000)", lit)
@@ -1123,8 +1131,8 @@ func parseErrnoValue(_ *evalCtx, lit string, v *value) error {
 	return nil
 }
 
-// parseName reads a command or handle name without blanks or quotes, in
-// lower case.
+// parseName reads a handle's name (handles == [qp15]) without blanks or
+// quotes, in lower case.
 func parseName(_ *evalCtx, lit string, v *value) error {
 	if strings.ContainsAny(lit, " \t\"'") {
 		return badLiteral(nil)
@@ -1140,9 +1148,12 @@ func parseCall(_ *evalCtx, lit string, v *value) error {
 	if len(words) == 0 || !commandName.MatchString(words[0]) {
 		return badLiteral(nil)
 	}
-	for _, h := range words[1:] {
-		if m := handlePattern.FindStringSubmatch(h); m == nil || m[2] == "*" {
+	for i, h := range words[1:] {
+		if m := handlePattern.FindStringSubmatch(h); m == nil || m[2] == "*" || len(m[2]) > 1 && m[2][0] == '0' {
 			return badLiteral(fmt.Errorf("after the command come the handles its call names (poll_cq cq1); %q is not one", h))
+		}
+		if slices.Contains(words[1:i+1], h) {
+			return badLiteral(fmt.Errorf("it names %s twice; a call is matched by the handles it names, each once", h))
 		}
 	}
 	v.s, v.h = words[0], words[1:]

@@ -58,10 +58,11 @@ type Judge struct {
 	// last is the learner's session at the last verdict: the state a
 	// command that follows was typed in. outOfPlace marks the records
 	// of failures the step expects that came in another state than the
-	// reference's (a probe before the setup it probes).
+	// reference's: placeEarly where that state is the step's start (a
+	// probe before the setup it probes), placeElsewhere otherwise.
 	last       *snapshot
 	lastCount  int // how many of the step's learner records there were at last
-	outOfPlace map[int]bool
+	outOfPlace map[int]place
 	// err is why the reference could not be built; the judge then judges by
 	// the step's expect: lines alone.
 	err error
@@ -87,7 +88,7 @@ func NewJudge(env Env, l *Lesson, absent []*SkippedSection) *Judge {
 // it with ref, which other judges may share.
 func NewJudgeWith(env Env, ref *Reference) *Judge {
 	return &Judge{l: ref.l, env: env, absent: ref.absent, ref: ref, prev: map[string]string{}, errAt: map[string]errNote{},
-		noted: map[string]verbs.QPState{}, step: -1, outOfPlace: map[int]bool{}, wrids: ref.l.readWRIDs()}
+		noted: map[string]verbs.QPState{}, step: -1, outOfPlace: map[int]place{}, wrids: ref.l.readWRIDs()}
 }
 
 // Close ends the reference session, when the judge made it.
@@ -124,7 +125,7 @@ func (j *Judge) Begin(i int) error {
 		j.prev[s] = l
 	}
 	j.noteStates(j.start)
-	j.last, j.lastCount, j.outOfPlace = j.start, 0, map[int]bool{}
+	j.last, j.lastCount, j.outOfPlace = j.start, 0, map[int]place{}
 	j.ready = true
 	return nil
 }
@@ -511,7 +512,7 @@ func (j *Judge) Verdict() *Verdict {
 			v.Diffs[i].Pending, v.Diffs[i].Lost = true, false
 		}
 	}
-	x := newEvalCtx(mappedEnv{Env: j.env, m: m, ref: j.ref.after}, translateRecords(recs, m))
+	x := newEvalCtx(mappedEnv{Env: j.env, m: m, ref: j.ref.after}, translateRecords(recs, j.lessonNames(m)))
 	// An expect: line that does not hold is work to do while other work
 	// is; once the rest matches, it is what the learner did otherwise.
 	pending := false
@@ -525,6 +526,9 @@ func (j *Judge) Verdict() *Verdict {
 			if head, _, ok := strings.Cut(full, cut); ok {
 				// What the goal wants is what the learner is to find.
 				text = head + ", not what this step's goal asks for"
+				if u, ok := err.(*Unmet); ok && u.Order {
+					text = head + ", not in the order this step's goal asks for: run them again in that order, or lesson reset to start the step over"
+				}
 				break
 			}
 		}
@@ -571,11 +575,26 @@ func (j *Judge) placeFailure(le *snapshot, recs []Record) {
 			if c < len(j.ref.trail) {
 				after = j.ref.trail[c]
 			}
-			j.outOfPlace[r.N] = j.misplaced(after, le, r, recs)
+			switch {
+			case !j.misplaced(after, le, r, recs):
+			case c > 0 && !j.misplaced(&target{after: j.ref.before}, j.last, r, recs[:len(recs)-1]):
+				j.outOfPlace[r.N] = placeEarly
+			default:
+				j.outOfPlace[r.N] = placeElsewhere
+			}
 		}
 		return
 	}
 }
+
+// place says where a failure the step expects came, when not where the
+// step's does.
+type place int
+
+const (
+	placeEarly     place = iota + 1 // at the step's start, before the setup it needs
+	placeElsewhere                  // in a state the step never has there
+)
 
 // misplaced reports whether the learner's session sn differs from the
 // reference's target at where the failed call r is about.
@@ -812,19 +831,27 @@ var handleWord = regexp.MustCompile(`\b(ctx|pd|mr|ch|cq|srq|qp|ah)[0-9]+\b`)
 
 // Translate rewrites a command of the lesson for the learner's session:
 // every handle of the lesson becomes the learner's object paired with it.
-// Quoted text is left as it is.
+// Quoted text is left as it is, and so is a handle after "your " (the
+// learner's own object, named as the learner's session does).
 func (j *Judge) Translate(line string) string {
 	m := j.Mapping()
 	var b strings.Builder
 	quote := byte(0)
 	start := 0
 	flush := func(end int) {
-		b.WriteString(handleWord.ReplaceAllStringFunc(line[start:end], func(h string) string {
-			if l, ok := m[h]; ok {
-				return l
+		at := start
+		for _, loc := range handleWord.FindAllStringIndex(line[start:end], -1) {
+			i, k := start+loc[0], start+loc[1]
+			b.WriteString(line[at:i])
+			// "your cq1" names the learner's own object already.
+			if l, ok := m[line[i:k]]; ok && !strings.HasSuffix(line[:i], "your ") {
+				b.WriteString(l)
+			} else {
+				b.WriteString(line[i:k])
 			}
-			return h
-		}))
+			at = k
+		}
+		b.WriteString(line[at:end])
 	}
 	for i := 0; i < len(line); i++ {
 		c := line[i]

@@ -739,7 +739,7 @@ func bytesText(b []byte) string {
 // expectedFailure reports whether a learner's failed command fails as one
 // of the step's "! " lines does.
 func (j *Judge) expectedFailure(lr Record) bool {
-	if lr.Err == nil || j.outOfPlace[lr.N] {
+	if lr.Err == nil || j.outOfPlace[lr.N] != 0 {
 		return false
 	}
 	m := j.lastMapping()
@@ -812,8 +812,12 @@ func (j *Judge) failureDiffs(m mapping, recs []Record) []Diff {
 				continue
 			}
 			ok, n := j.sameFailure(m, r, lr)
-			if ok && j.outOfPlace[lr.N] {
+			switch p := j.outOfPlace[lr.N]; {
+			case ok && p == placeEarly:
 				ok, n = false, fmt.Sprintf("your %s failed as this step's does, but before what comes first in the step: try it again in its place", lr.Line)
+			case ok && p == placeElsewhere:
+				ok, n = false, fmt.Sprintf("your %s failed as this step's does, but in a session the step never has there: "+
+					"what it is about was done otherwise before it (lesson goal --detail says how); lesson reset starts the step over", lr.Line)
 			}
 			if ok {
 				used[i], found = true, true
@@ -1137,46 +1141,59 @@ func (e mappedEnv) Handles() []string {
 	return append(out, extra...)
 }
 
-// translateRecords renames the CQs and created handles of the learner's
-// records to the lesson's.
-func translateRecords(recs []Record, m mapping) []Record {
+// translateRecords renames the CQs, created handles and calls' handles
+// of the learner's records to the lesson's, as name does.
+func translateRecords(recs []Record, name func(string) string) []Record {
 	out := make([]Record, len(recs))
 	for i, r := range recs {
 		r.Completions = append([]Completion(nil), r.Completions...)
 		for k := range r.Completions {
-			if s, ok := m.l2s[r.Completions[k].CQ]; ok {
-				r.Completions[k].CQ = s
-			}
+			r.Completions[k].CQ = name(r.Completions[k].CQ)
 		}
 		var created []string
 		for _, h := range r.Created {
-			if s, ok := m.l2s[h]; ok {
-				created = append(created, s)
-			} else {
-				created = append(created, h)
-			}
+			created = append(created, name(h))
 		}
 		r.Created = created
-		r.Calls = translateCalls(r.Calls, m)
+		r.Calls = translateCalls(r.Calls, name)
 		out[i] = r
 	}
 	return out
 }
 
-// translateCalls names the handles of calls as the reference does, where
-// the mapping pairs them (commands contains [poll_cq cq1] reads them).
-func translateCalls(calls []Call, m mapping) []Call {
+// translateCalls names the handles of calls as name does (commands
+// contains [poll_cq cq1] reads them).
+func translateCalls(calls []Call, name func(string) string) []Call {
 	out := make([]Call, len(calls))
 	for i, c := range calls {
 		c.Args = append([]Arg(nil), c.Args...)
 		for k, a := range c.Args {
-			if s, ok := m.l2s[a.Value]; ok && a.Kind == ArgHandle {
-				c.Args[k].Value = s
+			if a.Kind == ArgHandle {
+				c.Args[k].Value = name(a.Value)
 			}
 		}
 		out[i] = c
 	}
 	return out
+}
+
+// lessonNames names a learner's handle as the lesson does: by m, else
+// by the pairing at the step's start (an object the step destroyed),
+// else "your cq1" — an object of the learner's own, which no name of the
+// lesson's stands for.
+func (j *Judge) lessonNames(m mapping) func(string) string {
+	return func(h string) string {
+		if s, ok := m.l2s[h]; ok {
+			return s
+		}
+		if s, ok := j.startMap.l2s[h]; ok {
+			return s
+		}
+		if handlePattern.MatchString(h) {
+			return "your " + h
+		}
+		return h
+	}
 }
 
 // numbersIn matches the numbers of a reason: decimal, or hex with 0x.

@@ -128,7 +128,8 @@ func TestTutorJudgesState(t *testing.T) {
 			{"ack_cq_events cq1", nil, []string{"goal reached"}},
 			{"poll_cq cq1", nil, []string{"goal reached"}},
 			{"poll_cq cq1", nil, []string{"goal reached"}},
-			{"req_notify_cq cq1", []string{"not yet: commands is [ack_cq_events cq1, poll_cq cq1, poll_cq cq1,", "req_notify_cq cq1], not what"}, []string{"goal reached"}},
+			{"req_notify_cq cq1", []string{"not yet: commands is [ack_cq_events cq1, poll_cq cq1, poll_cq cq1,", "req_notify_cq cq1], not in the order", "run them again in that order, or lesson reset"}, []string{"goal reached"}},
+			// One poll after the re-arm comes back empty: the loop is done.
 			{"poll_cq cq1", []string{"✓ goal reached"}, nil},
 		}},
 		// The order holds for the objects the lesson names: a poll of
@@ -137,13 +138,29 @@ func TestTutorJudgesState(t *testing.T) {
 			{"ack_cq_events cq1", nil, []string{"goal reached"}},
 			{"poll_cq cq1", nil, []string{"goal reached"}},
 			{"req_notify_cq cq1", nil, []string{"goal reached"}},
-			{"poll_cq cq0", []string{"not yet: commands is [ack_cq_events cq1, poll_cq cq1, req_notify_cq cq1,", "poll_cq cq0], not what"}, []string{"goal reached"}},
+			{"poll_cq cq0", []string{"not yet: commands is [ack_cq_events cq1, poll_cq cq1, req_notify_cq cq1,", "poll_cq cq0], not in the order"}, []string{"goal reached"}},
+			{"poll_cq cq1", []string{"✓ goal reached"}, nil},
+		}},
+		{"one poll after the re-arm is not until empty", "events", 5, []turn{
+			{"ack_cq_events cq1", nil, []string{"goal reached"}},
+			{"req_notify_cq cq1", nil, []string{"goal reached"}},
+			{"poll_cq cq1", []string{"this step ran poll_cq cq1 1 time"}, []string{"goal reached"}},
+			{"poll_cq cq0", nil, []string{"goal reached"}},
+			{"poll_cq cq7", nil, []string{"goal reached"}}, // no such CQ
 			{"poll_cq cq1", []string{"✓ goal reached"}, nil},
 		}},
 		{"spinning on A's CQ", "events", 2, []turn{
 			{"repeat 3 poll_cq cq0", nil, []string{"goal reached"}},
 			{"lesson goal", []string{"not yet: this step runs poll_cq cq1"}, nil},
 			{"repeat 3 poll_cq cq1", []string{"✓ goal reached"}, nil},
+		}},
+		{"a look at cq1 before the send", "events", 8, []turn{
+			{"poll_cq cq1", nil, []string{"goal reached"}},
+			{"post_send qp0 mr=mr0 length=16", nil, []string{"goal reached"}},
+			{"poll_cq cq0 n=1 wait=1s", nil, []string{"goal reached"}},
+			{"get_cq_event ch0 wait=1s", nil, []string{"goal reached"}},
+			{"ack_cq_events cq1", nil, []string{"goal reached"}},
+			{"poll_cq cq1", nil, []string{"goal reached"}},
 		}},
 		{"the event before the poll", "events", 8, []turn{
 			{"post_send qp0 mr=mr0 length=16", nil, []string{"goal reached"}},
@@ -217,6 +234,16 @@ func TestTutorJudgesState(t *testing.T) {
 			{"get_cq_event ch0", []string{"» not yet: your get_cq_event ch0 failed as this step's does, but before what comes first in the step"}, nil},
 			{"req_notify_cq cq1", nil, []string{"goal reached"}},
 			{"get_cq_event ch0", []string{"✓ goal reached"}, []string{"not yet"}},
+		}},
+		// The probe comes after its setup, but the completion it is
+		// about was taken before the arm: retrying it cannot help.
+		{"a probe after a poll the step does not make", "events", 7, []turn{
+			{"post_send qp0 mr=mr0 length=16", nil, []string{"goal reached"}},
+			{"poll_cq cq0 n=1 wait=1s", nil, []string{"goal reached"}},
+			{"poll_cq cq1 n=1 wait=1s", nil, []string{"goal reached"}},
+			{"req_notify_cq cq1", nil, []string{"goal reached"}},
+			{"get_cq_event ch0 wait=100ms", []string{"failed as this step's does, but in a session the step never has there", "lesson reset starts the step over"},
+				[]string{"goal reached", "before what comes first"}},
 		}},
 		{"four receives in four calls where the step batches them", "paths", 5, []turn{
 			{"repeat 4 post_recv qp0 mr=mr0 length=64", []string{"out of reach from here: this step ran post_recv 4 times, not what this step's goal asks for", "lesson reset"}, []string{"goal reached"}},

@@ -74,10 +74,30 @@ func (p *parser) parse(src string) {
 	if len(lines) > 0 && lines[len(lines)-1] == "" {
 		lines = lines[:len(lines)-1]
 	}
+	p.controls(lines)
 	body := p.frontMatter(lines)
 	p.body(lines, body)
 	if len(p.errs) == 0 && len(p.l.Steps) == 0 {
 		p.errorf(max(1, len(lines)), "no steps: after the front matter a lesson needs prose and at least one ```vsh cell")
+	}
+}
+
+// controls refuses the characters a terminal acts on rather than shows —
+// C0 and C1 controls but tab, DEL, and the bidirectional embeddings,
+// overrides and isolates — which would reach the learner's terminal as
+// they are; and a tab in a title or heading, which no table can align.
+func (p *parser) controls(lines []string) {
+	for i, line := range lines {
+		for _, r := range line {
+			if r != '\t' && (r < 0x20 || r == 0x7f || r >= 0x80 && r < 0xa0 || r >= 0x202a && r <= 0x202e || r >= 0x2066 && r <= 0x2069) {
+				p.errorf(i+1, "the line holds the control character %U, which would act on the learner's terminal rather than show; a lesson is plain text: remove it", r)
+				break
+			}
+		}
+		if t := strings.TrimSpace(line); strings.ContainsRune(t, '\t') &&
+			(strings.HasPrefix(t, "## ") || strings.HasPrefix(t, "# ") || strings.HasPrefix(strings.ToLower(t), "title:")) {
+			p.errorf(i+1, "a tab in a title or heading: the step tables cannot align it; use a space")
+		}
 	}
 }
 

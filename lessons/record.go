@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mattn/go-runewidth"
+	"github.com/rivo/uniseg"
 )
 
 // stepRecord is what the tutor keeps of how the learner did at one step,
@@ -124,7 +124,7 @@ func (t *Tutor) Summary() string {
 	widths := make([]int, len(rows[0]))
 	for _, r := range rows {
 		for j, c := range r {
-			widths[j] = max(widths[j], termCells.StringWidth(c))
+			widths[j] = max(widths[j], uniseg.StringWidth(c))
 		}
 	}
 	var b strings.Builder
@@ -133,7 +133,7 @@ func (t *Tutor) Summary() string {
 		for j, c := range r {
 			b.WriteString(c)
 			if j < len(r)-1 {
-				b.WriteString(strings.Repeat(" ", widths[j]-termCells.StringWidth(c)+2))
+				b.WriteString(strings.Repeat(" ", widths[j]-uniseg.StringWidth(c)+2))
 			}
 		}
 		b.WriteByte('\n')
@@ -144,17 +144,27 @@ func (t *Tutor) Summary() string {
 // summaryTitle is how many terminal cells of a step's title Summary shows.
 const summaryTitle = 34
 
-// termCells measures text as a terminal shows it, whatever the locale:
-// East Asian wide runes take two cells, combining marks none.
-var termCells = &runewidth.Condition{EastAsianWidth: false}
-
-// cellsCut shortens s to at most n terminal cells, ending in … where it
-// cut.
+// cellsCut shortens s to at most n terminal cells, whole grapheme
+// clusters (an emoji with its joiners, a letter with its marks) at a
+// time, ending in … where it cut. Cells are counted as uniseg counts
+// them: wide East Asian runes and emoji two, whatever the locale.
 func cellsCut(s string, n int) string {
-	if termCells.StringWidth(s) <= n {
+	if uniseg.StringWidth(s) <= n {
 		return s
 	}
-	return termCells.Truncate(s, n, "…")
+	var b strings.Builder
+	w, state := 0, -1
+	for rest := s; rest != ""; {
+		var cluster string
+		var cw int
+		cluster, rest, cw, state = uniseg.FirstGraphemeClusterInString(rest, state)
+		if w+cw > n-1 {
+			break
+		}
+		b.WriteString(cluster)
+		w += cw
+	}
+	return b.String() + "…"
 }
 
 // stepTitle names a step: its section's heading, or else the start of

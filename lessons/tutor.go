@@ -717,7 +717,8 @@ func (t *Tutor) goal(b *strings.Builder, detail bool) {
 	}
 	if len(s.Cell.Expects) > 0 {
 		b.WriteString("the lesson's expectations:\n")
-		x := newEvalCtx(mappedEnv{Env: t.env, m: t.j.lastMapping(), ref: t.j.refAfter()}, translateRecords(t.j.learnerRecords(), t.j.lastMapping()))
+		m := t.j.lastMapping()
+		x := newEvalCtx(mappedEnv{Env: t.env, m: m, ref: t.j.refAfter()}, translateRecords(t.j.learnerRecords(), t.j.lessonNames(m)))
 		if !t.j.ready {
 			x = newEvalCtx(t.env, t.j.learnerRecords())
 		}

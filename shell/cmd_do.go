@@ -152,8 +152,9 @@ func substituteIndex(text string, i int) string {
 }
 
 // indexExpr evaluates what follows i in {i...}: "", "+N", "-N", "*N",
-// "*N+M" or "*N-M", for i >= 0; false where the value would not fit an
-// int (the braces then stay as written, and the command says so).
+// "*N+M" or "*N-M", for i >= 0; false where N or the value would not
+// fit an int (the braces then stay as written, and the command refuses
+// them as it refuses any word that is not its value).
 func indexExpr(expr string, i int) (int, bool) {
 	v := i
 	if strings.HasPrefix(expr, "*") {

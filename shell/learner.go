@@ -115,7 +115,7 @@ func (s *Shell) CheckLearnerPath(lesson string, r io.Reader, name string) (*Lear
 					if *pr.Right {
 						res.Right++
 					}
-				case pr.Answer != nil:
+				case pr.Answer != nil && st.Outcome == lessons.OutcomeNotReached:
 					res.Unjudged++
 				}
 			}
@@ -251,7 +251,11 @@ func (p *learnerPath) predict(n int, line string) {
 		case over:
 			why = "the lesson is over"
 		case tu.Lesson().Steps[step].Interactive() && tu.Lesson().Steps[step].Cell.Predict != nil:
-			why = fmt.Sprintf("step %d's prediction is closed: a command of the step ran already", step+1)
+			// Closed or judged before: the tutor says which.
+			why = fmt.Sprintf("step %d's prediction is closed", step+1)
+			if _, err := tu.Predict(answer); err != nil {
+				why += ": " + err.Error()
+			}
 		}
 		p.problem(n, "the tutor asks no prediction here: %s", why)
 		return

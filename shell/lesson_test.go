@@ -290,6 +290,8 @@ func TestCheckLearnerPathPredict(t *testing.T) {
 		{"not judged", toStep6 + "#! predict IBV_WC_SUCCESS\n" + rts, "", 0, 0, 1},
 		{"not a choice", toStep6 + "#! predict blue\n" + rts + rest, `p.vsh:7: the tutor did not take the prediction "blue"`, 0, 0, 0},
 		{"too late", toStep6 + rts + "#! predict IBV_WC_SUCCESS\n" + rest, "p.vsh:8: the tutor asks no prediction here: step 6's prediction is closed", 0, 0, 0},
+		{"judged before", toStep6 + "lesson skip\nlesson back\n#! predict IBV_WC_SUCCESS\n",
+			"p.vsh:9: the tutor asks no prediction here: step 6's prediction is closed: step 6's prediction was judged when the step was done (none made; what happened: IBV_WC_RNR_RETRY_EXC_ERR)", 0, 0, 0},
 		{"no answer", toStep6 + "#! predict\n", "p.vsh:7: #! predict takes the learner's answer", 0, 0, 0},
 		{"no question", "lesson next\n#! predict 0\n", "p.vsh:2: the tutor asks no prediction here: step 2 asks none", 0, 0, 0},
 	} {
