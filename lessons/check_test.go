@@ -92,7 +92,7 @@ var checkTests = []struct {
 		`x.md:10: expect: "open_device 5" is not a command (poll_cq, or poll_cq cq1 for a call on cq1): after the command come the handles its call names (poll_cq cq1); "5" is not one`}},
 	{"terminal controls", goodHead + "## \x1b[31mRed\n\nProse \u202eevil.\n\n## A\ttab\n```vsh\nopen_device A\n```\nexpect: ctx0.device == A\n", []string{
 		"x.md:7: the line holds the control character U+001B", "x.md:9: the line holds the control character U+202E",
-		"x.md:11: a tab in a title or heading"}},
+		"x.md:11: a tab in a title, heading or goal"}},
 	{"continuation", goodHead + "```vsh\nopen_device \\\nA\n```\nexpect: ctx0.device == A\n", []string{
 		"x.md:8: a lesson's command fits on one line"}},
 }

@@ -187,7 +187,11 @@ func (e *Expect) checkWant(x *evalCtx, want []value) error {
 		n := uint64(0)
 		call := value{t: tCall, s: s.field, h: s.names}
 		for _, r := range x.recs {
-			for _, c := range r.Calls {
+			calls := r.Calls
+			if r.Err != nil && verbs.ErrnoOf(r.Err) == 0 && len(calls) > 0 {
+				calls = calls[:len(calls)-1] // refused before any verb ran: no call
+			}
+			for _, c := range calls {
 				if c.Cmd == s.field && callValue(c, []value{call}).equal(call) {
 					n++
 				}

@@ -520,14 +520,14 @@ func (j *Judge) Verdict() *Verdict {
 		pending = pending || d.Pending
 	}
 	for _, err := range expectsUnmet(j.l.Steps[j.step].Cell, x) {
-		full := j.Translate(err.Error())
+		full := j.translateMsg(err.Error())
 		text := full
 		for _, cut := range []string{"; the goal is ", ", without "} {
 			if head, _, ok := strings.Cut(full, cut); ok {
 				// What the goal wants is what the learner is to find.
 				text = head + ", not what this step's goal asks for"
 				if u, ok := err.(*Unmet); ok && u.Order {
-					text = head + ", not in the order this step's goal asks for: run them again in that order, or lesson reset to start the step over"
+					text = head + ", not in the order this step's goal asks for; lesson reset starts the step over, to do it in that order"
 				}
 				break
 			}
@@ -831,10 +831,39 @@ var handleWord = regexp.MustCompile(`\b(ctx|pd|mr|ch|cq|srq|qp|ah)[0-9]+\b`)
 
 // Translate rewrites a command of the lesson for the learner's session:
 // every handle of the lesson becomes the learner's object paired with it.
-// Quoted text is left as it is, and so is a handle after "your " (the
-// learner's own object, named as the learner's session does).
+// Quoted text is left as it is.
 func (j *Judge) Translate(line string) string {
+	return translate(line, j.Mapping(), false)
+}
+
+// translateText is Translate for lesson text the learner reads (a goal,
+// a hint, an expectation): an object the step destroyed is named as the
+// learner's it was paired with at the step's start, not left under the
+// lesson's name, which may be another live object of the learner's.
+func (j *Judge) translateText(line string) string {
+	return translate(line, j.shownMapping(), false)
+}
+
+// translateMsg is translateText for what the judge says, which names the
+// learner's unpaired objects "your cq1" already: those stay as they are.
+func (j *Judge) translateMsg(line string) string {
+	return translate(line, j.shownMapping(), true)
+}
+
+// shownMapping is Mapping with the step's destroyed objects added.
+func (j *Judge) shownMapping() map[string]string {
 	m := j.Mapping()
+	for s, l := range j.startMap.s2l {
+		if _, live := j.env.Object(l); !live && m[s] == "" {
+			m[s] = l
+		}
+	}
+	return m
+}
+
+// translate renames the handles of line by m, outside quotes; mine
+// leaves a handle after "your " as it is.
+func translate(line string, m map[string]string, mine bool) string {
 	var b strings.Builder
 	quote := byte(0)
 	start := 0
@@ -844,7 +873,7 @@ func (j *Judge) Translate(line string) string {
 			i, k := start+loc[0], start+loc[1]
 			b.WriteString(line[at:i])
 			// "your cq1" names the learner's own object already.
-			if l, ok := m[line[i:k]]; ok && !strings.HasSuffix(line[:i], "your ") {
+			if l, ok := m[line[i:k]]; ok && !(mine && strings.HasSuffix(line[:i], "your ")) {
 				b.WriteString(l)
 			} else {
 				b.WriteString(line[i:k])

@@ -816,8 +816,8 @@ func (j *Judge) failureDiffs(m mapping, recs []Record) []Diff {
 			case ok && p == placeEarly:
 				ok, n = false, fmt.Sprintf("your %s failed as this step's does, but before what comes first in the step: try it again in its place", lr.Line)
 			case ok && p == placeElsewhere:
-				ok, n = false, fmt.Sprintf("your %s failed as this step's does, but in a session the step never has there: "+
-					"what it is about was done otherwise before it (lesson goal --detail says how); lesson reset starts the step over", lr.Line)
+				ok, n = false, fmt.Sprintf("your %s failed as this step's does, but in a session that differs from the step's there: "+
+					"a command before it was done otherwise, or in another order; lesson reset starts the step over", lr.Line)
 			}
 			if ok {
 				used[i], found = true, true
@@ -1177,8 +1177,8 @@ func translateCalls(calls []Call, name func(string) string) []Call {
 	return out
 }
 
-// lessonNames names a learner's handle as the lesson does: by m, else
-// by the pairing at the step's start (an object the step destroyed),
+// lessonNames names a learner's handle as the lesson does: by m, else,
+// for an object the step destroyed, by the pairing at the step's start,
 // else "your cq1" — an object of the learner's own, which no name of the
 // lesson's stands for.
 func (j *Judge) lessonNames(m mapping) func(string) string {
@@ -1186,8 +1186,10 @@ func (j *Judge) lessonNames(m mapping) func(string) string {
 		if s, ok := m.l2s[h]; ok {
 			return s
 		}
-		if s, ok := j.startMap.l2s[h]; ok {
-			return s
+		if _, live := j.env.Object(h); !live {
+			if s, ok := j.startMap.l2s[h]; ok && m.s2l[s] == "" {
+				return s
+			}
 		}
 		if handlePattern.MatchString(h) {
 			return "your " + h

@@ -128,7 +128,7 @@ func TestTutorJudgesState(t *testing.T) {
 			{"ack_cq_events cq1", nil, []string{"goal reached"}},
 			{"poll_cq cq1", nil, []string{"goal reached"}},
 			{"poll_cq cq1", nil, []string{"goal reached"}},
-			{"req_notify_cq cq1", []string{"not yet: commands is [ack_cq_events cq1, poll_cq cq1, poll_cq cq1,", "req_notify_cq cq1], not in the order", "run them again in that order, or lesson reset"}, []string{"goal reached"}},
+			{"req_notify_cq cq1", []string{"not yet: commands is [ack_cq_events cq1, poll_cq cq1, poll_cq cq1,", "req_notify_cq cq1], not in the order", "lesson reset starts the step over, to do it in that order"}, []string{"goal reached"}},
 			// One poll after the re-arm comes back empty: the loop is done.
 			{"poll_cq cq1", []string{"✓ goal reached"}, nil},
 		}},
@@ -146,7 +146,8 @@ func TestTutorJudgesState(t *testing.T) {
 			{"req_notify_cq cq1", nil, []string{"goal reached"}},
 			{"poll_cq cq1", []string{"this step ran poll_cq cq1 1 time"}, []string{"goal reached"}},
 			{"poll_cq cq0", nil, []string{"goal reached"}},
-			{"poll_cq cq7", nil, []string{"goal reached"}}, // no such CQ
+			{"poll_cq cq7", nil, []string{"goal reached"}},     // no such CQ
+			{"poll_cq cq1 n=0", nil, []string{"goal reached"}}, // refused: no call
 			{"poll_cq cq1", []string{"✓ goal reached"}, nil},
 		}},
 		{"spinning on A's CQ", "events", 2, []turn{
@@ -242,7 +243,7 @@ func TestTutorJudgesState(t *testing.T) {
 			{"poll_cq cq0 n=1 wait=1s", nil, []string{"goal reached"}},
 			{"poll_cq cq1 n=1 wait=1s", nil, []string{"goal reached"}},
 			{"req_notify_cq cq1", nil, []string{"goal reached"}},
-			{"get_cq_event ch0 wait=100ms", []string{"failed as this step's does, but in a session the step never has there", "lesson reset starts the step over"},
+			{"get_cq_event ch0 wait=100ms", []string{"failed as this step's does, but in a session that differs from the step's there", "lesson reset starts the step over"},
 				[]string{"goal reached", "before what comes first"}},
 		}},
 		{"four receives in four calls where the step batches them", "paths", 5, []turn{

@@ -85,18 +85,25 @@ func (p *parser) parse(src string) {
 // controls refuses the characters a terminal acts on rather than shows —
 // C0 and C1 controls but tab, DEL, and the bidirectional embeddings,
 // overrides and isolates — which would reach the learner's terminal as
-// they are; and a tab in a title or heading, which no table can align.
+// they are; and, outside code fences, a tab in a title, heading or goal,
+// which no table can align.
 func (p *parser) controls(lines []string) {
+	fenced := false
 	for i, line := range lines {
+		t := strings.TrimSpace(line)
+		if strings.HasPrefix(t, "```") {
+			fenced = !fenced
+		}
 		for _, r := range line {
 			if r != '\t' && (r < 0x20 || r == 0x7f || r >= 0x80 && r < 0xa0 || r >= 0x202a && r <= 0x202e || r >= 0x2066 && r <= 0x2069) {
 				p.errorf(i+1, "the line holds the control character %U, which would act on the learner's terminal rather than show; a lesson is plain text: remove it", r)
 				break
 			}
 		}
-		if t := strings.TrimSpace(line); strings.ContainsRune(t, '\t') &&
-			(strings.HasPrefix(t, "## ") || strings.HasPrefix(t, "# ") || strings.HasPrefix(strings.ToLower(t), "title:")) {
-			p.errorf(i+1, "a tab in a title or heading: the step tables cannot align it; use a space")
+		lt := strings.ToLower(t)
+		if !fenced && strings.ContainsRune(t, '\t') &&
+			(strings.HasPrefix(t, "## ") || strings.HasPrefix(t, "# ") || strings.HasPrefix(lt, "title:") || strings.HasPrefix(lt, "goal:")) {
+			p.errorf(i+1, "a tab in a title, heading or goal: the step tables cannot align it; use a space")
 		}
 	}
 }

@@ -257,7 +257,7 @@ func (t *Tutor) askPrediction(b *strings.Builder) {
 		b.WriteString(t.wrapPrefixed("» prediction (judged before): ", predictionOutcome(r)))
 		return
 	}
-	b.WriteString(t.wrapPrefixed("» predict first: ", t.j.Translate(p.Ask())))
+	b.WriteString(t.wrapPrefixed("» predict first: ", t.j.translateText(p.Ask())))
 	if r.answered {
 		fmt.Fprintf(b, "  (you predicted %s)\n", r.answer)
 		return

@@ -107,6 +107,32 @@ func TestSummaryWideTitles(t *testing.T) {
 	}
 }
 
+// TestOwnObjectsAreNotTheLessons: a learner's extra CQ, which the tutor
+// pairs with the lesson's cq0 once it is armed, does not make a poll of
+// the learner's other cq0 count as the lesson's, and the tutor names that
+// poll as the learner's own.
+func TestOwnObjectsAreNotTheLessons(t *testing.T) {
+	const arm = "---\nid: arm\ntitle: Arm\nlevel: beginner\nminutes: 1\n---\n\n```vsh auto\nopen_device A\ncreate_comp_channel ctx0\n" +
+		"create_cq ctx0 channel=ch0\n```\n\nArm, then poll.\n\n```vsh\nreq_notify_cq cq0\npoll_cq cq0\npoll_cq cq0\n```\n" +
+		"goal: Arm cq0, then poll it twice.\nexpect: commands contains [req_notify_cq cq0, poll_cq cq0]\nexpect: calls.poll_cq cq0 >= 2\n"
+	sh, tu, err := startLesson(t.TempDir(), arm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sh.Close()
+	var out string
+	for _, line := range []string{"lesson next", "create_cq ctx0 channel=ch0", "poll_cq cq1", "poll_cq cq1", "req_notify_cq cq1", "poll_cq cq0"} {
+		o, _ := sh.Exec(line)
+		out += o
+	}
+	if step, _ := tu.Step(); strings.Contains(out, "goal reached") || step != 1 {
+		t.Errorf("polling cq0 after arming cq1 reached the goal (at step %d):\n%s", step+1, out)
+	}
+	if !strings.Contains(out, "poll_cq your cq0]") {
+		t.Errorf("the poll of the learner's own cq0 is not named as theirs:\n%s", out)
+	}
+}
+
 // cells is how many terminal cells the test's titles take, counted by
 // hand: kana, kanji and CJK punctuation two, a flag (two regional
 // indicators) two, ❤ with its emoji selector two, the rest one.

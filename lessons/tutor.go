@@ -241,7 +241,7 @@ func (t *Tutor) enter(i int, b *strings.Builder) {
 func (t *Tutor) goalLine() string {
 	c := t.l.Steps[t.step].Cell
 	if c.Goal != "" {
-		return t.wrapPrefixed("» your turn: ", t.j.Translate(c.Goal))
+		return t.wrapPrefixed("» your turn: ", t.j.translateText(c.Goal))
 	}
 	return "» your turn: do what the text above says (lesson goal shows what is still missing)\n"
 }
@@ -498,7 +498,7 @@ func (t *Tutor) hintText(solution bool, kind DiffKind) string {
 			goal, again = "%check", ""
 		}
 		if hint != "" {
-			for _, l := range strings.Split(t.j.Translate(hint), "\n") {
+			for _, l := range strings.Split(t.j.translateText(hint), "\n") {
 				b.WriteString("hint: " + l + "\n")
 			}
 		} else {
@@ -691,7 +691,7 @@ func (t *Tutor) goal(b *strings.Builder, detail bool) {
 		return
 	}
 	if s.Cell.Goal != "" {
-		b.WriteString(t.wrapPrefixed("goal: ", t.j.Translate(s.Cell.Goal)))
+		b.WriteString(t.wrapPrefixed("goal: ", t.j.translateText(s.Cell.Goal)))
 	}
 	if t.solved[t.step] {
 		b.WriteString("✓ reached\n")
@@ -724,9 +724,9 @@ func (t *Tutor) goal(b *strings.Builder, detail bool) {
 		}
 		for _, e := range s.Cell.Expects {
 			if err := e.check(x); err != nil {
-				fmt.Fprintf(b, "  ✗ %s: %s\n", t.j.Translate(e.Text), t.j.Translate(err.Error()))
+				fmt.Fprintf(b, "  ✗ %s: %s\n", t.j.translateText(e.Text), t.j.translateMsg(err.Error()))
 			} else {
-				fmt.Fprintf(b, "  ✓ %s\n", t.j.Translate(e.Text))
+				fmt.Fprintf(b, "  ✓ %s\n", t.j.translateText(e.Text))
 			}
 		}
 	}
