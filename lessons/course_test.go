@@ -52,6 +52,8 @@ func TestLoadCourse(t *testing.T) {
 			"course.md": "- a  requires: b\n- b\n"}, "", []string{"course.md:1: lesson a requires b, which the list puts after it"}},
 		{"course.md listed twice", map[string]string{"a.md": courseLesson("a"), "course.md": "- a\n- a.md\n"}, "",
 			[]string{"course.md:2: course.md lists lesson a twice (first at line 1)"}},
+		{"course.md with a terminal control", map[string]string{"a.md": courseLesson("a"), "course.md": "---\ntitle: \x1b[31mRed\n---\n- a\n"}, "",
+			[]string{"course.md:2: the line holds the control character U+001B"}},
 		{"course.md bad key", map[string]string{"a.md": courseLesson("a"), "course.md": "---\ntitel: T\n---\n- a\n"}, "",
 			[]string{`course.md:2: front matter: unknown key "titel" (did you mean title?)`}},
 		{"binary file", map[string]string{"a.md": "\x00\x01\x02"}, "", []string{"a.md is not a lesson: it is not UTF-8 text"}},

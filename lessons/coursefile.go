@@ -28,6 +28,11 @@ func (cp *courseParser) errorf(line int, format string, a ...any) {
 }
 
 func (cp *courseParser) parse(lines []string) {
+	for i, line := range lines {
+		if r, ok := controlIn(line); ok {
+			cp.errorf(i+1, controlMsg, r)
+		}
+	}
 	from := 0
 	if len(lines) > 0 && strings.TrimSpace(lines[0]) == "---" {
 		from = cp.frontMatter(lines)

@@ -94,11 +94,8 @@ func (p *parser) controls(lines []string) {
 		if strings.HasPrefix(t, "```") {
 			fenced = !fenced
 		}
-		for _, r := range line {
-			if r != '\t' && (r < 0x20 || r == 0x7f || r >= 0x80 && r < 0xa0 || r >= 0x202a && r <= 0x202e || r >= 0x2066 && r <= 0x2069) {
-				p.errorf(i+1, "the line holds the control character %U, which would act on the learner's terminal rather than show; a lesson is plain text: remove it", r)
-				break
-			}
+		if r, ok := controlIn(line); ok {
+			p.errorf(i+1, controlMsg, r)
 		}
 		lt := strings.ToLower(t)
 		if !fenced && strings.ContainsRune(t, '\t') &&
@@ -106,6 +103,20 @@ func (p *parser) controls(lines []string) {
 			p.errorf(i+1, "a tab in a title, heading or goal: the step tables cannot align it; use a space")
 		}
 	}
+}
+
+// controlMsg says why a line with a control character is refused.
+const controlMsg = "the line holds the control character %U, which would act on the learner's terminal rather than show; a lesson is plain text: remove it"
+
+// controlIn returns the first character of line that a terminal acts on
+// rather than shows (see controls), if any.
+func controlIn(line string) (rune, bool) {
+	for _, r := range line {
+		if r != '\t' && (r < 0x20 || r == 0x7f || r >= 0x80 && r < 0xa0 || r >= 0x202a && r <= 0x202e || r >= 0x2066 && r <= 0x2069) {
+			return r, true
+		}
+	}
+	return 0, false
 }
 
 // frontMatter parses the --- block at the top and returns the index of the
