@@ -527,7 +527,7 @@ func (j *Judge) Verdict() *Verdict {
 				// What the goal wants is what the learner is to find.
 				text = head + ", not what this step's goal asks for"
 				if u, ok := err.(*Unmet); ok && u.Order {
-					text = head + ", not in the order this step's goal asks for; lesson reset starts the step over, to do it in that order"
+					text = head + ", not in the order this step's goal asks for; where more commands cannot mend that, lesson reset starts the step over"
 				}
 				break
 			}

@@ -1177,22 +1177,24 @@ func translateCalls(calls []Call, name func(string) string) []Call {
 	return out
 }
 
-// lessonNames names a learner's handle as the lesson does: by m, else,
-// for an object the step destroyed, by the pairing at the step's start,
-// else "your cq1" — an object of the learner's own, which no name of the
-// lesson's stands for.
+// lessonNames names a learner's handle as the lesson does: by m; a live
+// object m leaves unpaired is "your cq1", the learner's own, which no
+// name of the lesson's stands for; an object gone by now (the step
+// destroyed it) by the pairing at the step's start where its lesson name
+// is free, else by its own name (one the step made and destroyed).
 func (j *Judge) lessonNames(m mapping) func(string) string {
 	return func(h string) string {
 		if s, ok := m.l2s[h]; ok {
 			return s
 		}
-		if _, live := j.env.Object(h); !live {
-			if s, ok := j.startMap.l2s[h]; ok && m.s2l[s] == "" {
-				return s
-			}
+		if !handlePattern.MatchString(h) {
+			return h
 		}
-		if handlePattern.MatchString(h) {
+		if _, live := j.env.Object(h); live {
 			return "your " + h
+		}
+		if s, ok := j.startMap.l2s[h]; ok && m.s2l[s] == "" {
+			return s
 		}
 		return h
 	}

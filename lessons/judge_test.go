@@ -128,7 +128,7 @@ func TestTutorJudgesState(t *testing.T) {
 			{"ack_cq_events cq1", nil, []string{"goal reached"}},
 			{"poll_cq cq1", nil, []string{"goal reached"}},
 			{"poll_cq cq1", nil, []string{"goal reached"}},
-			{"req_notify_cq cq1", []string{"not yet: commands is [ack_cq_events cq1, poll_cq cq1, poll_cq cq1,", "req_notify_cq cq1], not in the order", "lesson reset starts the step over, to do it in that order"}, []string{"goal reached"}},
+			{"req_notify_cq cq1", []string{"not yet: commands is [ack_cq_events cq1, poll_cq cq1, poll_cq cq1,", "req_notify_cq cq1], not in the order", "where more commands cannot mend that, lesson reset starts the step over"}, []string{"goal reached"}},
 			// One poll after the re-arm comes back empty: the loop is done.
 			{"poll_cq cq1", []string{"✓ goal reached"}, nil},
 		}},

@@ -133,6 +133,28 @@ func TestOwnObjectsAreNotTheLessons(t *testing.T) {
 	}
 }
 
+// TestMadeAndDestroyedInTheStep: an object the step makes and destroys is
+// named by its own handle when the step's commands are judged (it is
+// paired with nothing at the step's start nor at its end).
+func TestMadeAndDestroyedInTheStep(t *testing.T) {
+	const src = "---\nid: temp\ntitle: Temp\nlevel: beginner\nminutes: 1\n---\n\n```vsh auto\nopen_device A\ncreate_cq ctx0\n```\n\n" +
+		"Make one, poll it, destroy it.\n\n```vsh\ncreate_cq ctx0 cqe=16\npoll_cq cq1\ndestroy_cq cq1\n```\n" +
+		"goal: Make a CQ, poll it, then destroy it.\nexpect: commands contains [create_cq ctx0, poll_cq cq1, destroy_cq cq1]\n"
+	sh, _, err := startLesson(t.TempDir(), src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sh.Close()
+	var out string
+	for _, line := range []string{"lesson next", "create_cq ctx0 cqe=16", "poll_cq cq1", "destroy_cq cq1"} {
+		o, _ := sh.Exec(line)
+		out += o
+	}
+	if !strings.Contains(out, "✓ goal reached") {
+		t.Errorf("the lesson's own commands did not reach the goal:\n%s", out)
+	}
+}
+
 // cells is how many terminal cells the test's titles take, counted by
 // hand: kana, kanji and CJK punctuation two, a flag (two regional
 // indicators) two, ❤ with its emoji selector two, the rest one.
