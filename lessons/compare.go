@@ -56,6 +56,9 @@ type Diff struct {
 	// leaves out so as not to give away a step's outcome (the status a
 	// completion should have, the bytes a READ should bring).
 	Detail string
+	// acks is set for a count of events not acknowledged: bookkeeping
+	// only a destroy looks at.
+	acks bool
 }
 
 func (d Diff) String() string { return d.Text }
@@ -293,6 +296,7 @@ func (d *objDiff) cq(ref, le *snapshot) {
 		}
 		if l.unacked != s.unacked {
 			d.add(DiffEvent, true, "%s has %d completion event%s not acknowledged; after this step it has %d", l.h, l.unacked, plural(l.unacked), s.unacked)
+			d.out[len(d.out)-1].acks = true
 		}
 		if l.overflowed != s.overflowed {
 			d.add(DiffState, false, "%s %s; after this step it %s", l.h, overflowText(l.overflowed), overflowText(s.overflowed))

@@ -246,6 +246,16 @@ func TestTutorJudgesState(t *testing.T) {
 			{"get_cq_event ch0 wait=100ms", []string{"failed as this step's does, but in a session that differs from the step's there", "lesson reset starts the step over"},
 				[]string{"goal reached", "before what comes first"}},
 		}},
+		// The ack is bookkeeping: the second try fails as the step's
+		// does, acknowledged first or not.
+		{"acknowledged before trying for a second event", "events", 6, []turn{
+			{"post_send qp0 mr=mr0 length=16 count=2", nil, []string{"goal reached"}},
+			{"poll_cq cq0 n=2 wait=1s", nil, []string{"goal reached"}},
+			{"get_cq_event ch0 wait=1s", nil, []string{"goal reached"}},
+			{"ack_cq_events cq1", nil, []string{"goal reached"}},
+			{"get_cq_event ch0 wait=100ms", nil, []string{"goal reached", "failed as this step's does, but"}},
+			{"poll_cq cq1", []string{"✓ goal reached"}, nil},
+		}},
 		{"four receives in four calls where the step batches them", "paths", 5, []turn{
 			{"repeat 4 post_recv qp0 mr=mr0 length=64", []string{"out of reach from here: this step ran post_recv 4 times, not what this step's goal asks for", "lesson reset"}, []string{"goal reached"}},
 		}},
