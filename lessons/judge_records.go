@@ -1181,7 +1181,8 @@ func translateCalls(calls []Call, name func(string) string) []Call {
 // object m leaves unpaired is "your cq1", the learner's own, which no
 // name of the lesson's stands for; an object gone by now (the step
 // destroyed it) by the pairing at the step's start where its lesson name
-// is free, else by its own name (one the step made and destroyed).
+// is free, else by its own name (one the step made and destroyed) where
+// that names no other object of the learner's, else "your cq1".
 func (j *Judge) lessonNames(m mapping) func(string) string {
 	return func(h string) string {
 		if s, ok := m.l2s[h]; ok {
@@ -1195,6 +1196,9 @@ func (j *Judge) lessonNames(m mapping) func(string) string {
 		}
 		if s, ok := j.startMap.l2s[h]; ok && m.s2l[s] == "" {
 			return s
+		}
+		if l := m.s2l[h]; l != "" && l != h {
+			return "your " + h
 		}
 		return h
 	}

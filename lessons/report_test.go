@@ -155,6 +155,24 @@ func TestMadeAndDestroyedInTheStep(t *testing.T) {
 	}
 }
 
+// TestDestroyedOwnNameTaken: of two identical CQs the learner destroys the
+// one the lesson keeps; the tutor names that destroy as the learner's own,
+// not by a lesson name the remaining CQ now answers to.
+func TestDestroyedOwnNameTaken(t *testing.T) {
+	const src = "---\nid: two\ntitle: Two\nlevel: beginner\nminutes: 1\n---\n\n```vsh auto\nopen_device A\ncreate_cq ctx0\ncreate_cq ctx0\n```\n\n" +
+		"Destroy the second.\n\n```vsh\ndestroy_cq cq1\n```\ngoal: Destroy cq1.\nexpect: commands contains [destroy_cq cq1]\n"
+	sh, _, err := startLesson(t.TempDir(), src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sh.Close()
+	sh.Exec("lesson next")
+	out, _ := sh.Exec("destroy_cq cq0")
+	if !strings.Contains(out, "commands is [destroy_cq your cq0]") {
+		t.Errorf("the destroy of the learner's cq0 is not named as theirs:\n%s", out)
+	}
+}
+
 // cells is how many terminal cells the test's titles take, counted by
 // hand: kana, kanji and CJK punctuation two, a flag (two regional
 // indicators) two, ❤ with its emoji selector two, the rest one.
