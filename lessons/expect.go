@@ -588,10 +588,8 @@ func parseSubject(s string) (subject, error) {
 		if !strings.HasPrefix(s, "calls.") || !commandName.MatchString(sub.field) {
 			return sub, fmt.Errorf("%q: write calls.COMMAND, how many times the step ran a command: calls.post_send, or calls.poll_cq cq1 for its calls on cq1", s)
 		}
-		for i, h := range words[1:] {
-			if m := handlePattern.FindStringSubmatch(h); m == nil || m[2] == "*" || len(m[2]) > 1 && m[2][0] == '0' || slices.Contains(words[1:i+1], h) {
-				return sub, fmt.Errorf("%q: after calls.%s come the handles a counted call names, each once (calls.poll_cq cq1); %q is not one", s, sub.field, h)
-			}
+		if h, _ := badCallHandle(words[1:]); h != "" {
+			return sub, fmt.Errorf("%q: after calls.%s come the handles a counted call names, each once (calls.poll_cq cq1); %q is not one", s, sub.field, h)
 		}
 		sub.names = words[1:]
 		return sub, nil
@@ -1148,16 +1146,29 @@ func parseCall(_ *evalCtx, lit string, v *value) error {
 	if len(words) == 0 || !commandName.MatchString(words[0]) {
 		return badLiteral(nil)
 	}
-	for i, h := range words[1:] {
-		if m := handlePattern.FindStringSubmatch(h); m == nil || m[2] == "*" || len(m[2]) > 1 && m[2][0] == '0' {
-			return badLiteral(fmt.Errorf("after the command come the handles its call names (poll_cq cq1); %q is not one", h))
-		}
-		if slices.Contains(words[1:i+1], h) {
-			return badLiteral(fmt.Errorf("it names %s twice; a call is matched by the handles it names, each once", h))
-		}
+	switch h, twice := badCallHandle(words[1:]); {
+	case twice:
+		return badLiteral(fmt.Errorf("it names %s twice; a call is matched by the handles it names, each once", h))
+	case h != "":
+		return badLiteral(fmt.Errorf("after the command come the handles its call names (poll_cq cq1); %q is not one", h))
 	}
 	v.s, v.h = words[0], words[1:]
 	return nil
+}
+
+// badCallHandle returns the first of the handles a call must name that
+// cannot be one — not a handle as the shell writes it (cq1: no wildcard,
+// no leading 0), or named twice (twice) — or "".
+func badCallHandle(hs []string) (h string, twice bool) {
+	for i, h := range hs {
+		if m := handlePattern.FindStringSubmatch(h); m == nil || m[2] == "*" || len(m[2]) > 1 && m[2][0] == '0' {
+			return h, false
+		}
+		if slices.Contains(hs[:i], h) {
+			return h, true
+		}
+	}
+	return "", false
 }
 
 // parseHandle reads a handle (no wildcard) or none, in lower case.

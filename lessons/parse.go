@@ -85,23 +85,20 @@ func (p *parser) parse(src string) {
 // controls refuses the characters a terminal acts on rather than shows —
 // C0 and C1 controls but tab, DEL, and the bidirectional embeddings,
 // overrides and isolates — which would reach the learner's terminal as
-// they are; and, outside code fences, a tab in a title, heading or goal,
-// which no table can align.
+// they are.
 func (p *parser) controls(lines []string) {
-	fenced := false
 	for i, line := range lines {
-		t := strings.TrimSpace(line)
-		if strings.HasPrefix(t, "```") {
-			fenced = !fenced
-		}
 		if r, ok := controlIn(line); ok {
 			p.errorf(i+1, controlMsg, r)
 		}
-		lt := strings.ToLower(t)
-		if !fenced && strings.ContainsRune(t, '\t') &&
-			(strings.HasPrefix(t, "## ") || strings.HasPrefix(t, "# ") || strings.HasPrefix(lt, "title:") || strings.HasPrefix(lt, "goal:")) {
-			p.errorf(i+1, "a tab in a title, heading or goal: the step tables cannot align it; use a space")
-		}
+	}
+}
+
+// noTab refuses a tab in a title, heading or goal, which the step tables
+// cannot align.
+func (p *parser) noTab(ln int, v string) {
+	if strings.ContainsRune(v, '\t') {
+		p.errorf(ln, "a tab in a title, heading or goal: the step tables cannot align it; use a space")
 	}
 }
 
@@ -183,6 +180,7 @@ func (p *parser) frontKey(ln int, k, v string) {
 		if v == "" {
 			p.errorf(ln, "front matter: title is empty")
 		}
+		p.noTab(ln, v)
 		l.Title = v
 	case "level":
 		if !contains(Levels, v) {
@@ -386,6 +384,7 @@ func (p *parser) body(lines []string, from int) {
 		if strings.HasPrefix(t, "## ") {
 			p.endSection(&sec)
 			sec = section{name: strings.TrimSpace(strings.TrimPrefix(t, "## ")), line: ln}
+			p.noTab(ln, sec.name)
 			underHeading = true
 			heads = append(heads, len(prose))
 		}
@@ -446,6 +445,7 @@ func (p *parser) cellLine(last *Cell, ln int, key string, kind DiffKind, rest st
 			p.errorf(ln, "goal: is empty")
 			return
 		}
+		p.noTab(ln, rest)
 		if last.Auto {
 			p.errorf(ln, "goal: belongs to a cell the learner performs; the tutor runs a ```vsh auto cell itself")
 			return

@@ -107,6 +107,23 @@ func TestSummaryWideTitles(t *testing.T) {
 	}
 }
 
+// playLesson starts the lesson src and types lines; it returns what the
+// session said to them all, and the tutor.
+func playLesson(t *testing.T, src string, lines ...string) (string, *lessons.Tutor) {
+	t.Helper()
+	sh, tu, err := startLesson(t.TempDir(), src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sh.Close() })
+	var out string
+	for _, line := range lines {
+		o, _ := sh.Exec(line)
+		out += o
+	}
+	return out, tu
+}
+
 // TestOwnObjectsAreNotTheLessons: a learner's extra CQ, which the tutor
 // pairs with the lesson's cq0 once it is armed, does not make a poll of
 // the learner's other cq0 count as the lesson's, and the tutor names that
@@ -115,16 +132,7 @@ func TestOwnObjectsAreNotTheLessons(t *testing.T) {
 	const arm = "---\nid: arm\ntitle: Arm\nlevel: beginner\nminutes: 1\n---\n\n```vsh auto\nopen_device A\ncreate_comp_channel ctx0\n" +
 		"create_cq ctx0 channel=ch0\n```\n\nArm, then poll.\n\n```vsh\nreq_notify_cq cq0\npoll_cq cq0\npoll_cq cq0\n```\n" +
 		"goal: Arm cq0, then poll it twice.\nexpect: commands contains [req_notify_cq cq0, poll_cq cq0]\nexpect: calls.poll_cq cq0 >= 2\n"
-	sh, tu, err := startLesson(t.TempDir(), arm)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sh.Close()
-	var out string
-	for _, line := range []string{"lesson next", "create_cq ctx0 channel=ch0", "poll_cq cq1", "poll_cq cq1", "req_notify_cq cq1", "poll_cq cq0"} {
-		o, _ := sh.Exec(line)
-		out += o
-	}
+	out, tu := playLesson(t, arm, "lesson next", "create_cq ctx0 channel=ch0", "poll_cq cq1", "poll_cq cq1", "req_notify_cq cq1", "poll_cq cq0")
 	if step, _ := tu.Step(); strings.Contains(out, "goal reached") || step != 1 {
 		t.Errorf("polling cq0 after arming cq1 reached the goal (at step %d):\n%s", step+1, out)
 	}
@@ -140,16 +148,7 @@ func TestMadeAndDestroyedInTheStep(t *testing.T) {
 	const src = "---\nid: temp\ntitle: Temp\nlevel: beginner\nminutes: 1\n---\n\n```vsh auto\nopen_device A\ncreate_cq ctx0\n```\n\n" +
 		"Make one, poll it, destroy it.\n\n```vsh\ncreate_cq ctx0 cqe=16\npoll_cq cq1\ndestroy_cq cq1\n```\n" +
 		"goal: Make a CQ, poll it, then destroy it.\nexpect: commands contains [create_cq ctx0, poll_cq cq1, destroy_cq cq1]\n"
-	sh, _, err := startLesson(t.TempDir(), src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sh.Close()
-	var out string
-	for _, line := range []string{"lesson next", "create_cq ctx0 cqe=16", "poll_cq cq1", "destroy_cq cq1"} {
-		o, _ := sh.Exec(line)
-		out += o
-	}
+	out, _ := playLesson(t, src, "lesson next", "create_cq ctx0 cqe=16", "poll_cq cq1", "destroy_cq cq1")
 	if !strings.Contains(out, "✓ goal reached") {
 		t.Errorf("the lesson's own commands did not reach the goal:\n%s", out)
 	}
@@ -161,13 +160,7 @@ func TestMadeAndDestroyedInTheStep(t *testing.T) {
 func TestDestroyedOwnNameTaken(t *testing.T) {
 	const src = "---\nid: two\ntitle: Two\nlevel: beginner\nminutes: 1\n---\n\n```vsh auto\nopen_device A\ncreate_cq ctx0\ncreate_cq ctx0\n```\n\n" +
 		"Destroy the second.\n\n```vsh\ndestroy_cq cq1\n```\ngoal: Destroy cq1.\nexpect: commands contains [destroy_cq cq1]\n"
-	sh, _, err := startLesson(t.TempDir(), src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sh.Close()
-	sh.Exec("lesson next")
-	out, _ := sh.Exec("destroy_cq cq0")
+	out, _ := playLesson(t, src, "lesson next", "destroy_cq cq0")
 	if !strings.Contains(out, "commands is [destroy_cq your cq0]") {
 		t.Errorf("the destroy of the learner's cq0 is not named as theirs:\n%s", out)
 	}
