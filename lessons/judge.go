@@ -120,7 +120,7 @@ func (j *Judge) Begin(i int) error {
 	j.tg = &target{after: j.ref.after, recs: j.ref.cellRecs}
 	j.start = takeSnapshot(j.env, &j.gidsL)
 	j.start.keepBytes()
-	j.startMap = match(j.ref.before, j.start, j.prev)
+	j.startMap = match(j.ref.before, j.start, j.prev, nil)
 	for s, l := range j.startMap.s2l {
 		j.prev[s] = l
 	}
@@ -486,7 +486,7 @@ func (j *Judge) Verdict() *Verdict {
 		return v
 	}
 	le := takeSnapshot(j.env, &j.gidsL)
-	m := match(j.ref.after, le, j.prev)
+	m := match(j.ref.after, le, j.prev, j.inStep())
 	want := map[string]int{}
 	for s, l := range m.s2l {
 		if o := j.ref.after.by[s]; o != nil && o.kind == "cq" {
@@ -600,7 +600,7 @@ const (
 // reference's target at where the failed call r is about.
 func (j *Judge) misplaced(at *target, sn *snapshot, r Record, recs []Record) bool {
 	j.tg = at
-	pm := match(at.after, sn, j.prev)
+	pm := match(at.after, sn, j.prev, j.inStep())
 	c := lastCall(r)
 	near := related(at.after, c, pm)
 	for _, d := range j.diffs(sn, pm, recs) {
@@ -664,11 +664,11 @@ func (j *Judge) astray(diffs []Diff) bool {
 // or -1. The state before the cell counts as 0, the end as them all.
 func (j *Judge) onTheWay(le *snapshot, recs []Record) int {
 	defer func() { j.tg = &target{after: j.ref.after, recs: j.ref.cellRecs} }()
-	final := match(j.ref.after, le, j.prev)
+	final := match(j.ref.after, le, j.prev, j.inStep())
 	points := append([]*target{{after: j.ref.before}}, j.ref.trail...)
 	for k := len(points) - 1; k >= 0; k-- {
 		tg := points[k]
-		m := match(tg.after, le, j.prev)
+		m := match(tg.after, le, j.prev, j.inStep())
 		ok := true
 		for l := range final.l2s {
 			if m.l2s[l] == "" {
@@ -918,12 +918,22 @@ func translate(line string, m map[string]string, mine bool) string {
 // session as Translate does, as the commands it runs one by one where a
 // {i} in a repeat names handles that differ in the learner's session.
 func (j *Judge) TranslateLines(line string) []string {
-	t := j.Translate(line)
+	return j.translateLines(line, j.Mapping())
+}
+
+// shownLines is TranslateLines for commands the learner reads (lesson
+// hint): an object the step destroyed is named as translateText names it.
+func (j *Judge) shownLines(line string) []string {
+	return j.translateLines(line, j.shownMapping())
+}
+
+func (j *Judge) translateLines(line string, m map[string]string) []string {
+	t := translate(line, m, false)
 	if !strings.Contains(line, "{i") {
 		return []string{t}
 	}
 	identity := true
-	for s, l := range j.Mapping() {
+	for s, l := range m {
 		identity = identity && s == l
 	}
 	if identity {
@@ -931,7 +941,7 @@ func (j *Judge) TranslateLines(line string) []string {
 	}
 	var out []string
 	for _, l := range j.env.Expand(line) {
-		out = append(out, j.Translate(l))
+		out = append(out, translate(l, m, false))
 	}
 	return out
 }
@@ -1026,6 +1036,11 @@ func (j *Judge) Classify() (Class, []string) {
 func (j *Judge) forget() {
 	j.prev, j.errAt, j.noted, j.built = map[string]string{}, map[string]errNote{}, map[string]verbs.QPState{}, map[string]string{}
 	j.ready = false
+}
+
+// inStep is what the step's pairing keeps from its start.
+func (j *Judge) inStep() *stepStart {
+	return &stepStart{lock: j.startMap, ref: j.ref.before, le: j.start}
 }
 
 // lastMapping is the pairing last found, as a mapping.

@@ -834,7 +834,7 @@ func (j *Judge) failureDiffs(m mapping, recs []Record) []Diff {
 		if text == "" {
 			what := m.callText(lastCall(r))
 			if len(r.Calls) == 1 {
-				what = j.Translate(r.Line)
+				what = j.translateText(r.Line)
 			}
 			text = fmt.Sprintf("this step makes %s fail (with %s); it has not failed yet", what, errnoText(r.Err))
 		}
@@ -923,7 +923,7 @@ func (j *Judge) lookDiffs(m mapping, recs []Record) []Diff {
 		if !found {
 			what := m.callText(w.Call)
 			if w.line != "" {
-				what = j.Translate(w.line)
+				what = j.translateText(w.line)
 			}
 			out = append(out, Diff{Kind: DiffLook, Pending: true,
 				Text: fmt.Sprintf("this step runs %s; you have not yet", what)})

@@ -32,19 +32,39 @@ func (m mapping) learner(h string) string {
 // kinds before it.
 var matchOrder = []string{"ctx", "pd", "xrcd", "ch", "cq", "mr", "srq", "ah", "qp"}
 
+// stepStart is what a step's pairing keeps from the step's start: the
+// pairing then (lock) and both sessions as they were (ref, le). Nil when
+// the start itself is being paired.
+type stepStart struct {
+	lock    mapping
+	ref, le *snapshot
+}
+
 // match pairs the objects of the reference snapshot ref with those of the
 // learner's snapshot le. An object is a candidate for another when it is
 // of the same kind and hangs off the matched parent (a context off the
 // same device); among candidates the one with the fewest differences
-// wins, then the one prev paired it with, then the one of the same name,
-// then the oldest. Each learner object stands for one reference object
-// at most.
-func match(ref, le *snapshot, prev map[string]string) mapping {
+// wins, then one as old as it (both made in the step, or neither), then
+// the one prev paired it with, then the oldest, so that objects alike are
+// paired in the order they were made, whatever their numbers. Each
+// learner object stands for one reference object at most.
+// Within a step (at non-nil) the pairs found at the step's start hold: a
+// learner object paired then stands for its partner or for nothing, and
+// a lesson object whose partner is still there stands for it alone, so
+// the step's goal names the same objects from start to end.
+func match(ref, le *snapshot, prev map[string]string, at *stepStart) mapping {
 	m := newMapping()
+	isNew := func(sn *snapshot, h string) bool { return at != nil && sn != nil && sn.by[h] == nil }
 	for _, kind := range matchOrder {
 		for _, s := range ref.objs {
 			if s.kind != kind {
 				continue
+			}
+			locked := ""
+			if at != nil {
+				if l := at.lock.s2l[s.h]; l != "" && le.by[l] != nil {
+					locked = l
+				}
 			}
 			var best *objSnap
 			bestScore := 0
@@ -52,14 +72,20 @@ func match(ref, le *snapshot, prev map[string]string) mapping {
 				if l.kind != kind || m.l2s[l.h] != "" || !sameKey(s, l, m) {
 					continue
 				}
+				if at != nil {
+					if was := at.lock.l2s[l.h]; was != "" && was != s.h || locked != "" && l.h != locked {
+						continue
+					}
+				}
 				score := len(objDiffs(ref, le, s, l, m, false, false))
 				better := best == nil || score < bestScore
 				if !better && score == bestScore {
+					sNew := isNew(at.refStart(), s.h)
 					switch {
-					case prev[s.h] == l.h && prev[s.h] != best.h:
+					case isNew(at.leStart(), l.h) == sNew && isNew(at.leStart(), best.h) != sNew:
 						better = true
-					case prev[s.h] == best.h:
-					case l.h == s.h && best.h != s.h:
+					case isNew(at.leStart(), best.h) == sNew && isNew(at.leStart(), l.h) != sNew:
+					case prev[s.h] == l.h && prev[s.h] != best.h:
 						better = true
 					}
 				}
@@ -73,6 +99,22 @@ func match(ref, le *snapshot, prev map[string]string) mapping {
 		}
 	}
 	return m
+}
+
+// refStart and leStart are the sessions at the step's start, nil outside
+// a step.
+func (at *stepStart) refStart() *snapshot {
+	if at == nil {
+		return nil
+	}
+	return at.ref
+}
+
+func (at *stepStart) leStart() *snapshot {
+	if at == nil {
+		return nil
+	}
+	return at.le
 }
 
 // sameKey reports whether l may stand for s at all.

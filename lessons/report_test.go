@@ -124,20 +124,23 @@ func playLesson(t *testing.T, src string, lines ...string) (string, *lessons.Tut
 	return out, tu
 }
 
-// TestOwnObjectsAreNotTheLessons: a learner's extra CQ, which the tutor
-// pairs with the lesson's cq0 once it is armed, does not make a poll of
-// the learner's other cq0 count as the lesson's, and the tutor names that
-// poll as the learner's own.
+// TestOwnObjectsAreNotTheLessons: a learner's extra CQ, armed where the
+// lesson's cq0 is, does not stand for it (the learner's cq0 did at the
+// step's start), so a poll of cq0 after arming the extra one does not
+// count, and the tutor names the extra CQ as the learner's own.
 func TestOwnObjectsAreNotTheLessons(t *testing.T) {
 	const arm = "---\nid: arm\ntitle: Arm\nlevel: beginner\nminutes: 1\n---\n\n```vsh auto\nopen_device A\ncreate_comp_channel ctx0\n" +
 		"create_cq ctx0 channel=ch0\n```\n\nArm, then poll.\n\n```vsh\nreq_notify_cq cq0\npoll_cq cq0\npoll_cq cq0\n```\n" +
 		"goal: Arm cq0, then poll it twice.\nexpect: commands contains [req_notify_cq cq0, poll_cq cq0]\nexpect: calls.poll_cq cq0 >= 2\n"
-	out, tu := playLesson(t, arm, "lesson next", "create_cq ctx0 channel=ch0", "poll_cq cq1", "poll_cq cq1", "req_notify_cq cq1", "poll_cq cq0")
+	out, tu := playLesson(t, arm, "lesson next", "create_cq ctx0 channel=ch0", "poll_cq cq1", "poll_cq cq1", "req_notify_cq cq1", "poll_cq cq0",
+		"lesson goal --detail")
 	if step, _ := tu.Step(); strings.Contains(out, "goal reached") || step != 1 {
 		t.Errorf("polling cq0 after arming cq1 reached the goal (at step %d):\n%s", step+1, out)
 	}
-	if !strings.Contains(out, "poll_cq your cq0]") {
-		t.Errorf("the poll of the learner's own cq0 is not named as theirs:\n%s", out)
+	for _, want := range []string{"req_notify_cq your cq1, poll_cq cq0]", "cq0 is not armed"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the tutor does not say %q:\n%s", want, out)
+		}
 	}
 }
 
@@ -155,14 +158,67 @@ func TestMadeAndDestroyedInTheStep(t *testing.T) {
 }
 
 // TestDestroyedOwnNameTaken: of two identical CQs the learner destroys the
-// one the lesson keeps; the tutor names that destroy as the learner's own,
-// not by a lesson name the remaining CQ now answers to.
+// one the lesson keeps. The remaining CQ stays the one the lesson destroys
+// (the pairing of the step's start holds), so the tutor says the kept one
+// is gone and the goal still names both as it did.
 func TestDestroyedOwnNameTaken(t *testing.T) {
 	const src = "---\nid: two\ntitle: Two\nlevel: beginner\nminutes: 1\n---\n\n```vsh auto\nopen_device A\ncreate_cq ctx0\ncreate_cq ctx0\n```\n\n" +
-		"Destroy the second.\n\n```vsh\ndestroy_cq cq1\n```\ngoal: Destroy cq1.\nexpect: commands contains [destroy_cq cq1]\n"
-	out, _ := playLesson(t, src, "lesson next", "destroy_cq cq0")
-	if !strings.Contains(out, "commands is [destroy_cq your cq0]") {
-		t.Errorf("the destroy of the learner's cq0 is not named as theirs:\n%s", out)
+		"Destroy the second.\n\n```vsh\ndestroy_cq cq1\n```\ngoal: Destroy cq1, keep cq0.\nexpect: commands contains [destroy_cq cq1]\n"
+	out, _ := playLesson(t, src, "lesson next", "destroy_cq cq0", "lesson goal --detail")
+	for _, want := range []string{"cq0 is gone; the lesson still needs it", "goal: Destroy cq1, keep cq0.", "cq1 still exists; this step destroys it"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the tutor does not say %q:\n%s", want, out)
+		}
+	}
+	// Made again, the kept CQ has a stand-in, and destroying cq1 ends the step.
+	out, _ = playLesson(t, src, "lesson next", "destroy_cq cq0", "create_cq ctx0", "destroy_cq cq1")
+	if !strings.Contains(out, "✓ goal reached") {
+		t.Errorf("making the lost CQ again, then destroying cq1, did not reach the goal:\n%s", out)
+	}
+}
+
+// TestYoungerStandsForNew: a CQ the step makes stands for the learner's CQ
+// made in the step, not for an identical extra one made before it.
+func TestYoungerStandsForNew(t *testing.T) {
+	const src = "---\nid: age\ntitle: Age\nlevel: beginner\nminutes: 1\n---\n\n```vsh auto\nopen_device A\nalloc_pd ctx0\n```\n\n" +
+		"Make a CQ, poll it.\n\n```vsh\ncreate_cq ctx0 cqe=16\npoll_cq cq0\n```\ngoal: Make a CQ and poll it.\n\n" +
+		"Another, and a QP.\n\n```vsh\ncreate_cq ctx0 cqe=16\ncreate_qp pd0 type=rc send_cq=cq1 recv_cq=cq1\n```\ngoal: Make another CQ and an RC QP on it.\n"
+	out, tu := playLesson(t, src, "lesson next", "create_cq ctx0 cqe=16", "create_cq ctx0 cqe=16", "poll_cq cq0",
+		"create_cq ctx0 cqe=16", "create_qp pd0 type=rc send_cq=cq2 recv_cq=cq2")
+	if _, done := tu.Step(); !done {
+		t.Errorf("a QP on the CQ made in the step was refused:\n%s", out)
+	}
+}
+
+// TestHintNamesDestroyed: lesson hint lists the step's commands with the
+// learner's names of objects already destroyed in the step, not the
+// lesson's, which here name another live CQ of the learner's.
+func TestHintNamesDestroyed(t *testing.T) {
+	const src = "---\nid: down\ntitle: Down\nlevel: beginner\nminutes: 1\n---\n\n```vsh auto\nopen_device A\nopen_device B\n```\n\n" +
+		"Two CQs.\n\n```vsh\ncreate_cq ctx0 cqe=16\ncreate_cq ctx1 cqe=16\n```\ngoal: A CQ on each device.\n\n" +
+		"Both go.\n\n```vsh\ndestroy_cq cq0\ndestroy_cq cq1\n```\ngoal: Destroy both.\n"
+	out, _ := playLesson(t, src, "lesson next", "create_cq ctx1 cqe=16", "create_cq ctx0 cqe=16", "destroy_cq cq1", "lesson hint", "lesson hint")
+	_, list, _ := strings.Cut(out, "the lesson's commands for this step:")
+	if !strings.Contains(list, "destroy_cq cq1\n    destroy_cq cq0\n") {
+		t.Errorf("the hint does not name the learner's CQs (cq1 destroyed, then cq0):\n%s", out)
+	}
+}
+
+// TestInterleavedCreation: QPs alike, made A, B, A, B, A, B where the
+// lesson makes A's three then B's three, are paired in the order each
+// side made them, not by number (the lesson's qp3, B's first, is not the
+// learner's qp3, B's second), so connecting each side's i-th QPs is the
+// lesson's pairing.
+func TestInterleavedCreation(t *testing.T) {
+	const src = "---\nid: pairs\ntitle: Pairs\nlevel: beginner\nminutes: 1\n---\n\n```vsh auto\nopen_device A\nopen_device B\nalloc_pd ctx0\nalloc_pd ctx1\n" +
+		"create_cq ctx0\ncreate_cq ctx1\n```\n\nThree QPs a side.\n\n```vsh\nrepeat 3 create_qp pd0 type=rc send_cq=cq0 recv_cq=cq0\n" +
+		"repeat 3 create_qp pd1 type=rc send_cq=cq1 recv_cq=cq1\n```\ngoal: Make three RC QPs on each side.\n\n" +
+		"Connect A's i-th to B's i-th.\n\n```vsh\nrepeat 3 connect qp{i} qp{i+3}\n```\ngoal: Connect A's QP i to B's QP i.\n"
+	out, tu := playLesson(t, src, "lesson next",
+		"repeat 3 do create_qp pd0 type=rc send_cq=cq0 recv_cq=cq0; create_qp pd1 type=rc send_cq=cq1 recv_cq=cq1",
+		"connect qp0 qp1", "connect qp2 qp3", "connect qp4 qp5")
+	if _, done := tu.Step(); !done {
+		t.Errorf("connecting each side's i-th QP was refused:\n%s", out)
 	}
 }
 

@@ -509,7 +509,7 @@ func (t *Tutor) hintText(solution bool, kind DiffKind) string {
 	}
 	b.WriteString("» the lesson's commands for this step:\n")
 	for _, cmd := range c.Commands {
-		for _, l := range t.j.TranslateLines(cmd.Bare()) {
+		for _, l := range t.j.shownLines(cmd.Bare()) {
 			b.WriteString("    " + l + "\n")
 		}
 	}
