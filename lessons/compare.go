@@ -59,6 +59,10 @@ type Diff struct {
 	// acks is set for a count of events not acknowledged: bookkeeping
 	// only a destroy looks at.
 	acks bool
+	// near is the cell of the learner's command that is the step's
+	// experiment run with other settings (bench max=4k where the step
+	// sweeps to 1M), which the tutor points out at once.
+	near int
 }
 
 func (d Diff) String() string { return d.Text }

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/vsh-rdma/vsh/verbs"
 )
@@ -862,6 +863,7 @@ func lastCall(r Record) Call {
 type lookCall struct {
 	Call
 	line string // the record's line when the call is its only one
+	n    int    // the record's cell
 }
 
 // calls lists the calls of records that succeeded, repeat and do left out
@@ -878,7 +880,7 @@ func calls(recs []Record, looksOnly bool) []lookCall {
 			if c.Cmd == "repeat" || c.Cmd == "do" || looksOnly && !c.Look {
 				continue
 			}
-			lc := lookCall{Call: c}
+			lc := lookCall{Call: c, n: r.N}
 			if len(r.Calls) == 1 {
 				lc.line = r.Line
 			}
@@ -912,22 +914,33 @@ func (j *Judge) lookDiffs(m mapping, recs []Record) []Diff {
 	var out []Diff
 	mine := calls(recs, false)
 	used := make([]bool, len(mine))
-	for _, w := range want {
-		found := false
+	found := make([]bool, len(want))
+	for k, w := range want {
 		for i, c := range mine {
 			if !used[i] && c.Cmd == w.Cmd && m.sameArgs(w.Args, c.Args) && (!experiments[w.Cmd] || sameNumbers(w.Args, c.Args)) {
-				used[i], found = true, true
+				used[i], found[k] = true, true
 				break
 			}
 		}
-		if !found {
-			what := m.callText(w.Call)
-			if w.line != "" {
-				what = j.translateText(w.line)
-			}
-			out = append(out, Diff{Kind: DiffLook, Pending: true,
-				Text: fmt.Sprintf("this step runs %s; you have not yet", what)})
+	}
+	for k, w := range want {
+		if found[k] {
+			continue
 		}
+		what := m.callText(w.Call)
+		if w.line != "" {
+			what = j.translateText(w.line)
+		}
+		d := Diff{Kind: DiffLook, Pending: true, Text: fmt.Sprintf("this step runs %s; you have not yet", what)}
+		for i, c := range mine {
+			if !used[i] && experiments[w.Cmd] && c.Cmd == w.Cmd && m.sameArgs(w.Args, c.Args) {
+				// The same experiment with other settings.
+				used[i] = true
+				d.Text, d.near = fmt.Sprintf("this step runs %s; yours ran it with %s", what, otherNumbers(w.Args, c.Args)), c.n
+				break
+			}
+		}
+		out = append(out, d)
 	}
 	return out
 }
@@ -964,7 +977,9 @@ func (m mapping) sameArgs(s, l []Arg) bool {
 // experiments are the commands whose numbers are the experiment: a bench
 // with tx_depth=1 measures another thing than tx_depth=512, pp_dest with
 // another PSN prints another message. Elsewhere a look's numbers only say
-// how much to show (mem, poll_cq n=).
+// how much to show (mem, poll_cq n=). A session may record every setting
+// such a call ran with, defaults filled in (bench and pingpong do), so
+// that one left out compares as its default.
 var experiments = map[string]bool{"bench": true, "pingpong": true, "pp_dest": true, "pp_stats": true}
 
 // sameNumbers reports whether a learner's call gives each number the
@@ -981,6 +996,31 @@ func sameNumbers(s, l []Arg) bool {
 		}
 	}
 	return true
+}
+
+// otherNumbers lists the settings of a learner's call l that differ from
+// the reference's s: "max=4096, not 1048576".
+func otherNumbers(s, l []Arg) string {
+	show := func(k, v string) string {
+		if n, err := strconv.ParseInt(v, 10, 64); err == nil && strings.HasSuffix(k, "_ns") {
+			return time.Duration(n).String()
+		}
+		return v
+	}
+	var out []string
+	for _, a := range s {
+		if a.Kind != ArgNumber || a.Key == "wr_id" || slices.Contains(l, a) {
+			continue
+		}
+		mine := "none"
+		for _, b := range l {
+			if b.Kind == ArgNumber && b.Key == a.Key {
+				mine = show(b.Key, b.Value)
+			}
+		}
+		out = append(out, fmt.Sprintf("%s=%s, not %s", strings.TrimSuffix(a.Key, "_ns"), mine, show(a.Key, a.Value)))
+	}
+	return strings.Join(out, "; ")
 }
 
 // named drops the numbers of a call's arguments.

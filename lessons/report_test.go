@@ -222,6 +222,35 @@ func TestInterleavedCreation(t *testing.T) {
 	}
 }
 
+// TestExperimentSettings: a bench is judged by every setting it runs
+// with, those left at their defaults too (bench and pingpong record them
+// all): another tx_depth or link delay than the step's is another
+// experiment, which the tutor names at once, and the default given
+// explicitly is the same one; runs of the step may come in any order.
+func TestExperimentSettings(t *testing.T) {
+	const src = "---\nid: exp\ntitle: Exp\nlevel: beginner\nminutes: 1\n---\n\n```vsh auto\nopen_device A\n```\n\n" +
+		"Two runs.\n\n```vsh\nbench op=write mode=bw min=64 max=64 iters=100 chart=off\nbench op=write mode=bw min=64 max=64 iters=100 tx_depth=1 chart=off\n```\n" +
+		"goal: Run it with the default depth, then with one outstanding.\n\n" +
+		"Far.\n\n```vsh\nbench op=write mode=lat min=64 max=128 lat_iters=10 delay=10us chart=off\n```\ngoal: Measure over 10 µs cables.\n"
+	one := "bench op=write mode=bw min=64 max=64 iters=100 tx_depth=1 chart=off"
+	out, tu := playLesson(t, src, "lesson next", one, one)
+	if step, _ := tu.Step(); step != 1 {
+		t.Errorf("two runs with tx_depth=1 passed a step that runs the default 128 (at step %d):\n%s", step+1, out)
+	}
+	if !strings.Contains(out, "yours ran it with tx_depth=1, not 128") {
+		t.Errorf("the tutor does not name the other tx_depth:\n%s", out)
+	}
+	out, tu = playLesson(t, src, "lesson next", one, "bench op=write mode=bw min=64 max=64 iters=100 tx_depth=128 chart=off",
+		"bench op=write mode=lat min=64 max=128 lat_iters=10 chart=off")
+	if step, _ := tu.Step(); step != 2 || !strings.Contains(out, "yours ran it with delay=1µs, not 10µs") {
+		t.Errorf("the runs in the other order with tx_depth=128 given did not pass, or the run without delay= did:\n%s", out)
+	}
+	out, tu = playLesson(t, src, "lesson next", "bench op=write mode=bw min=64 max=128 iters=100 chart=off")
+	if !strings.Contains(out, "yours ran it with max=128, not 64") {
+		t.Errorf("a sweep to another size is not named:\n%s", out)
+	}
+}
+
 // cells is how many terminal cells the test's titles take, counted by
 // hand: kana, kanji and CJK punctuation two, a flag (two regional
 // indicators) two, ❤ with its emoji selector two, the rest one.

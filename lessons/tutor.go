@@ -434,9 +434,10 @@ func (t *Tutor) Observe() string {
 		}
 		b.WriteString(t.hintText(false, kind))
 	default:
-		// A wrong turn the tutor has not pointed out yet: this command's.
+		// A wrong turn the tutor has not pointed out yet: this command's,
+		// or this command is the step's experiment with other settings.
 		for _, d := range v.Diffs {
-			if !d.Pending && !t.said[d.Text] {
+			if (!d.Pending || d.near == last.N) && !t.said[d.Text] {
 				t.said[d.Text] = true
 				b.WriteString(t.wrapPrefixed("» not yet: ", d.Text))
 				b.WriteString(t.hintText(false, d.Kind))

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/vsh-rdma/vsh/lessons"
 	"github.com/vsh-rdma/vsh/pingpong/sweep"
 	"github.com/vsh-rdma/vsh/verbs"
 )
@@ -79,7 +80,48 @@ func benchCmd() *command {
 			key("chart", vBool, "on", "draw a bar chart under each table"),
 			key("timeout", vDuration, "10s", "give up when nothing moves for this long"),
 		},
-		run: cmdBench}
+		run: cmdBench, settings: benchSettings}
+}
+
+// benchSettings are the settings a sweep runs with (command.settings): the
+// sizes, the counts of the tests it runs, and the link's.
+func benchSettings(c *call) []lessons.Arg {
+	cfg, err := benchConfig(c)
+	if err != nil {
+		return nil
+	}
+	mode := "both"
+	if len(cfg.Tests) == 1 {
+		mode = cfg.Tests[0].String()
+	}
+	out := []lessons.Arg{{Key: "mode", Kind: lessons.ArgWord, Value: mode},
+		numArg("min", int64(cfg.MinSize)), numArg("max", int64(cfg.MaxSize))}
+	for _, t := range cfg.Tests {
+		switch t {
+		case sweep.BW:
+			out = append(out, numArg("iters", int64(cfg.Iters)), numArg("tx_depth", int64(cfg.TxDepth)))
+		case sweep.Lat:
+			out = append(out, numArg("lat_iters", int64(cfg.LatIters)))
+		}
+	}
+	// The link's, where given; else what the simulator's links have.
+	r := "25G"
+	if c.has("rate") {
+		r = c.raw("rate")
+	}
+	rate, err := parseRate(r)
+	if err != nil {
+		return nil
+	}
+	delay, err := c.durOr("delay", time.Microsecond)
+	if err != nil {
+		return nil
+	}
+	mtu, err := c.sizeOr("netdev_mtu", 1500)
+	if err != nil {
+		return nil
+	}
+	return append(out, numArg("rate", rate), numArg("delay_ns", int64(delay)), numArg("netdev_mtu", int64(mtu)))
 }
 
 func cmdBench(c *call) error {

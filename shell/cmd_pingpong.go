@@ -3,6 +3,7 @@ package shell
 import (
 	"errors"
 	"fmt"
+	"github.com/vsh-rdma/vsh/lessons"
 	"math/rand/v2"
 	"strings"
 	"time"
@@ -47,7 +48,32 @@ func pingpongCmd() *command {
 			flag("check", "write a pattern at the client and check every byte at the end (-c)", "-c"),
 			flag("events", "sleep on completion events instead of busy polling (-e)", "-e"),
 		},
-		run: cmdPingpong}
+		run: cmdPingpong, settings: pingpongSettings}
+}
+
+// pingpongSettings are the options the programs run with
+// (command.settings), their defaults filled in.
+func pingpongSettings(c *call) []lessons.Arg {
+	t, err := pingpong.ParseTransport(c.a.pos[0].text)
+	if err != nil {
+		return nil
+	}
+	o, err := pingpongOptions(c, t)
+	if err != nil {
+		return nil
+	}
+	out := []lessons.Arg{numArg("size", int64(o.Size)), numArg("iters", int64(o.Iters)), numArg("sl", int64(o.SL)),
+		numArg("gid_index", int64(o.GIDIndex))}
+	if t != pingpong.UD {
+		out = append(out, lessons.Arg{Key: "mtu", Kind: lessons.ArgWord, Value: o.MTU.Short()})
+	}
+	if t != pingpong.XSRQ {
+		out = append(out, numArg("rx_depth", int64(o.RxDepth)))
+	}
+	if t == pingpong.SRQ {
+		out = append(out, numArg("num_qp", int64(o.NumQP)))
+	}
+	return out
 }
 
 func cmdPingpong(c *call) error {

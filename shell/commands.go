@@ -2,6 +2,7 @@ package shell
 
 import (
 	"fmt"
+	"github.com/vsh-rdma/vsh/lessons"
 	"github.com/vsh-rdma/vsh/shell/render"
 	"io"
 	"sort"
@@ -58,6 +59,11 @@ type command struct {
 	// (Options.Confined).
 	network bool
 	run     func(*call) error
+	// settings are an experiment's effective settings, defaults filled
+	// in, recorded in place of the numbers typed, as a lesson's judge
+	// compares them: bench max=4k is another sweep than the default's 1M.
+	// Nil where the numbers typed say it all.
+	settings func(*call) []lessons.Arg
 	// complete completes the arguments of a rawArgs command: words are the
 	// complete words after the command name, word the one being typed.
 	complete func(s *Shell, words []token, word string) []Suggestion

@@ -36,8 +36,7 @@ func (s *Shell) recordCall(c *Cell, cmd *command, a *args) {
 // callArgs are the arguments of a call that name something — handles,
 // devices (as dev0, dev1: their place in the device list) and words —
 // normalized; numbers, sizes and durations are left out.
-func (s *Shell) callArgs(cmd *command, a *args) []lessons.Arg {
-	var out []lessons.Arg
+func (s *Shell) callArgs(cmd *command, a *args) (out []lessons.Arg) {
 	if cmd.rawArgs {
 		for _, t := range a.pos {
 			k, v := "", t.text
@@ -49,6 +48,9 @@ func (s *Shell) callArgs(cmd *command, a *args) []lessons.Arg {
 			}
 		}
 		return out
+	}
+	if cmd.settings != nil {
+		defer func() { out = s.experimentArgs(cmd, a, out) }()
 	}
 	posSpecs := cmd.positionals()
 	for i, t := range a.pos {
@@ -93,6 +95,32 @@ func (s *Shell) callArgs(cmd *command, a *args) []lessons.Arg {
 		out = append(out, lessons.Arg{Key: "flag", Kind: lessons.ArgWord, Value: f})
 	}
 	return out
+}
+
+// experimentArgs gives an experiment's call every setting it runs with
+// (command.settings), so that leaving a setting out is comparing its
+// default.
+func (s *Shell) experimentArgs(cmd *command, a *args, out []lessons.Arg) []lessons.Arg {
+	set := cmd.settings(&call{s: s, cmd: cmd, a: a, out: &output{}})
+	if set == nil {
+		return out // the command refuses its arguments
+	}
+	keys := map[string]bool{}
+	for _, x := range set {
+		keys[x.Key] = true
+	}
+	kept := out[:0]
+	for _, x := range out {
+		if x.Kind != lessons.ArgNumber && !keys[x.Key] {
+			kept = append(kept, x)
+		}
+	}
+	return append(kept, set...)
+}
+
+// numArg is a setting as a lesson's judge compares it.
+func numArg(key string, n int64) lessons.Arg {
+	return lessons.Arg{Key: key, Kind: lessons.ArgNumber, Value: strconv.FormatInt(n, 10)}
 }
 
 // typedArg normalizes a value of a known kind.

@@ -81,8 +81,8 @@ ack_cq_events cq1
 destroy_cq cq1
 destroy_comp_channel ch0
 #! step 14
-pingpong rc A B iters=200 size=1024 events
-pingpong rc A B iters=0xc8 size=1024
+pingpong rc A B n=200 events
+pingpong rc A B iters=0xc8 size=4096
 #! step 15
 lesson next
 #! step 16
