@@ -49,6 +49,10 @@ func (t *Tutor) enterDriven(i int, b *strings.Builder) bool {
 	return false
 }
 
+// Driven reports whether the tutor follows a notebook's cells
+// (NewNotebookTutor) rather than running the lesson's own.
+func (t *Tutor) Driven() bool { return t.driven }
+
 // observeDriven judges the current step after a command the notebook ran,
 // and moves on when its goal is reached.
 func (t *Tutor) observeDriven() {

@@ -2,6 +2,7 @@ package shell
 
 import (
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -15,6 +16,8 @@ func TestConfined(t *testing.T) {
 	sh := newConfinedShell(t)
 	defer sh.Close()
 	dir := t.TempDir()
+	other := filepath.Join(t.TempDir(), "answers.vsh")
+	os.WriteFile(other, []byte("open_device B\n"), 0o644)
 	for _, line := range []string{"open_device A", "alloc_pd ctx0", "create_cq ctx0", "create_qp pd0 type=rc send_cq=cq0 recv_cq=cq0"} {
 		if out, err := sh.Exec(line); err != nil {
 			t.Fatalf("%s: %s%s", line, out, sh.FormatError(err))
@@ -26,6 +29,7 @@ func TestConfined(t *testing.T) {
 		"trace pcap " + dir + "/wire.pcap",
 		"show qp0 --diagram svg=" + dir + "/qp.svg",
 		"exchange connect 127.0.0.1 qp0 port=1",
+		"source " + other, // a graded script is its own commands
 	} {
 		_, err := sh.Exec(line)
 		if err == nil || !strings.Contains(sh.FormatError(err), "refused: this session is confined") {
@@ -68,4 +72,47 @@ func newConfinedShell(t *testing.T) *Shell {
 		t.Fatal(err)
 	}
 	return sh
+}
+
+// TestErrorsShowControls: an error that quotes what was typed (a word no
+// command has, in the syntax error of its line) shows its control
+// characters escaped, so a graded script cannot retitle or recolour the
+// grader's terminal.
+func TestErrorsShowControls(t *testing.T) {
+	sh := newConfinedShell(t)
+	defer sh.Close()
+	for _, line := range []string{"\x1b]0;graded\a\x1b[32mall \"\\q\"", "\x1b[8mhidden"} {
+		_, err := sh.Exec(line)
+		if err == nil {
+			t.Fatalf("%q ran", line)
+		}
+		for _, s := range []string{sh.FormatError(err), err.Error()} {
+			if strings.ContainsAny(s, "\x1b\a") {
+				t.Errorf("%q: the error holds raw control characters: %q", line, s)
+			}
+		}
+	}
+}
+
+// TestLessonSkipsTutorPrompts: in a lesson, a saved lesson notebook's
+// "[N] tutor> " commands are the tutor's to run: sourcing it runs the
+// learner's alone.
+func TestLessonSkipsTutorPrompts(t *testing.T) {
+	sh, err := New(Options{Open: func() (verbs.Provider, error) { return sim.New(sim.Config{Devices: 2, Seed: 1}), nil }, Plain: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sh.Close()
+	if out, err := sh.Exec("lesson tour"); err != nil {
+		t.Fatalf("lesson tour: %s%s", out, sh.FormatError(err))
+	}
+	nb := filepath.Join(t.TempDir(), "saved.md")
+	os.WriteFile(nb, []byte("# vsh notebook: Lesson tour\n\n```vsh cell=2\n[2] tutor> open_device A\n[3] vsh> devices\n```\n"), 0o644)
+	out, err := sh.Exec("source " + nb)
+	if err != nil {
+		t.Fatalf("source: %s%s", out, sh.FormatError(err))
+	}
+	if strings.Contains(out, "ibv_open_device(A") || !strings.Contains(out, "sim0") {
+		t.Errorf("sourcing a lesson notebook in a lesson ran the tutor's command, or not the learner's:\n%s", out)
+	}
 }

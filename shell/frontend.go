@@ -161,6 +161,10 @@ func (s *Shell) NotebookLesson(ref string) (string, error) {
 	if err := s.canTake(l); err != nil {
 		return "", err
 	}
+	st := s.lessonState()
+	if s.opts.Confined && st.graded != "" {
+		return "", usagef("grade one lesson a session", "refused: this session is confined to lesson %s (a script being graded with vsh lesson --report) and starts no other lesson, nor that one again", st.graded)
+	}
 	if _, err := s.freshForLesson(); err != nil {
 		return "", err
 	}
@@ -173,8 +177,10 @@ func (s *Shell) NotebookLesson(ref string) (string, error) {
 		return "", err
 	}
 	head = said + head
-	st := s.lessonState()
 	st.tutor, st.marked, st.startedAt = t, "", s.cell
+	if s.opts.Confined {
+		st.graded = l.ID
+	}
 	return head, nil
 }
 

@@ -329,7 +329,7 @@ func (nb *notebook) transcript(who string, first int, cmds, outs []string) {
 // promptLine is a transcript's command line, "[7] vsh> COMMAND", or
 // "[7] tutor> COMMAND" for one the tutor ran: what a replay runs of a
 // notebook's block.
-var promptLine = regexp.MustCompile(`^\[([0-9]+)\] (?:vsh|tutor)> (.*)$`)
+var promptLine = regexp.MustCompile(`^\[([0-9]+)\] (vsh|tutor)> (.*)$`)
 
 // notPrompt keeps output from reading as a command to a replay: a line
 // that looks like a prompt gets a blank in front.

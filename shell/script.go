@@ -65,6 +65,9 @@ func (s *Shell) runScript(ctx context.Context, r io.Reader, w io.Writer, name st
 	failed := 0
 	lineno := 0
 	nb := &notebookLines{on: notebook, sniffed: notebook}
+	if st := s.lesson; st != nil && st.tutor != nil && !st.tutor.Driven() {
+		nb.ownTutor = true
+	}
 	var pending strings.Builder
 	pendingLine := 0
 	fail := func(line int, err error) *ScriptError {
@@ -194,6 +197,9 @@ type notebookLines struct {
 	// the block is a transcript, whose prompts are its commands and whose
 	// other lines are their output.
 	started, transcript bool
+	// ownTutor is set in a lesson whose tutor runs the lesson's cells
+	// itself: a saved lesson's "[7] tutor> " commands are not run again.
+	ownTutor bool
 }
 
 // take returns the command line holds: line itself in a script or a
@@ -217,10 +223,13 @@ func (n *notebookLines) take(line string) (cmd string, skip bool, bad string) {
 	if m == nil {
 		return "", true, "" // the output of the command above
 	}
+	if m[2] == "tutor" && n.ownTutor {
+		return "", true, "" // this session's tutor runs its own cells
+	}
 	if num, err := strconv.Atoi(m[1]); err == nil && num > 0 && num <= MaxCells {
 		n.jump = num
 	}
-	return m[2], false, ""
+	return m[3], false, ""
 }
 
 // skip reports whether line is no command to run (prose, a fence), and
@@ -359,7 +368,9 @@ func saveCmd() *command {
 			"save FILE.html: the same notebook as one self-contained web page, the pictures drawn (trace ladder, show QP --diagram) inline as SVG.\n\n" +
 			"save FILE.vsh: the lines you typed, as you typed them, one a line — in a lesson, those since it started, " +
 			"lesson and predict commands included, not what the tutor ran. It is what an instructor grades: " +
-			"vsh lesson ID --report r.json < FILE.vsh takes the lesson again with it, and the tutor judges every step anew.",
+			"vsh lesson ID --report r.json < FILE.vsh takes the lesson again with it, and the tutor judges every step anew. " +
+			"In a notebook's lesson (Jupyter), where the cells ran the tutor's setup too, its first line says so, and vsh lesson " +
+			"grades it as %check judged it.",
 		Args: []argSpec{pos("FILE", vFile, true, "the notebook (.md) or script (.vsh) to write"),
 			flag("-f", "replace FILE if it exists (save refuses otherwise)", "--force")}, meta: true, skipNotebook: true, run: cmdSave}
 }
@@ -433,6 +444,12 @@ func (w *cappedWriter) Write(p []byte) (int, error) {
 
 func cmdSource(c *call) error {
 	name := c.a.pos[0].text
+	if c.s.opts.Confined {
+		// A graded script is graded on the commands it holds: a lesson's
+		// own cells, or another learner's script, are not its work.
+		return usagef("type the commands into the script itself",
+			"refused: this session is confined (a script being graded with vsh lesson --report, or a lesson being checked) and runs no other file")
+	}
 	if c.s.depth >= maxSourceDepth {
 		return usagef("a script that sources itself never ends", "source is nested %d deep", c.s.depth)
 	}
@@ -501,6 +518,12 @@ func cmdHistory(c *call) error {
 	return nil
 }
 
+// NotebookHandIn starts the first line of a script saved in a notebook's
+// lesson (save FILE.vsh in Jupyter): its cells did the tutor's setup too,
+// so vsh lesson grades it with a notebook's tutor, which runs none of the
+// lesson's own cells (Shell.NotebookLesson).
+const NotebookHandIn = "# the cells run in a notebook of lesson "
+
 // saveScript is save FILE.vsh: the lines typed in this session (in a
 // lesson, since it started), but save and quit themselves.
 func saveScript(c *call, name string) error {
@@ -513,7 +536,12 @@ func saveScript(c *call, name string) error {
 			ref = filepath.Base(l.Name)
 		}
 		since = st.startedAt
-		fmt.Fprintf(&b, "# the commands typed in lesson %s; vsh lesson %s < %s takes the lesson again with them\n", l.ID, ref, filepath.Base(name))
+		if st.tutor.Driven() {
+			fmt.Fprintf(&b, "%s%s; vsh lesson %s --report OUT.json < %s grades them as the notebook's tutor judged them\n",
+				NotebookHandIn, l.ID, ref, filepath.Base(name))
+		} else {
+			fmt.Fprintf(&b, "# the commands typed in lesson %s; vsh lesson %s < %s takes the lesson again with them\n", l.ID, ref, filepath.Base(name))
+		}
 	} else {
 		fmt.Fprintf(&b, "# the commands typed in this vsh session; vsh -k -f %s runs them again (-k: past the ones that failed)\n", filepath.Base(name))
 	}

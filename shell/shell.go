@@ -555,7 +555,7 @@ func (e *CmdError) Error() string {
 func (e *CmdError) parts() (string, string) {
 	var b strings.Builder
 	if e.Cmd != "" {
-		b.WriteString(e.Cmd)
+		b.WriteString(escapeControls(e.Cmd)) // as typed, when no command has that name
 		b.WriteString(": ")
 	}
 	var hint string
@@ -655,6 +655,9 @@ func (s *Shell) formatError(err error, expected bool) string {
 		n = ce.Cell
 	}
 	first, hint := errorParts(err)
+	// An error may quote what was typed, or a script's line: its control
+	// characters are shown, not sent to the terminal.
+	first, hint = escapeLines(first), escapeLines(hint)
 	tag := fmt.Sprintf("[%d] ", n)
 	label := "error: "
 	if expected {
@@ -683,6 +686,15 @@ func (s *Shell) formatError(err error, expected bool) string {
 		}
 	}
 	return b.String()
+}
+
+// escapeLines is escapeControls for each line of s.
+func escapeLines(s string) string {
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		lines[i] = escapeControls(l)
+	}
+	return strings.Join(lines, "\n")
 }
 
 func indentRest(s string, n int) string {

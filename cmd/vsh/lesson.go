@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -499,7 +500,28 @@ func (r *lessonRun) interactive(which string) int {
 		return 1
 	}
 	defer sh.Close()
-	out, err := sh.Exec("lesson " + lessons.QuoteRef(which))
+	var script *bufio.Reader
+	notebook := false
+	if !r.terminal {
+		// A script saved in a notebook did the tutor's setup itself.
+		script = bufio.NewReader(r.stdin)
+		head, _ := script.Peek(len(shell.NotebookHandIn))
+		notebook = string(head) == shell.NotebookHandIn
+		if first, _ := script.Peek(512); savedNotebook(first) {
+			fmt.Fprintf(r.stderr, "vsh: stdin is a Markdown notebook (save FILE.md), which shows the session but leaves out the learner's lesson commands (lesson next, hint, skip); grade the learner's script instead: save FILE.vsh in the session writes it\n")
+			r.removeStaleReport()
+			return 2
+		}
+	}
+	var out string
+	if notebook {
+		out, err = sh.NotebookLesson(which)
+		if err == nil {
+			out = strings.TrimSuffix(out, "\n") + "\n» graded as a notebook's cells: the tutor runs none of the lesson's own, and judges each step as %check did\n"
+		}
+	} else {
+		out, err = sh.Exec("lesson " + lessons.QuoteRef(which))
+	}
 	tu := sh.Tutor()
 	if err != nil || tu == nil {
 		io.WriteString(r.stdout, out)
@@ -522,11 +544,13 @@ func (r *lessonRun) interactive(which string) int {
 		return 2
 	}
 	tu.OnProgress(func() { rep.update() })
-	status := r.takeLesson(sh, out)
+	status := r.takeLesson(sh, out, script)
 	if status >= 0 {
 		return status
 	}
-	if _, over := tu.Step(); !over && !r.terminal {
+	if _, over := tu.Step(); over && notebook {
+		fmt.Fprintf(r.stdout, "» the notebook's cells went through lesson %s:\n%s", tu.Lesson().ID, tu.Summary())
+	} else if !over && !r.terminal {
 		step, _ := tu.Step()
 		fmt.Fprintf(r.stdout, "» the script ended at step %d of %d of lesson %s, before the lesson did:\n%s",
 			step+1, len(tu.Lesson().Steps), tu.Lesson().ID, tu.Summary())
@@ -543,6 +567,13 @@ func (r *lessonRun) interactive(which string) int {
 		return 0
 	}
 	return 1
+}
+
+// savedNotebook reports whether a script starts as save FILE.md writes a
+// notebook: its title, or a vsh block (after blank lines and a BOM).
+func savedNotebook(head []byte) bool {
+	t := strings.TrimLeft(strings.TrimPrefix(string(head), "\ufeff"), " \t\r\n")
+	return strings.HasPrefix(t, "# vsh notebook") || strings.HasPrefix(t, "```vsh")
 }
 
 // removeStaleReport removes the --report file of an earlier run when this
@@ -570,9 +601,9 @@ func (r *lessonRun) removeStaleReport() {
 }
 
 // takeLesson runs the learner's side of a lesson that has started (its
-// first words out): the terminal, or the commands on stdin. It returns -1
+// first words out): the terminal, or the commands of script (stdin's). It returns -1
 // when the session ended as it should, an exit status otherwise.
-func (r *lessonRun) takeLesson(sh *shell.Shell, out string) int {
+func (r *lessonRun) takeLesson(sh *shell.Shell, out string, script io.Reader) int {
 	if r.terminal {
 		// The lesson's first step comes after the shell's banner.
 		status, err := sh.RunTTY(r.stdin, r.stdout.(*os.File), out)
@@ -584,7 +615,7 @@ func (r *lessonRun) takeLesson(sh *shell.Shell, out string) int {
 	}
 	io.WriteString(r.stdout, out)
 	ctx, caught, stop := stopOnSignals()
-	err := sh.RunScriptContext(ctx, r.stdin, r.stdout, "stdin", true)
+	err := sh.RunScriptContext(ctx, script, r.stdout, "stdin", true)
 	stop()
 	if sig := caught(); sig != nil {
 		fmt.Fprintf(r.stderr, "vsh: %v: the lesson stopped\n", sig)

@@ -14,7 +14,9 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/vsh-rdma/vsh/lessons"
+	"github.com/vsh-rdma/vsh/shell"
 	"github.com/vsh-rdma/vsh/verbs"
+	"github.com/vsh-rdma/vsh/verbs/sim"
 )
 
 // -rewrite is the project's one name for rewriting golden files.
@@ -358,4 +360,63 @@ func lessonFile(t *testing.T, name, src string) (lesson, report string) {
 		t.Fatal(err)
 	}
 	return lesson, filepath.Join(dir, "r.json")
+}
+
+// TestReportNotebookHandIn: a script saved in a notebook's lesson (Jupyter:
+// its cells did the tutor's setup too) is graded as the notebook's tutor
+// judged it, and a Markdown notebook on stdin is refused, not misgraded.
+func TestReportNotebookHandIn(t *testing.T) {
+	all, err := lessons.All()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var l *lessons.Lesson
+	for _, x := range all {
+		if x.ID == "write-imm" {
+			l = x
+		}
+	}
+	if l == nil {
+		t.Fatal("no lesson write-imm")
+	}
+	sh, err := shell.New(shell.Options{Open: func() (verbs.Provider, error) { return sim.New(sim.Config{Devices: 2, Seed: 1}), nil }, Plain: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sh.Close()
+	if _, err := sh.NotebookLesson("write-imm"); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range l.Steps {
+		if s.Cell == nil {
+			continue
+		}
+		for _, c := range s.Cell.Commands {
+			line := c.Bare()
+			if strings.HasPrefix(strings.TrimSpace(line), "#") {
+				continue
+			}
+			sh.Exec(line) // a step's failure (! lines) fails here too
+		}
+	}
+	hand := filepath.Join(t.TempDir(), "hand-in.vsh")
+	if out, err := sh.Exec("save " + hand); err != nil {
+		t.Fatalf("save: %s%s", out, sh.FormatError(err))
+	}
+	script, err := os.ReadFile(hand)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(string(script), shell.NotebookHandIn) {
+		t.Fatalf("the notebook's script does not say where it comes from:\n%s", script)
+	}
+	out := filepath.Join(t.TempDir(), "r.json")
+	status, stdout, errs := runVsh(t, string(script), "lesson", "write-imm", "--report", out)
+	if status != 0 || !strings.Contains(stdout, "graded as a notebook's cells") {
+		t.Errorf("vsh lesson write-imm --report < notebook's script = %d, want 0; stderr %q\n%s", status, errs, lastLines(stdout, 20))
+	}
+	status, _, errs = runVsh(t, "# vsh notebook: Lesson write-imm\n\n```vsh cell=1\n[1] tutor> open_device A\n```\n", "lesson", "write-imm", "--report", out)
+	if status != 2 || !strings.Contains(errs, "stdin is a Markdown notebook") {
+		t.Errorf("a Markdown notebook on stdin: status %d, stderr %q; want 2 and the refusal", status, errs)
+	}
 }
