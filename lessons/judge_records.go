@@ -209,6 +209,75 @@ func (m mapping) learnerSpan(s span) span {
 	return s
 }
 
+// cpuWrites are the commands that write an MR's bytes with the CPU.
+var cpuWrites = map[string]bool{"fill": true, "store": true}
+
+// wireFilled lists the MRs of sn that a command of recs wrote with the CPU
+// after an earlier record's work request had them as its destination (a
+// receive's buffer, a WRITE's or atomic's remote MR, a READ's or atomic's
+// local buffer), each with the first such write: "fill at [21]".
+func wireFilled(sn *snapshot, recs []Record) map[string]string {
+	dest := map[string]bool{}
+	out := map[string]string{}
+	for _, r := range recs {
+		if r.Err == nil {
+			for _, c := range r.Calls {
+				if !cpuWrites[c.Cmd] {
+					continue
+				}
+				for _, a := range c.Args {
+					if _, seen := out[a.Value]; a.Kind == ArgHandle && dest[a.Value] && !seen {
+						out[a.Value] = fmt.Sprintf("%s at [%d]", c.Cmd, r.N)
+					}
+				}
+			}
+		}
+		for _, p := range r.Posts {
+			op := p.WR.Opcode
+			if !p.Recv && (op == verbs.WRRDMAWrite || op == verbs.WRRDMAWriteWithImm || op.IsAtomic()) {
+				if sp := remoteSpan(sn, p.WR.RemoteAddr, p.WR.RKey); sp.ok {
+					dest[sp.mr] = true
+				}
+			}
+			if p.Recv || op == verbs.WRRDMARead || op.IsAtomic() {
+				for _, sge := range p.WR.SGList {
+					if sp := sgeSpan(sn, p.Queue, sge); sp.ok && !sp.empty {
+						dest[sp.mr] = true
+					}
+				}
+			}
+		}
+	}
+	return out
+}
+
+// cpuDiffs finds an MR the learner wrote with the CPU after work they
+// posted in the step had it as its destination, where the step's cell
+// does no such thing: the bytes the step compares there must come over
+// the wire (a WRITE that carried zeros, then fill on both sides, would
+// look like one that carried the data).
+func (j *Judge) cpuDiffs(le *snapshot, m mapping, recs []Record) []Diff {
+	mine := wireFilled(le, recs)
+	if len(mine) == 0 {
+		return nil
+	}
+	ref := wireFilled(j.ref.after, j.ref.cellRecs)
+	var out []Diff
+	for _, o := range le.objs {
+		how, ok := mine[o.h]
+		if !ok {
+			continue
+		}
+		if _, same := ref[m.l2s[o.h]]; same && m.l2s[o.h] != "" {
+			continue
+		}
+		out = append(out, Diff{Kind: DiffMemory, Lost: true, Handle: o.h, Ref: m.l2s[o.h], Text: fmt.Sprintf(
+			"%s was written by %s, with the CPU, after work you posted had it as its destination: the bytes this step compares there must come over the wire",
+			o.h, how)})
+	}
+	return out
+}
+
 // readsWRID reports whether the lesson's expectations read the wr_id of
 // the reference's work request p: its value, from the CQ it completes on
 // or from every CQ. A receive on an SRQ (its CQ is that of the QP it

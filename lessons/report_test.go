@@ -251,6 +251,25 @@ func TestExperimentSettings(t *testing.T) {
 	}
 }
 
+// TestWireBytesNotByCPU: bytes a WRITE should have carried, written on
+// both sides by fill after a WRITE that carried zeros, do not pass for the
+// WRITE's; clearing the target before the WRITE is no such thing.
+func TestWireBytesNotByCPU(t *testing.T) {
+	const src = "---\nid: wr\ntitle: Wr\nlevel: beginner\nminutes: 1\n---\n\n```vsh auto\nopen_device A\nopen_device B\nalloc_pd ctx0\nalloc_pd ctx1\n" +
+		"create_cq ctx0\ncreate_cq ctx1\nreg_mr pd0 length=4096 access=local_write\nreg_mr pd1 length=4096 access=local_write,remote_write\n" +
+		"create_qp pd0 type=rc send_cq=cq0 recv_cq=cq0\ncreate_qp pd1 type=rc send_cq=cq1 recv_cq=cq1\nconnect qp0 qp1 access=remote_write\n```\n\n" +
+		"Write.\n\n```vsh\nfill mr0 \"payload!\"\npost_send qp0 opcode=rdma_write mr=mr0 length=8 remote=mr1\npoll_cq cq0\n```\ngoal: WRITE payload! into B's mr1.\n"
+	out, tu := playLesson(t, src, "lesson next", "post_send qp0 opcode=rdma_write mr=mr0 length=8 remote=mr1", "poll_cq cq0",
+		`fill mr0 "payload!"`, `fill mr1 "payload!"`)
+	if _, done := tu.Step(); done || !strings.Contains(out, "mr1 was written by fill at [") {
+		t.Errorf("a WRITE of zeros, then fill on both sides, passed or was not named:\n%s", out)
+	}
+	out, tu = playLesson(t, src, "lesson next", "fill mr1 0x00", `fill mr0 "payload!"`, "post_send qp0 opcode=rdma_write mr=mr0 length=8 remote=mr1", "poll_cq cq0")
+	if _, done := tu.Step(); !done {
+		t.Errorf("clearing B's buffer before the WRITE was refused:\n%s", out)
+	}
+}
+
 // cells is how many terminal cells the test's titles take, counted by
 // hand: kana, kanji and CJK punctuation two, a flag (two regional
 // indicators) two, ❤ with its emoji selector two, the rest one.
