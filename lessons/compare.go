@@ -283,7 +283,7 @@ func (d *objDiff) link(what, sv, lv string) {
 func (d *objDiff) cq(ref, le *snapshot) {
 	s, l := d.s, d.l
 	if v, ok := s.asked["cqe"]; ok && l.cqe < s.cqe {
-		d.add(DiffCap, false, "%s holds %d completions (cqe %d); %s asks for cqe=%s (the device gives %d)", l.h, l.cqe, l.cqe, d.the("CQ"), v, s.cqe)
+		d.add(DiffCap, false, "%s has room for %d completions (cqe %d); %s asks for cqe=%s (the device gives %d)", l.h, l.cqe, l.cqe, d.the("CQ"), v, s.cqe)
 	}
 	d.link("completion channel", s.channel, l.channel)
 	if ref.insp && le.insp {
@@ -470,13 +470,16 @@ func qpAttrDiffs(ref, le *snapshot, s, l *objSnap, m mapping, full bool, the fun
 		upto = attrStep(l.attr.State)
 	}
 	defer func() {
-		if l.attr.State != verbs.QPSRTS {
+		// RTS → RTS changes access flags and min_rnr_timer alone; there is
+		// no RTR → RTR at all.
+		st := map[verbs.QPState]string{verbs.QPSRTS: "RTS", verbs.QPSRTR: "RTR"}[l.attr.State]
+		if st == "" {
 			return
 		}
 		for i := range out {
-			if !strings.Contains(out[i].Text, "access flags") && !strings.Contains(out[i].Text, "min_rnr_timer") && out[i].Kind == DiffAttr &&
-				!strings.Contains(out[i].Text, "modify_qp cannot") {
-				out[i].Text += " (modify_qp cannot change it in RTS: take the QP through RESET and up again, or lesson reset)"
+			if !strings.Contains(out[i].Text, "access flags") && !strings.Contains(out[i].Text, "min_rnr_timer") &&
+				(out[i].Kind == DiffAttr || out[i].Kind == DiffLink && st == "RTR") && !strings.Contains(out[i].Text, "modify_qp cannot") {
+				out[i].Text += " (modify_qp cannot change it in " + st + ": take the QP through RESET and up again, or lesson reset)"
 			}
 		}
 	}()

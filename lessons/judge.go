@@ -1018,7 +1018,7 @@ func (j *Judge) Classify() (Class, []string) {
 			}
 		case "cq":
 			if l.cqe != s.cqe {
-				tol = append(tol, fmt.Sprintf("%s holds %d completions; the lesson's %d", l.h, l.cqe, s.cqe))
+				tol = append(tol, fmt.Sprintf("%s has room for %d completions; the lesson's for %d", l.h, l.cqe, s.cqe))
 			}
 		case "srq":
 			if l.srqAttr.MaxWR != s.srqAttr.MaxWR || l.srqAttr.MaxSGE != s.srqAttr.MaxSGE {

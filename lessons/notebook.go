@@ -59,7 +59,7 @@ func (t *Tutor) observeDriven() {
 	if t.done || t.quit || t.solved[t.step] {
 		return
 	}
-	if len(t.learnerRecords()) == 0 {
+	if t.env.RecordCount()-t.start > MaxStepCommands || len(t.learnerRecords()) == 0 {
 		return
 	}
 	if t.l.Steps[t.step].Interactive() {

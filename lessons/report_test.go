@@ -270,6 +270,40 @@ func TestWireBytesNotByCPU(t *testing.T) {
 	}
 }
 
+// TestStepCommandsBounded: past MaxStepCommands commands in one step the
+// tutor judges no more of them (each verdict reads them all), says so
+// once, and lesson reset starts the step over.
+func TestStepCommandsBounded(t *testing.T) {
+	const src = "---\nid: many\ntitle: Many\nlevel: beginner\nminutes: 1\n---\n\n```vsh auto\nopen_device A\n```\n\n" +
+		"A PD.\n\n```vsh\nalloc_pd ctx0\n```\ngoal: Allocate a PD on ctx0.\n"
+	lines := []string{"lesson next"}
+	for range lessons.MaxStepCommands + 5 {
+		lines = append(lines, "devices")
+	}
+	out, tu := playLesson(t, src, append(lines, "alloc_pd ctx0")...)
+	if _, done := tu.Step(); done || strings.Count(out, "the tutor judges no more of them") != 1 {
+		t.Errorf("past %d commands the step was judged, or the tutor did not say so once", lessons.MaxStepCommands)
+	}
+	out, tu = playLesson(t, src, append(lines, "lesson reset", "alloc_pd ctx0")...)
+	if _, done := tu.Step(); !done {
+		t.Errorf("after lesson reset the step's command was not judged:\n%s", out[max(0, len(out)-2000):])
+	}
+}
+
+// TestRTRAttributesFixed: a QP taken to RTR with a wrong path keeps it
+// (there is no RTR → RTR): the tutor says how to mend that.
+func TestRTRAttributesFixed(t *testing.T) {
+	const src = "---\nid: rtr\ntitle: Rtr\nlevel: beginner\nminutes: 1\n---\n\n```vsh auto\nopen_device A\nopen_device B\nalloc_pd ctx0\nalloc_pd ctx1\n" +
+		"create_cq ctx0\ncreate_cq ctx1\ncreate_qp pd0 type=rc send_cq=cq0 recv_cq=cq0\ncreate_qp pd1 type=rc send_cq=cq1 recv_cq=cq1\n" +
+		"modify_qp qp0 state=init pkey_index=0 port=1 access=0\n```\n\nRTR.\n\n```vsh\n" +
+		"modify_qp qp0 state=rtr path_mtu=1024 dest_qpn=qp1 rq_psn=0 max_dest_rd_atomic=1 min_rnr_timer=12 dgid=qp1 sgid_index=1 hop_limit=1\n```\ngoal: Take qp0 to RTR.\n"
+	out, _ := playLesson(t, src, "lesson next",
+		"modify_qp qp0 state=rtr path_mtu=1024 dest_qpn=qp1 rq_psn=0 max_dest_rd_atomic=1 min_rnr_timer=12 dgid=qp1 sgid_index=0 hop_limit=1")
+	if !strings.Contains(out, "modify_qp cannot change it in RTR") {
+		t.Errorf("the tutor does not say a QP in RTR keeps its path:\n%s", out)
+	}
+}
+
 // cells is how many terminal cells the test's titles take, counted by
 // hand: kana, kanji and CJK punctuation two, a flag (two regional
 // indicators) two, ❤ with its emoji selector two, the rest one.

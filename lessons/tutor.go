@@ -51,6 +51,11 @@ type Tutor struct {
 	driven bool
 }
 
+// MaxStepCommands is how many commands of one step the tutor judges; it
+// judges each against all those before it, so a script of thousands in
+// one step would slow down without bound.
+const MaxStepCommands = 1000
+
 // Tutor commands, as the shell's lesson command takes them.
 var TutorCommands = []struct{ Name, Doc string }{
 	{"next", "go on to the next step (once its goal is reached)"},
@@ -397,6 +402,16 @@ func (t *Tutor) Observe() string {
 		return ""
 	}
 	if t.done || t.quit || !t.l.Steps[t.step].Interactive() || t.solved[t.step] {
+		return ""
+	}
+	if t.env.RecordCount()-t.start > MaxStepCommands {
+		// Each verdict reads the step's commands: past this many the
+		// tutor stops, so that a runaway script stays fast.
+		const capped = "» this step has run more than %d commands; the tutor judges no more of them: lesson reset starts the step over, lesson skip does it for you\n"
+		if !t.said[capped] {
+			t.said[capped] = true
+			return fmt.Sprintf(capped, MaxStepCommands)
+		}
 		return ""
 	}
 	defer t.changed()

@@ -3,6 +3,7 @@ package shell
 import (
 	"fmt"
 	"github.com/vsh-rdma/vsh/shell/render"
+	"maps"
 	"strings"
 
 	"github.com/vsh-rdma/vsh/verbs"
@@ -713,6 +714,7 @@ func cmdConnect(c *call) error {
 		states[o] = attr.State
 		c.verbs(VerbCall{Name: "ibv_query_qp", Args: fmt.Sprintf("%s, IBV_QP_STATE", c.s.hn(o)), Result: fmt.Sprintf("= 0: %s", attr.State)})
 	}
+	states0 := maps.Clone(states)
 	pairs := []struct{ me, peer *object }{{a, b}, {b, a}}
 	if a == b {
 		pairs = pairs[:1]
@@ -741,6 +743,37 @@ func cmdConnect(c *call) error {
 		c.line("%s is connected to itself (loopback)", a.name)
 	} else {
 		c.line("%s and %s are connected", a.name, b.name)
+	}
+	// What was asked of a step a QP had taken already is not applied:
+	// say so where the QP has another value.
+	for _, o := range both {
+		if states0[o] < verbs.QPSInit {
+			continue
+		}
+		attr, _, err := o.qp.Query(verbs.AttrAccessFlags | verbs.AttrPathMTU | verbs.AttrAV)
+		if err != nil {
+			continue
+		}
+		var skipped []string
+		if acc, err := c.access("access", 0); err == nil && c.has("access") && attr.AccessFlags != acc {
+			skipped = append(skipped, "access="+c.raw("access"))
+		}
+		if states0[o] >= verbs.QPSRTR {
+			if m, err := verbs.ParseMTU(mtu); err == nil && c.has("path_mtu") && attr.PathMTU != m {
+				skipped = append(skipped, "path_mtu="+mtu)
+			}
+			if c.has("sgid_index") && fmt.Sprint(attr.AH.GRH.SGIDIndex) != strings.TrimSpace(sgid) {
+				skipped = append(skipped, "sgid_index="+sgid)
+			}
+		}
+		if len(skipped) > 0 {
+			next := "rts" // RTR → RTS and RTS → RTS take access flags
+			if states0[o] == verbs.QPSInit {
+				next = "init"
+			}
+			c.line("note: %s was in %s already: %s not applied (a QP takes them on its way to RTS: modify_qp %s state=reset, then connect again; access= alone: modify_qp %s state=%s access=...)",
+				o.name, states0[o], strings.Join(skipped, " and "), o.name, o.name, next)
+		}
 	}
 	return nil
 }

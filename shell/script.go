@@ -531,9 +531,9 @@ func saveScript(c *call, name string) error {
 	since := 0
 	if st := c.s.lesson; st != nil && st.tutor != nil {
 		l := st.tutor.Lesson()
-		ref := l.ID // a shipped lesson's id, else its file's name
+		ref := l.ID // a shipped lesson's id, else its file as it was named
 		if lessons.Ref(l) != l.ID {
-			ref = filepath.Base(l.Name)
+			ref = lessons.QuoteRef(l.Name)
 		}
 		since = st.startedAt
 		if st.tutor.Driven() {
