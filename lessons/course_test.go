@@ -46,6 +46,8 @@ func TestLoadCourse(t *testing.T) {
 			[]string{"a.md:2: id tour is the id of a lesson that ships with vsh (lessons/tour.md)"}},
 		{"course.md unknown lesson", map[string]string{"a.md": courseLesson("a"), "course.md": "- a\n- b\n"}, "",
 			[]string{"course.md:2: course.md lists \"b\", which is no lesson of the folder"}},
+		{"course.md lists a shipped lesson", map[string]string{"a.md": courseLesson("a"), "course.md": "- a\n- rc-pingpong\n"}, "",
+			[]string{"rc-pingpong ships with vsh: a course holds files of its own; vsh lesson export rc-pingpong --md FILE"}},
 		{"course.md leaves one out", map[string]string{"a.md": courseLesson("a"), "b.md": courseLesson("b"), "course.md": "- a\n"}, "",
 			[]string{"course.md:1: course.md leaves out b.md"}},
 		{"requires a later lesson", map[string]string{"a.md": courseLesson("a"), "b.md": courseLesson("b"),

@@ -109,8 +109,13 @@ func (cp *courseParser) item(ln int, text string) {
 	name = strings.Trim(strings.TrimSpace(name), "`*_")
 	l := cp.lookup(name)
 	if l == nil {
-		cp.errorf(ln, "%s lists %q, which is no lesson of the folder%s; the lessons are %s",
-			CourseFile, name, didYouMean(name, cp.lessonNames()), strings.Join(cp.lessonNames(), ", "))
+		shipped := ""
+		if _, ok := Find(strings.TrimSuffix(name, ".md")); ok {
+			id := strings.TrimSuffix(name, ".md")
+			shipped = fmt.Sprintf(" (%s ships with vsh: a course holds files of its own; vsh lesson export %s --md FILE writes its source, to put in the folder under an id of its own)", id, id)
+		}
+		cp.errorf(ln, "%s lists %q, which is no lesson of the folder%s%s; the lessons are %s",
+			CourseFile, name, didYouMean(name, cp.lessonNames()), shipped, strings.Join(cp.lessonNames(), ", "))
 		return
 	}
 	if prev, dup := cp.placed[l.ID]; dup {

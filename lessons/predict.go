@@ -2,6 +2,7 @@ package lessons
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -224,7 +225,11 @@ func (p *Prediction) read(answer string) (value, string, error) {
 				}
 			}
 		}
-		return value{}, "", fmt.Errorf("%q is not one of the answers; %s", clip(answer, 60), p.usage())
+		shown := answer // "lastt" typed in quotes is shown in one pair
+		if u, err := strconv.Unquote(answer); err == nil && strings.HasPrefix(answer, `"`) {
+			shown = u
+		}
+		return value{}, "", fmt.Errorf("%q is not one of the answers; %s", clip(shown, 60), p.usage())
 	case PredictBytes:
 		if !strings.HasPrefix(answer, `"`) && !strings.HasPrefix(strings.ToLower(answer), "0x") {
 			answer = fmt.Sprintf("%q", answer)

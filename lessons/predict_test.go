@@ -95,6 +95,7 @@ func TestPredictionRead(t *testing.T) {
 		{text, "0x6869", `"hi"`, true},
 		{textChoice, "hello", `"hello"`, true},
 		{textChoice, "HELLO", `is not one of the answers`, false},
+		{textChoice, `"HELLX"`, `"HELLX" is not one of`, false}, // one pair of quotes
 	}
 	for _, tc := range tests {
 		_, got, err := tc.p.read(tc.answer)

@@ -304,6 +304,29 @@ func TestRTRAttributesFixed(t *testing.T) {
 	}
 }
 
+// TestExtraInline: an 8-byte WRITE sent inline where the step's is not
+// inline is the same work; a WRITE not inline where the step's is, is not.
+func TestExtraInline(t *testing.T) {
+	const head = "---\nid: in\ntitle: In\nlevel: beginner\nminutes: 1\n---\n\n```vsh auto\nopen_device A\nopen_device B\nalloc_pd ctx0\nalloc_pd ctx1\n" +
+		"create_cq ctx0\ncreate_cq ctx1\nreg_mr pd0 length=4096 access=local_write\nreg_mr pd1 length=4096 access=local_write,remote_write\n" +
+		"create_qp pd0 type=rc send_cq=cq0 recv_cq=cq0\ncreate_qp pd1 type=rc send_cq=cq1 recv_cq=cq1\nconnect qp0 qp1 access=remote_write\n```\n\n" +
+		"Write.\n\n```vsh\npost_send qp0 opcode=rdma_write mr=mr0 length=8 remote=mr1%s\npoll_cq cq0\n```\ngoal: WRITE 8 bytes into B's mr1.\n"
+	tests := []struct {
+		cell, learner string
+		ok            bool
+	}{
+		{"", " flags=signaled,inline", true},
+		{" flags=signaled,inline", "", false},
+		{"", " flags=signaled,fence", false},
+	}
+	for _, tc := range tests {
+		out, tu := playLesson(t, fmt.Sprintf(head, tc.cell), "lesson next", "post_send qp0 opcode=rdma_write mr=mr0 length=8 remote=mr1"+tc.learner, "poll_cq cq0")
+		if _, done := tu.Step(); done != tc.ok {
+			t.Errorf("cell%s, learner%s: reached %v, want %v:\n%s", tc.cell, tc.learner, done, tc.ok, out)
+		}
+	}
+}
+
 // cells is how many terminal cells the test's titles take, counted by
 // hand: kana, kanji and CJK punctuation two, a flag (two regional
 // indicators) two, ❤ with its emoji selector two, the rest one.

@@ -53,6 +53,9 @@ func cmdRepeat(c *call) error {
 		return usagef("repeat 4 post_recv qp1 mr=mr1 wr_id={i}", "repeat needs a count and a command")
 	}
 	u, err := parseUint(c.a.pos[0].text, 31)
+	if err != nil && strings.HasPrefix(c.a.pos[0].text, "-") {
+		err = errors.New("a count is 0 or more")
+	}
 	if err != nil {
 		return usagef("repeat 4 post_recv qp1 mr=mr1", "bad count %s: %v", c.a.pos[0].text, err)
 	}

@@ -109,3 +109,12 @@ func TestDurationTooLong(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "bad n=0: history n=N shows the last N cells, at least 1")
 }
+
+// TestRepeatNegative: a negative count is refused as one, not as "not a
+// number".
+func TestRepeatNegative(t *testing.T) {
+	sh, _, _ := newRichShell(t)
+	_, err := sh.Exec("repeat -1 devices")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "bad count -1: a count is 0 or more")
+}

@@ -17,6 +17,7 @@ import (
 // flag set of their own, since its -f (--force) is not vsh's -f FILE.
 type exportFlags struct {
 	ipynb     string // the notebook to write; "-" for stdout
+	md        string // the lesson's source to write; "-" for stdout
 	solutions bool
 	force     bool // overwrite ipynb
 	help      bool
@@ -38,6 +39,16 @@ func parseExportArgs(args []string, addCourse func(string) error) ([]string, exp
 		e.ipynb = v
 		return nil
 	})
+	fs.Func("md", "", func(v string) error {
+		if e.md != "" {
+			return fmt.Errorf("--md is given twice (%s and %s): lesson export writes one file", e.md, v)
+		}
+		if v == "" {
+			return fmt.Errorf("--md needs the file's name (- for standard output)")
+		}
+		e.md = v
+		return nil
+	})
 	fs.BoolVar(&e.solutions, "solutions", false, "")
 	fs.BoolVar(&e.force, "f", false, "")
 	fs.BoolVar(&e.force, "force", false, "")
@@ -46,7 +57,7 @@ func parseExportArgs(args []string, addCourse func(string) error) ([]string, exp
 	fs.Func("lessons", "", addCourse)
 	words, err := parseWords(fs, args)
 	if err != nil {
-		return nil, e, fmt.Errorf("lesson export: %v (its flags are --ipynb OUT, --solutions, -f and --lessons DIR; "+
+		return nil, e, fmt.Errorf("lesson export: %v (its flags are --ipynb OUT, --md OUT, --solutions, -f and --lessons DIR; "+
 			"give vsh's other flags before lesson)", err)
 	}
 	return append([]string{"export"}, words...), e, nil
@@ -69,8 +80,16 @@ func (r *lessonRun) exportNotebook(words []string) int {
 		fmt.Fprintf(r.stderr, "vsh: lesson export writes one lesson's notebook, and %s is not one lesson; give a lesson's id or file "+
 			"(vsh lesson list DIR lists a course's)\n", words[0])
 		return 2
+	case e.ipynb != "" && e.md != "":
+		fmt.Fprintf(r.stderr, "vsh: lesson export writes one file: --ipynb %s or --md %s, not both; run it once for each\n", e.ipynb, e.md)
+		return 2
+	case e.md != "" && e.solutions:
+		fmt.Fprintf(r.stderr, "vsh: lesson export: --solutions is for --ipynb (the lesson's source holds its commands already)\n")
+		return 2
+	case e.md != "":
+		return r.exportSource(words[0])
 	case e.ipynb == "":
-		fmt.Fprintf(r.stderr, "vsh: lesson export needs --ipynb OUT: the notebook to write, e.g. --ipynb %s.ipynb (--ipynb - writes it to standard output)\n\n%s",
+		fmt.Fprintf(r.stderr, "vsh: lesson export needs --ipynb OUT: the notebook to write, e.g. --ipynb %s.ipynb (--ipynb - writes it to standard output); or --md OUT for the lesson's source\n\n%s",
 			strings.TrimSuffix(filepath.Base(words[0]), ".md"), lessonUsage)
 		return 2
 	}
@@ -102,6 +121,40 @@ func (r *lessonRun) exportNotebook(words []string) int {
 		return 1
 	}
 	fmt.Fprintf(r.stderr, "wrote %s: %d cells (lesson %s)\n", name, len(nb.Cells), l.ID)
+	return 0
+}
+
+// exportSource is vsh lesson export ID|FILE --md OUT: the lesson's source,
+// a shipped lesson's as vsh holds it, for an instructor to copy and adapt.
+func (r *lessonRun) exportSource(word string) int {
+	list, err := r.expand([]string{word})
+	if err != nil {
+		fmt.Fprintf(r.stderr, "vsh: %v\n", err)
+		return 1
+	}
+	l := list[0]
+	var data []byte
+	if s, ok := lessons.Find(l.ID); ok && s == l {
+		data, err = lessons.Source(l.Name)
+	} else {
+		data, err = os.ReadFile(l.Name)
+	}
+	if err != nil {
+		fmt.Fprintf(r.stderr, "vsh: lesson export: reading lesson %s: %v\n", l.ID, err)
+		return 1
+	}
+	name := r.export.md
+	if name == "-" {
+		name = "standard output"
+		if _, err := r.stdout.Write(data); err != nil {
+			fmt.Fprintf(r.stderr, "vsh: lesson export: writing to standard output: %v\n", err)
+			return 1
+		}
+	} else if err := writeExport(r.export.md, "--md", ".md", "lesson", l, data, r.export.force); err != nil {
+		fmt.Fprintf(r.stderr, "vsh: lesson export: %v\n", err)
+		return 1
+	}
+	fmt.Fprintf(r.stderr, "wrote %s: the source of lesson %s; give it an id: of its own (and a title) before a course takes it: a copy keeping a shipped lesson's id is refused\n", name, l.ID)
 	return 0
 }
 
@@ -141,15 +194,21 @@ func exportRef(l *lessons.Lesson, word, out string) string {
 // only with force, and never when it is a folder, not a regular file, or
 // the lesson's own file.
 func writeNotebook(path string, l *lessons.Lesson, data []byte, force bool) error {
+	return writeExport(path, "--ipynb", ".ipynb", "notebook", l, data, force)
+}
+
+// writeExport writes what lesson export made of lesson l to path, given
+// as flag (--ipynb, --md), a file named ext by default: the noun's.
+func writeExport(path, flag, ext, noun string, l *lessons.Lesson, data []byte, force bool) error {
 	if st, err := os.Stat(path); err == nil {
-		example := l.ID + ".ipynb"
+		example := l.ID + ext
 		switch ls, lerr := os.Stat(l.Name); {
 		case st.IsDir():
-			return fmt.Errorf("%s is a folder; give the notebook's file name, e.g. --ipynb %s", path, filepath.Join(path, example))
+			return fmt.Errorf("%s is a folder; give the %s's file name, e.g. %s %s", path, noun, flag, filepath.Join(path, example))
 		case lerr == nil && os.SameFile(st, ls):
-			return fmt.Errorf("%s is the lesson's own file; give the notebook another name, e.g. --ipynb %s", path, example)
+			return fmt.Errorf("%s is the lesson's own file; give the %s another name, e.g. %s %s", path, noun, flag, example)
 		case !st.Mode().IsRegular():
-			return fmt.Errorf("%s is not a regular file; give the notebook's file name, e.g. --ipynb %s", path, example)
+			return fmt.Errorf("%s is not a regular file; give the %s's file name, e.g. %s %s", path, noun, flag, example)
 		case !force:
 			return fmt.Errorf("%s exists; add -f to overwrite it, or give another name", path)
 		}

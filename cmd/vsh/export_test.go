@@ -109,6 +109,9 @@ func TestLessonExportUsage(t *testing.T) {
 		{[]string{"lesson", "export", "tuor", "--ipynb", out}, 1, "did you mean tour?"},
 		{[]string{"lesson", "export", "tour", "--ipynb", dir, "-f"}, 1, "is a folder; give the notebook's file name"},
 		{[]string{"lesson", "export", "tour", "--ipynb", filepath.Join(dir, "none", "x.ipynb")}, 1, "give a file in a folder you can write to"},
+		{[]string{"lesson", "export", "tour", "--ipynb", out, "--md", out}, 2, "--ipynb " + out + " or --md " + out + ", not both"},
+		{[]string{"lesson", "export", "tour", "--md", out, "--solutions"}, 2, "--solutions is for --ipynb"},
+		{[]string{"lesson", "export", "tour", "--md", dir, "-f"}, 1, "is a folder; give the lesson's file name, e.g. --md"},
 	}
 	for _, tc := range tests {
 		status, stdout, errs := runVsh(t, "", tc.argv...)
@@ -121,5 +124,20 @@ func TestLessonExportUsage(t *testing.T) {
 	}
 	if status, out, _ := runVsh(t, "", "lesson", "export", "--help"); status != 0 || !strings.Contains(out, "vsh [flags] lesson export ID|FILE --ipynb OUT.ipynb") {
 		t.Errorf("vsh lesson export --help = %d\n%s", status, out)
+	}
+}
+
+// TestLessonExportSource: --md writes a shipped lesson's source as vsh
+// holds it, and says to give the copy an id of its own.
+func TestLessonExportSource(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "copy.md")
+	status, _, errs := runVsh(t, "", "lesson", "export", "rc-pingpong", "--md", out)
+	want, err := os.ReadFile(filepath.Join("..", "..", "lessons", "rc-pingpong.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := os.ReadFile(out)
+	if status != 0 || string(got) != string(want) || !strings.Contains(errs, "give it an id: of its own") {
+		t.Errorf("vsh lesson export rc-pingpong --md = %d, stderr %q; the file is the source: %v", status, errs, string(got) == string(want))
 	}
 }

@@ -41,6 +41,8 @@ const lessonUsage = `usage: vsh [flags] lesson list [DIR]         the lessons, a
                                              write the lesson as a Jupyter notebook for the vsh kernel (docs/jupyter.md):
                                              a cell to write in and a check cell for each goal; --solutions fills in
                                              the lesson's own commands; -f overwrites OUT; --ipynb - writes to stdout
+       vsh [flags] lesson export ID|FILE --md OUT.md [-f|--force]
+                                             write the lesson's source (a shipped lesson's too), to copy and adapt
        vsh --lessons DIR [flags] ...         add a course's lessons to the shipped ones (lesson list, lesson ID)
 
 A lesson that needs what the backend lacks (two devices, stepping, ...) is skipped, with the reason;
