@@ -29,26 +29,21 @@ func parseExportArgs(args []string, addCourse func(string) error) ([]string, exp
 	var e exportFlags
 	fs := flag.NewFlagSet("vsh lesson export", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	fs.Func("ipynb", "", func(v string) error {
-		if e.ipynb != "" {
-			return fmt.Errorf("--ipynb is given twice (%s and %s): lesson export writes one notebook", e.ipynb, v)
+	// once takes a flag's file name, given once.
+	once := func(to *string, flag, what string) func(string) error {
+		return func(v string) error {
+			if *to != "" {
+				return fmt.Errorf("--%s is given twice (%s and %s): lesson export writes one %s", flag, *to, v, what)
+			}
+			if v == "" {
+				return fmt.Errorf("--%s needs the %s's file name (- for standard output)", flag, what)
+			}
+			*to = v
+			return nil
 		}
-		if v == "" {
-			return fmt.Errorf("--ipynb needs the notebook's file name (- for standard output)")
-		}
-		e.ipynb = v
-		return nil
-	})
-	fs.Func("md", "", func(v string) error {
-		if e.md != "" {
-			return fmt.Errorf("--md is given twice (%s and %s): lesson export writes one file", e.md, v)
-		}
-		if v == "" {
-			return fmt.Errorf("--md needs the file's name (- for standard output)")
-		}
-		e.md = v
-		return nil
-	})
+	}
+	fs.Func("ipynb", "", once(&e.ipynb, "ipynb", "notebook"))
+	fs.Func("md", "", once(&e.md, "md", "file"))
 	fs.BoolVar(&e.solutions, "solutions", false, "")
 	fs.BoolVar(&e.force, "f", false, "")
 	fs.BoolVar(&e.force, "force", false, "")
