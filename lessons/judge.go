@@ -51,6 +51,7 @@ type Judge struct {
 	ready    bool      // the step has a cell and its reference is built
 	start    *snapshot // the learner's session when the step began
 	startMap mapping
+	lock     mapping                  // the pairs of startMap that hold within the step
 	prev     map[string]string        // the last pairing found
 	errAt    map[string]errNote       // learner QPs seen in ERR: when
 	built    map[string]string        // reference → learner handles made by a replayed cell
@@ -121,6 +122,7 @@ func (j *Judge) Begin(i int) error {
 	j.start = takeSnapshot(j.env, &j.gidsL)
 	j.start.keepBytes()
 	j.startMap = match(j.ref.before, j.start, j.prev, nil)
+	j.lock = unambiguous(j.ref.before, j.start, j.startMap)
 	for s, l := range j.startMap.s2l {
 		j.prev[s] = l
 	}
@@ -860,12 +862,51 @@ func (j *Judge) translateMsg(line string) string {
 // shownMapping is Mapping with the step's destroyed objects added.
 func (j *Judge) shownMapping() map[string]string {
 	m := j.Mapping()
-	for s, l := range j.startMap.s2l {
-		if _, live := j.env.Object(l); !live && m[s] == "" {
+	for l, s := range j.deadPairs() {
+		if m[s] == "" {
 			m[s] = l
 		}
 	}
 	return m
+}
+
+// deadPairs pairs the learner's objects the step destroyed (live at its
+// start, gone now) with the lesson's the step's cell destroys: as they
+// were paired at the step's start where both went, else in order, kind
+// by kind. Of two CQs alike, the one destroyed is the one the cell
+// destroys, whichever it was. It maps the learner's handle to the lesson's.
+func (j *Judge) deadPairs() map[string]string {
+	out := map[string]string{}
+	if !j.ready || j.start == nil || j.ref.before == nil {
+		return out
+	}
+	used := map[string]bool{}
+	var dead []*objSnap
+	for _, o := range j.start.objs {
+		if _, live := j.env.Object(o.h); !live {
+			dead = append(dead, o)
+		}
+	}
+	gone := func(s string) bool {
+		return j.ref.before.by[s] != nil && j.ref.after != nil && j.ref.after.by[s] == nil
+	}
+	for _, o := range dead {
+		if s := j.startMap.l2s[o.h]; s != "" && gone(s) {
+			out[o.h], used[s] = s, true
+		}
+	}
+	for _, o := range dead {
+		if out[o.h] != "" {
+			continue
+		}
+		for _, s := range j.ref.before.objs {
+			if s.kind == o.kind && !used[s.h] && gone(s.h) {
+				out[o.h], used[s.h] = s.h, true
+				break
+			}
+		}
+	}
+	return out
 }
 
 // translate renames the handles of line by m, outside quotes; mine
@@ -1041,7 +1082,7 @@ func (j *Judge) forget() {
 
 // inStep is what the step's pairing keeps from its start.
 func (j *Judge) inStep() *stepStart {
-	return &stepStart{lock: j.startMap, ref: j.ref.before, le: j.start}
+	return &stepStart{lock: j.lock, ref: j.ref.before, le: j.start}
 }
 
 // lastMapping is the pairing last found, as a mapping.

@@ -220,15 +220,13 @@ func wireFilled(sn *snapshot, recs []Record) map[string]string {
 	dest := map[string]bool{}
 	out := map[string]string{}
 	for _, r := range recs {
-		if r.Err == nil {
-			for _, c := range r.Calls {
-				if !cpuWrites[c.Cmd] {
-					continue
-				}
-				for _, a := range c.Args {
-					if _, seen := out[a.Value]; a.Kind == ArgHandle && dest[a.Value] && !seen {
-						out[a.Value] = fmt.Sprintf("%s at [%d]", c.Cmd, r.N)
-					}
+		for _, c := range ranCalls(r) {
+			if !cpuWrites[c.Cmd] {
+				continue
+			}
+			for _, a := range c.Args {
+				if _, seen := out[a.Value]; a.Kind == ArgHandle && dest[a.Value] && !seen {
+					out[a.Value] = fmt.Sprintf("%s at [%d]", c.Cmd, r.N)
 				}
 			}
 		}
@@ -249,6 +247,15 @@ func wireFilled(sn *snapshot, recs []Record) map[string]string {
 		}
 	}
 	return out
+}
+
+// ranCalls are the calls of a record that ran to their end: all but the
+// last when the record failed (a do or repeat keeps what ran before).
+func ranCalls(r Record) []Call {
+	if r.Err != nil && len(r.Calls) > 0 {
+		return r.Calls[:len(r.Calls)-1]
+	}
+	return r.Calls
 }
 
 // cpuDiffs finds an MR the learner wrote with the CPU after work they
@@ -319,7 +326,11 @@ func (j *Judge) postDiff(ref, le *snapshot, m mapping, sp, lp Post) string {
 		}
 		// INLINE where the step has none copies the same bytes at post
 		// time: where that matters, the bytes that arrive say so.
-		extraInline := s.Flags&verbs.SendInline == 0 && s.Flags == l.Flags&^verbs.SendInline
+		// (INLINE is for SEND and WRITE alone: rxe copies the gather
+		// list's bytes in place of the list, where a READ or an atomic
+		// would land its data.)
+		carries := s.Opcode == verbs.WRSend || s.Opcode == verbs.WRSendWithImm || s.Opcode == verbs.WRRDMAWrite || s.Opcode == verbs.WRRDMAWriteWithImm
+		extraInline := carries && s.Flags&verbs.SendInline == 0 && s.Flags == l.Flags&^verbs.SendInline
 		if s.Flags != l.Flags && !extraInline {
 			return fmt.Sprintf("has send_flags %s; this step's has %s", l.Flags.Short(), s.Flags.Short())
 		}
@@ -1296,6 +1307,7 @@ func translateCalls(calls []Call, name func(string) string) []Call {
 // is free, else by its own name (one the step made and destroyed) where
 // that names no other object of the learner's, else "your cq1".
 func (j *Judge) lessonNames(m mapping) func(string) string {
+	dead := j.deadPairs()
 	return func(h string) string {
 		if s, ok := m.l2s[h]; ok {
 			return s
@@ -1305,6 +1317,9 @@ func (j *Judge) lessonNames(m mapping) func(string) string {
 		}
 		if _, live := j.env.Object(h); live {
 			return "your " + h
+		}
+		if s, ok := dead[h]; ok {
+			return s
 		}
 		if s, ok := j.startMap.l2s[h]; ok && m.s2l[s] == "" {
 			return s

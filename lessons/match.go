@@ -48,10 +48,11 @@ type stepStart struct {
 // the one prev paired it with, then the oldest, so that objects alike are
 // paired in the order they were made, whatever their numbers. Each
 // learner object stands for one reference object at most.
-// Within a step (at non-nil) the pairs found at the step's start hold: a
-// learner object paired then stands for its partner or for nothing, and
-// a lesson object whose partner is still there stands for it alone, so
-// the step's goal names the same objects from start to end.
+// Within a step (at non-nil) the pairs found unambiguous at the step's
+// start hold (at.lock, unambiguous): a learner object paired then stands
+// for its partner or for nothing, and a lesson object whose partner is
+// still there stands for it alone, so the step's goal names the same
+// objects from start to end.
 func match(ref, le *snapshot, prev map[string]string, at *stepStart) mapping {
 	m := newMapping()
 	isNew := func(sn *snapshot, h string) bool { return at != nil && sn != nil && sn.by[h] == nil }
@@ -123,4 +124,38 @@ func sameKey(s, l *objSnap, m mapping) bool {
 		return s.dev == l.dev
 	}
 	return s.parent != "" && m.s2l[s.parent] == l.parent
+}
+
+// unambiguous keeps the pairs of m, found between ref and le, where no
+// other object is as close a match to either side: of two QPs alike at a
+// step's start, either may turn out to be the one the step works on.
+// Links count (a QP's peer), since m pairs every object already.
+func unambiguous(ref, le *snapshot, m mapping) mapping {
+	out := newMapping()
+	score := func(s, l *objSnap) int { return len(objDiffs(ref, le, s, l, m, true, false)) }
+	for _, s := range ref.objs {
+		l := le.by[m.s2l[s.h]]
+		if l == nil {
+			continue
+		}
+		best, tie := score(s, l), false
+		for _, l2 := range le.objs {
+			if l2 != l && l2.kind == s.kind && sameKey(s, l2, m) && score(s, l2) <= best {
+				tie = true
+				break
+			}
+		}
+		for _, s2 := range ref.objs {
+			if tie {
+				break
+			}
+			if s2 != s && s2.kind == s.kind && sameKey(s2, l, m) && score(s2, l) <= best {
+				tie = true
+			}
+		}
+		if !tie {
+			out.pair(s.h, l.h)
+		}
+	}
+	return out
 }

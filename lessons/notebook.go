@@ -55,20 +55,42 @@ func (t *Tutor) Driven() bool { return t.driven }
 
 // observeDriven judges the current step after a command the notebook ran,
 // and moves on when its goal is reached.
-func (t *Tutor) observeDriven() {
+func (t *Tutor) observeDriven() { t.judgeDriven(false) }
+
+// judgeDriven is observeDriven; asked (%check), it judges a step past the
+// commands the tutor judges as they come (overCap), which a notebook
+// cannot reset.
+func (t *Tutor) judgeDriven(asked bool) {
 	if t.done || t.quit || t.solved[t.step] {
 		return
 	}
-	if t.env.RecordCount()-t.start > MaxStepCommands || len(t.learnerRecords()) == 0 {
+	if t.overCap() && !asked {
+		return
+	}
+	recs := t.learnerRecords()
+	if len(recs) == 0 {
 		return
 	}
 	if t.l.Steps[t.step].Interactive() {
 		t.rec[t.step].attempts++
+		t.closePrediction(recs)
 	}
 	if v := t.j.Verdict(); v.Met {
 		t.solved[t.step] = true
 		var quiet strings.Builder
+		if t.l.Steps[t.step].Interactive() {
+			t.judgePrediction(&quiet)
+		}
 		t.enter(t.step+1, &quiet)
+	}
+}
+
+// Settle judges a notebook's current step once more, whatever its number
+// of commands: what a graded notebook's script left at its end.
+func (t *Tutor) Settle() {
+	if t.driven {
+		defer t.changed()
+		t.judgeDriven(true)
 	}
 }
 
@@ -90,7 +112,7 @@ func (t *Tutor) Check(n int) (text string, met bool, err error) {
 	defer t.changed()
 	i := n - 1
 	if !t.done && i >= t.step && !t.solved[t.step] {
-		t.observeDriven() // a command typed since, that the tutor has not judged
+		t.judgeDriven(true) // a command typed since, that the tutor has not judged
 	}
 	var b strings.Builder
 	switch {

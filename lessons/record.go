@@ -192,11 +192,8 @@ func (t *Tutor) closePrediction(recs []Record) {
 		return
 	}
 	for _, r := range recs {
-		if r.Err != nil {
-			continue
-		}
-		for _, c := range r.Calls {
-			if !c.Look {
+		for _, c := range ranCalls(r) {
+			if !c.Look && c.Cmd != "repeat" && c.Cmd != "do" {
 				p.closed = true
 				return
 			}

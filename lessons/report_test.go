@@ -157,23 +157,27 @@ func TestMadeAndDestroyedInTheStep(t *testing.T) {
 	}
 }
 
-// TestDestroyedOwnNameTaken: of two identical CQs the learner destroys the
-// one the lesson keeps. The remaining CQ stays the one the lesson destroys
-// (the pairing of the step's start holds), so the tutor says the kept one
-// is gone and the goal still names both as it did.
+// TestDestroyedOwnNameTaken: of two CQs alike, destroying either is the
+// step's work (the pairing at the step's start was a tie, and the
+// destroyed CQ is named as the one the lesson destroys), and the next
+// goal names the CQ left. Of two CQs that differ, destroying the one the
+// goal keeps is not: the pairing of the step's start holds, and the goal
+// still names both as it did.
 func TestDestroyedOwnNameTaken(t *testing.T) {
-	const src = "---\nid: two\ntitle: Two\nlevel: beginner\nminutes: 1\n---\n\n```vsh auto\nopen_device A\ncreate_cq ctx0\ncreate_cq ctx0\n```\n\n" +
-		"Destroy the second.\n\n```vsh\ndestroy_cq cq1\n```\ngoal: Destroy cq1, keep cq0.\nexpect: commands contains [destroy_cq cq1]\n"
-	out, _ := playLesson(t, src, "lesson next", "destroy_cq cq0", "lesson goal --detail")
+	src := func(first string) string {
+		return "---\nid: two\ntitle: Two\nlevel: beginner\nminutes: 1\n---\n\n```vsh auto\nopen_device A\ncreate_comp_channel ctx0\ncreate_cq ctx0" + first + "\ncreate_cq ctx0\n```\n\n" +
+			"Destroy the second.\n\n```vsh\ndestroy_cq cq1\n```\ngoal: Destroy cq1, keep cq0.\nexpect: commands contains [destroy_cq cq1]\n\n" +
+			"Poll the other.\n\n```vsh\npoll_cq cq0\n```\ngoal: Poll cq0.\n"
+	}
+	out, _ := playLesson(t, src(""), "lesson next", "destroy_cq cq0")
+	if !strings.Contains(out, "✓ goal reached") || !strings.Contains(out, "Poll cq1.") {
+		t.Errorf("of two CQs alike, destroying the other did not reach the goal, or the next goal does not name the CQ left:\n%s", out)
+	}
+	out, _ = playLesson(t, src(" channel=ch0"), "lesson next", "destroy_cq cq0", "lesson goal --detail")
 	for _, want := range []string{"cq0 is gone; the lesson still needs it", "goal: Destroy cq1, keep cq0.", "cq1 still exists; this step destroys it"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the tutor does not say %q:\n%s", want, out)
 		}
-	}
-	// Made again, the kept CQ has a stand-in, and destroying cq1 ends the step.
-	out, _ = playLesson(t, src, "lesson next", "destroy_cq cq0", "create_cq ctx0", "destroy_cq cq1")
-	if !strings.Contains(out, "✓ goal reached") {
-		t.Errorf("making the lost CQ again, then destroying cq1, did not reach the goal:\n%s", out)
 	}
 }
 
@@ -245,6 +249,10 @@ func TestExperimentSettings(t *testing.T) {
 	if step, _ := tu.Step(); step != 2 || !strings.Contains(out, "yours ran it with delay=1µs, not 10µs") {
 		t.Errorf("the runs in the other order with tx_depth=128 given did not pass, or the run without delay= did:\n%s", out)
 	}
+	out, tu = playLesson(t, src, "lesson next", "bench A B op=write mode=bw min=64 max=64 iters=100 clock=virtual chart=off", one)
+	if step, _ := tu.Step(); step != 2 {
+		t.Errorf("the devices and the clock spelled out as their defaults did not pass:\n%s", out)
+	}
 	out, tu = playLesson(t, src, "lesson next", "bench op=write mode=bw min=64 max=128 iters=100 chart=off")
 	if !strings.Contains(out, "yours ran it with max=128, not 64") {
 		t.Errorf("a sweep to another size is not named:\n%s", out)
@@ -259,12 +267,13 @@ func TestWireBytesNotByCPU(t *testing.T) {
 		"create_cq ctx0\ncreate_cq ctx1\nreg_mr pd0 length=4096 access=local_write\nreg_mr pd1 length=4096 access=local_write,remote_write\n" +
 		"create_qp pd0 type=rc send_cq=cq0 recv_cq=cq0\ncreate_qp pd1 type=rc send_cq=cq1 recv_cq=cq1\nconnect qp0 qp1 access=remote_write\n```\n\n" +
 		"Write.\n\n```vsh\nfill mr0 \"payload!\"\npost_send qp0 opcode=rdma_write mr=mr0 length=8 remote=mr1\npoll_cq cq0\n```\ngoal: WRITE payload! into B's mr1.\n"
-	out, tu := playLesson(t, src, "lesson next", "post_send qp0 opcode=rdma_write mr=mr0 length=8 remote=mr1", "poll_cq cq0",
-		`fill mr0 "payload!"`, `fill mr1 "payload!"`)
-	if _, done := tu.Step(); done || !strings.Contains(out, "mr1 was written by fill at [") {
-		t.Errorf("a WRITE of zeros, then fill on both sides, passed or was not named:\n%s", out)
+	for _, fills := range [][]string{{`fill mr0 "payload!"`, `fill mr1 "payload!"`}, {`do fill mr0 "payload!"; fill mr1 "payload!"; show nothing`}} {
+		out, tu := playLesson(t, src, append([]string{"lesson next", "post_send qp0 opcode=rdma_write mr=mr0 length=8 remote=mr1", "poll_cq cq0"}, fills...)...)
+		if _, done := tu.Step(); done || !strings.Contains(out, "mr1 was written by fill at [") {
+			t.Errorf("a WRITE of zeros, then %q, passed or was not named:\n%s", fills, out)
+		}
 	}
-	out, tu = playLesson(t, src, "lesson next", "fill mr1 0x00", `fill mr0 "payload!"`, "post_send qp0 opcode=rdma_write mr=mr0 length=8 remote=mr1", "poll_cq cq0")
+	out, tu := playLesson(t, src, "lesson next", "fill mr1 0x00", `fill mr0 "payload!"`, "post_send qp0 opcode=rdma_write mr=mr0 length=8 remote=mr1", "poll_cq cq0")
 	if _, done := tu.Step(); !done {
 		t.Errorf("clearing B's buffer before the WRITE was refused:\n%s", out)
 	}
@@ -283,6 +292,19 @@ func TestStepCommandsBounded(t *testing.T) {
 	out, tu := playLesson(t, src, append(lines, "alloc_pd ctx0")...)
 	if _, done := tu.Step(); done || strings.Count(out, "the tutor judges no more of them") != 1 {
 		t.Errorf("past %d commands the step was judged, or the tutor did not say so once", lessons.MaxStepCommands)
+	}
+	// Past it, the step's prediction can no longer be made: the tutor no
+	// longer sees whether a verb ran before it.
+	const pred = "---\nid: pred\ntitle: Pred\nlevel: beginner\nminutes: 1\n---\n\n```vsh auto\nopen_device A\nalloc_pd ctx0\ncreate_cq ctx0\n```\n\n" +
+		"A QP.\n\n```vsh\ncreate_qp pd0 type=rc send_cq=cq0 recv_cq=cq0\n```\ngoal: Make an RC QP.\n" +
+		"predict: In which state is the new QP? IBV_QPS_RESET | IBV_QPS_INIT\nanswer: qp0.state\n"
+	pad := []string{"lesson next"}
+	for range lessons.MaxStepCommands + 1 {
+		pad = append(pad, "lesson goal")
+	}
+	out, _ = playLesson(t, pred, append(pad, "create_qp pd0 type=rc send_cq=cq0 recv_cq=cq0", "predict IBV_QPS_RESET")...)
+	if strings.Contains(out, "your prediction") { // refused: "too late", as an error
+		t.Errorf("a prediction made past the commands the tutor judges was taken:\n%s", out[max(0, len(out)-2000):])
 	}
 	out, tu = playLesson(t, src, append(lines, "lesson reset", "alloc_pd ctx0")...)
 	if _, done := tu.Step(); !done {
@@ -318,6 +340,14 @@ func TestExtraInline(t *testing.T) {
 		{"", " flags=signaled,inline", true},
 		{" flags=signaled,inline", "", false},
 		{"", " flags=signaled,fence", false},
+	}
+	// A READ sent inline is not the same work (rxe drops its gather list).
+	read := strings.Replace(head, "opcode=rdma_write mr=mr0 length=8 remote=mr1%s", "opcode=rdma_read mr=mr0 length=8 remote=mr1%s", 1)
+	read = strings.Replace(read, "access=local_write,remote_write\ncreate_qp", "access=local_write,remote_read\ncreate_qp", 1)
+	read = strings.Replace(read, "connect qp0 qp1 access=remote_write", "connect qp0 qp1 access=remote_read", 1)
+	out, tu := playLesson(t, fmt.Sprintf(read, ""), "lesson next", "post_send qp0 opcode=rdma_read mr=mr0 length=8 remote=mr1 flags=signaled,inline", "poll_cq cq0")
+	if _, done := tu.Step(); done {
+		t.Errorf("a READ sent inline passed for one that is not:\n%s", out)
 	}
 	for _, tc := range tests {
 		out, tu := playLesson(t, fmt.Sprintf(head, tc.cell), "lesson next", "post_send qp0 opcode=rdma_write mr=mr0 length=8 remote=mr1"+tc.learner, "poll_cq cq0")

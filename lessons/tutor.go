@@ -44,6 +44,9 @@ type Tutor struct {
 	now            func() time.Time
 	started, since time.Time
 	progress       func() // OnProgress
+	// counted is how many of the session's commands work counts: the
+	// step's commands, calls and work requests so far (overCap).
+	counted, work int
 
 	// driven is set for a notebook's tutor (NewNotebookTutor): the
 	// notebook's cells run the lesson's commands, the tutor runs none,
@@ -51,10 +54,31 @@ type Tutor struct {
 	driven bool
 }
 
-// MaxStepCommands is how many commands of one step the tutor judges; it
-// judges each against all those before it, so a script of thousands in
-// one step would slow down without bound.
-const MaxStepCommands = 1000
+// MaxStepCommands and MaxStepWork bound the commands of one step the
+// tutor judges, and their calls and work requests (a repeat's count):
+// it judges each command against all those before it, so a script of
+// thousands in one step would slow down without bound.
+const (
+	MaxStepCommands = 1000
+	MaxStepWork     = 20000
+)
+
+// overCap reports whether the step has run more than the tutor judges.
+// Past it the step's prediction can no longer be made: the tutor no longer
+// sees whether a verb ran first. The count reads each command once.
+func (t *Tutor) overCap() bool {
+	if n := t.env.RecordCount(); n > t.counted {
+		for _, r := range t.env.Records(max(t.counted, t.start)) {
+			t.work += 1 + len(r.Calls) + len(r.Posts)
+		}
+		t.counted = n
+	}
+	over := t.env.RecordCount()-t.start > MaxStepCommands || t.work > MaxStepWork
+	if over && t.step < len(t.rec) {
+		t.rec[t.step].pred.closed = true
+	}
+	return over
+}
 
 // Tutor commands, as the shell's lesson command takes them.
 var TutorCommands = []struct{ Name, Doc string }{
@@ -178,6 +202,7 @@ func (t *Tutor) enter(i int, b *strings.Builder) {
 	for i < len(t.l.Steps) {
 		t.step, t.hints, t.said = i, 0, map[string]bool{}
 		t.start = t.env.RecordCount()
+		t.counted, t.work = t.start, 0
 		s := t.l.Steps[i]
 		if !t.driven { // a notebook shows the prose in its own cells
 			b.WriteString("\n" + stepHeaderAt(t.l, i, t.width()))
@@ -404,13 +429,11 @@ func (t *Tutor) Observe() string {
 	if t.done || t.quit || !t.l.Steps[t.step].Interactive() || t.solved[t.step] {
 		return ""
 	}
-	if t.env.RecordCount()-t.start > MaxStepCommands {
-		// Each verdict reads the step's commands: past this many the
-		// tutor stops, so that a runaway script stays fast.
-		const capped = "» this step has run more than %d commands; the tutor judges no more of them: lesson reset starts the step over, lesson skip does it for you\n"
+	if t.overCap() {
+		const capped = "» this step has run more than %d commands (or %d calls); the tutor judges no more of them: lesson reset starts the step over, lesson skip does it for you\n"
 		if !t.said[capped] {
 			t.said[capped] = true
-			return fmt.Sprintf(capped, MaxStepCommands)
+			return fmt.Sprintf(capped, MaxStepCommands, MaxStepWork)
 		}
 		return ""
 	}

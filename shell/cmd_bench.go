@@ -90,6 +90,9 @@ func benchSettings(c *call) []lessons.Arg {
 	if err != nil {
 		return nil
 	}
+	if err := benchClock(c, &cfg); err != nil {
+		return nil
+	}
 	mode := "both"
 	if len(cfg.Tests) == 1 {
 		mode = cfg.Tests[0].String()
@@ -121,7 +124,22 @@ func benchSettings(c *call) []lessons.Arg {
 	if err != nil {
 		return nil
 	}
-	return append(out, numArg("rate", rate), numArg("delay_ns", int64(delay)), numArg("netdev_mtu", int64(mtu)))
+	out = append(out, numArg("rate", rate), numArg("delay_ns", int64(delay)), numArg("netdev_mtu", int64(mtu)),
+		lessons.Arg{Key: "clock", Kind: lessons.ArgWord, Value: cfg.Clock.String()})
+	return append(out, c.devicePair(0)...)
+}
+
+// devicePair is the A and B an experiment runs between, from its
+// positional words after the first skip ones (bench A B, pingpong rc A
+// B), defaults filled in, as a lesson's judge compares them.
+func (c *call) devicePair(skip int) []lessons.Arg {
+	devs := []string{"A", "B"}
+	for i := range devs {
+		if skip+i < len(c.a.pos) {
+			devs[i] = c.a.pos[skip+i].text
+		}
+	}
+	return []lessons.Arg{c.s.deviceArg("", devs[0]), c.s.deviceArg("", devs[1])}
 }
 
 func cmdBench(c *call) error {

@@ -73,7 +73,9 @@ func pingpongSettings(c *call) []lessons.Arg {
 	if t == pingpong.SRQ {
 		out = append(out, numArg("num_qp", int64(o.NumQP)))
 	}
-	return out
+	// The positional words in order: the program, then A and B.
+	out = append(out, lessons.Arg{Kind: lessons.ArgWord, Value: strings.ToLower(c.a.pos[0].text)})
+	return append(out, c.devicePair(1)...)
 }
 
 func cmdPingpong(c *call) error {

@@ -503,13 +503,15 @@ func (r *lessonRun) interactive(which string) int {
 	}
 	defer sh.Close()
 	var script *bufio.Reader
-	notebook := false
+	notebook, handIn := false, ""
 	if !r.terminal {
 		// A script saved in a notebook did the tutor's setup itself.
 		script = bufio.NewReader(r.stdin)
-		head, _ := script.Peek(len(shell.NotebookHandIn))
-		notebook = string(head) == shell.NotebookHandIn
-		if first, _ := script.Peek(512); savedNotebook(first) {
+		first, _ := script.Peek(4096)
+		var claimed string
+		claimed, notebook = notebookHandIn(first)
+		handIn = claimed
+		if savedNotebook(first) {
 			fmt.Fprintf(r.stderr, "vsh: stdin is a Markdown notebook (save FILE.md), which shows the session but leaves out the learner's lesson commands (lesson next, hint, skip); grade the learner's script instead: save FILE.vsh in the session writes it\n")
 			r.removeStaleReport()
 			return 2
@@ -533,6 +535,11 @@ func (r *lessonRun) interactive(which string) int {
 		r.removeStaleReport()
 		return 2
 	}
+	if notebook && handIn != tu.Lesson().ID {
+		fmt.Fprintf(r.stderr, "vsh: stdin was saved in a notebook of lesson %s, not of lesson %s: grade it against its own lesson\n", handIn, tu.Lesson().ID)
+		r.removeStaleReport()
+		return 2
+	}
 	if r.clock != nil {
 		tu.SetClock(r.clock)
 	}
@@ -547,6 +554,9 @@ func (r *lessonRun) interactive(which string) int {
 	}
 	tu.OnProgress(func() { rep.update() })
 	status := r.takeLesson(sh, out, script)
+	if notebook {
+		tu.Settle() // a step longer than the tutor judges as it goes
+	}
 	if status >= 0 {
 		return status
 	}
@@ -571,10 +581,23 @@ func (r *lessonRun) interactive(which string) int {
 	return 1
 }
 
+// notebookHandIn reports whether a script starts as save FILE.vsh writes
+// one in a notebook's lesson (after a BOM and blank lines, as the script
+// reader skips them), and the lesson it names.
+func notebookHandIn(head []byte) (lesson string, ok bool) {
+	t := strings.TrimLeft(strings.TrimPrefix(string(head), "\ufeff"), " \t\r\n\v\f")
+	rest, ok := strings.CutPrefix(t, shell.NotebookHandIn)
+	if !ok {
+		return "", false
+	}
+	id, _, _ := strings.Cut(rest, ";")
+	return strings.TrimSpace(id), true
+}
+
 // savedNotebook reports whether a script starts as save FILE.md writes a
 // notebook: its title, or a vsh block (after blank lines and a BOM).
 func savedNotebook(head []byte) bool {
-	t := strings.TrimLeft(strings.TrimPrefix(string(head), "\ufeff"), " \t\r\n")
+	t := strings.TrimLeft(strings.TrimPrefix(string(head), "\ufeff"), " \t\r\n\v\f")
 	return strings.HasPrefix(t, "# vsh notebook") || strings.HasPrefix(t, "```vsh")
 }
 

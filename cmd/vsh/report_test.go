@@ -415,6 +415,14 @@ func TestReportNotebookHandIn(t *testing.T) {
 	if status != 0 || !strings.Contains(stdout, "graded as a notebook's cells") {
 		t.Errorf("vsh lesson write-imm --report < notebook's script = %d, want 0; stderr %q\n%s", status, errs, lastLines(stdout, 20))
 	}
+	// As Notepad may save it: a byte order mark, a blank line, CRLF.
+	crlf := "\ufeff\r\n" + strings.ReplaceAll(string(script), "\n", "\r\n")
+	if status, stdout, errs := runVsh(t, crlf, "lesson", "write-imm", "--report", out); status != 0 || !strings.Contains(stdout, "graded as a notebook's cells") {
+		t.Errorf("the notebook's script with a BOM, a blank line and CRLF = %d; stderr %q\n%s", status, errs, lastLines(stdout, 20))
+	}
+	if status, _, errs := runVsh(t, string(script), "lesson", "tour", "--report", out); status != 2 || !strings.Contains(errs, "saved in a notebook of lesson write-imm, not of lesson tour") {
+		t.Errorf("a notebook's script of write-imm graded against tour: status %d, stderr %q; want 2 and the refusal", status, errs)
+	}
 	status, _, errs = runVsh(t, "# vsh notebook: Lesson write-imm\n\n```vsh cell=1\n[1] tutor> open_device A\n```\n", "lesson", "write-imm", "--report", out)
 	if status != 2 || !strings.Contains(errs, "stdin is a Markdown notebook") {
 		t.Errorf("a Markdown notebook on stdin: status %d, stderr %q; want 2 and the refusal", status, errs)
