@@ -560,7 +560,7 @@ func (r *lessonRun) interactive(which string) int {
 	if status >= 0 {
 		return status
 	}
-	if _, over := tu.Step(); over && notebook {
+	if _, over := tu.Step(); over && notebook && !tu.Quit() { // lesson quit shows it
 		fmt.Fprintf(r.stdout, "» the notebook's cells went through lesson %s:\n%s", tu.Lesson().ID, tu.Summary())
 	} else if !over && !r.terminal {
 		step, _ := tu.Step()
