@@ -873,8 +873,9 @@ func (j *Judge) shownMapping() map[string]string {
 // deadPairs pairs the learner's objects the step destroyed (live at its
 // start, gone now) with the lesson's the step's cell destroys: as they
 // were paired at the step's start where both went, else in order, kind
-// by kind. Of two CQs alike, the one destroyed is the one the cell
-// destroys, whichever it was. It maps the learner's handle to the lesson's.
+// by kind, of those the start left open (unambiguous). Of two CQs alike,
+// the one destroyed is the one the cell destroys, whichever it was. It
+// maps the learner's handle to the lesson's.
 func (j *Judge) deadPairs() map[string]string {
 	out := map[string]string{}
 	if !j.ready || j.start == nil || j.ref.before == nil {
@@ -896,8 +897,8 @@ func (j *Judge) deadPairs() map[string]string {
 		}
 	}
 	for _, o := range dead {
-		if out[o.h] != "" {
-			continue
+		if out[o.h] != "" || j.lock.l2s[o.h] != "" {
+			continue // paired, or bound to a lesson object the cell keeps
 		}
 		for _, s := range j.ref.before.objs {
 			if s.kind == o.kind && !used[s.h] && gone(s.h) {
