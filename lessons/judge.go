@@ -51,7 +51,7 @@ type Judge struct {
 	ready    bool      // the step has a cell and its reference is built
 	start    *snapshot // the learner's session when the step began
 	startMap mapping
-	lock     mapping                  // the pairs of startMap that hold within the step
+	in       *stepStart               // what match keeps from the step's start
 	prev     map[string]string        // the last pairing found
 	errAt    map[string]errNote       // learner QPs seen in ERR: when
 	built    map[string]string        // reference → learner handles made by a replayed cell
@@ -108,7 +108,7 @@ func (j *Judge) Err() error { return j.err }
 // step's cell, and the learner's session as it is now is the step's
 // start.
 func (j *Judge) Begin(i int) error {
-	j.step, j.ready, j.err, j.built = i, false, nil, map[string]string{}
+	j.step, j.ready, j.err, j.built, j.in = i, false, nil, map[string]string{}, nil
 	if i < 0 || i >= len(j.l.Steps) || j.l.Steps[i].Cell == nil || j.absent[i] != nil {
 		j.env.RecordPackets(false)
 		return nil
@@ -122,7 +122,7 @@ func (j *Judge) Begin(i int) error {
 	j.start = takeSnapshot(j.env, &j.gidsL)
 	j.start.keepBytes()
 	j.startMap = match(j.ref.before, j.start, j.prev, nil)
-	j.lock = unambiguous(j.ref.before, j.start, j.startMap)
+	j.in = &stepStart{lock: unambiguous(j.ref.before, j.start, j.startMap), ref: j.ref.before, le: j.start}
 	for s, l := range j.startMap.s2l {
 		j.prev[s] = l
 	}
@@ -488,7 +488,7 @@ func (j *Judge) Verdict() *Verdict {
 		return v
 	}
 	le := takeSnapshot(j.env, &j.gidsL)
-	m := match(j.ref.after, le, j.prev, j.inStep())
+	m := match(j.ref.after, le, j.prev, j.in)
 	want := map[string]int{}
 	for s, l := range m.s2l {
 		if o := j.ref.after.by[s]; o != nil && o.kind == "cq" {
@@ -602,7 +602,7 @@ const (
 // reference's target at where the failed call r is about.
 func (j *Judge) misplaced(at *target, sn *snapshot, r Record, recs []Record) bool {
 	j.tg = at
-	pm := match(at.after, sn, j.prev, j.inStep())
+	pm := match(at.after, sn, j.prev, j.in)
 	c := lastCall(r)
 	near := related(at.after, c, pm)
 	for _, d := range j.diffs(sn, pm, recs) {
@@ -666,11 +666,11 @@ func (j *Judge) astray(diffs []Diff) bool {
 // or -1. The state before the cell counts as 0, the end as them all.
 func (j *Judge) onTheWay(le *snapshot, recs []Record) int {
 	defer func() { j.tg = &target{after: j.ref.after, recs: j.ref.cellRecs} }()
-	final := match(j.ref.after, le, j.prev, j.inStep())
+	final := match(j.ref.after, le, j.prev, j.in)
 	points := append([]*target{{after: j.ref.before}}, j.ref.trail...)
 	for k := len(points) - 1; k >= 0; k-- {
 		tg := points[k]
-		m := match(tg.after, le, j.prev, j.inStep())
+		m := match(tg.after, le, j.prev, j.in)
 		ok := true
 		for l := range final.l2s {
 			if m.l2s[l] == "" {
@@ -897,7 +897,7 @@ func (j *Judge) deadPairs() map[string]string {
 		}
 	}
 	for _, o := range dead {
-		if out[o.h] != "" || j.lock.l2s[o.h] != "" {
+		if out[o.h] != "" || j.in.lock.l2s[o.h] != "" {
 			continue // paired, or bound to a lesson object the cell keeps
 		}
 		for _, s := range j.ref.before.objs {
@@ -1079,11 +1079,6 @@ func (j *Judge) Classify() (Class, []string) {
 func (j *Judge) forget() {
 	j.prev, j.errAt, j.noted, j.built = map[string]string{}, map[string]errNote{}, map[string]verbs.QPState{}, map[string]string{}
 	j.ready = false
-}
-
-// inStep is what the step's pairing keeps from its start.
-func (j *Judge) inStep() *stepStart {
-	return &stepStart{lock: j.lock, ref: j.ref.before, le: j.start}
 }
 
 // lastMapping is the pairing last found, as a mapping.

@@ -55,7 +55,6 @@ type stepStart struct {
 // objects from start to end.
 func match(ref, le *snapshot, prev map[string]string, at *stepStart) mapping {
 	m := newMapping()
-	isNew := func(sn *snapshot, h string) bool { return at != nil && sn != nil && sn.by[h] == nil }
 	for _, kind := range matchOrder {
 		for _, s := range ref.objs {
 			if s.kind != kind {
@@ -81,11 +80,10 @@ func match(ref, le *snapshot, prev map[string]string, at *stepStart) mapping {
 				score := len(objDiffs(ref, le, s, l, m, false, false))
 				better := best == nil || score < bestScore
 				if !better && score == bestScore {
-					sNew := isNew(at.refStart(), s.h)
-					switch {
-					case isNew(at.leStart(), l.h) == sNew && isNew(at.leStart(), best.h) != sNew:
-						better = true
-					case isNew(at.leStart(), best.h) == sNew && isNew(at.leStart(), l.h) != sNew:
+					age := at.made(true, s.h) // l's age against best's
+					switch lAlike, bestAlike := at.made(false, l.h) == age, at.made(false, best.h) == age; {
+					case lAlike != bestAlike:
+						better = lAlike
 					case prev[s.h] == l.h && prev[s.h] != best.h:
 						better = true
 					}
@@ -102,20 +100,17 @@ func match(ref, le *snapshot, prev map[string]string, at *stepStart) mapping {
 	return m
 }
 
-// refStart and leStart are the sessions at the step's start, nil outside
-// a step.
-func (at *stepStart) refStart() *snapshot {
+// made reports whether h, of the reference's session (ref) or the
+// learner's, was made in the step; false outside a step.
+func (at *stepStart) made(ref bool, h string) bool {
 	if at == nil {
-		return nil
+		return false
 	}
-	return at.ref
-}
-
-func (at *stepStart) leStart() *snapshot {
-	if at == nil {
-		return nil
+	sn := at.le
+	if ref {
+		sn = at.ref
 	}
-	return at.le
+	return sn != nil && sn.by[h] == nil
 }
 
 // sameKey reports whether l may stand for s at all.

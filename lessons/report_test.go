@@ -129,7 +129,7 @@ func playLesson(t *testing.T, src string, lines ...string) (string, *lessons.Tut
 // step's start), so a poll of cq0 after arming the extra one does not
 // count, and the tutor names the extra CQ as the learner's own.
 func TestOwnObjectsAreNotTheLessons(t *testing.T) {
-	const arm = "---\nid: arm\ntitle: Arm\nlevel: beginner\nminutes: 1\n---\n\n```vsh auto\nopen_device A\ncreate_comp_channel ctx0\n" +
+	arm := lessonHead("arm", "Arm") + "open_device A\ncreate_comp_channel ctx0\n" +
 		"create_cq ctx0 channel=ch0\n```\n\nArm, then poll.\n\n```vsh\nreq_notify_cq cq0\npoll_cq cq0\npoll_cq cq0\n```\n" +
 		"goal: Arm cq0, then poll it twice.\nexpect: commands contains [req_notify_cq cq0, poll_cq cq0]\nexpect: calls.poll_cq cq0 >= 2\n"
 	out, tu := playLesson(t, arm, "lesson next", "create_cq ctx0 channel=ch0", "poll_cq cq1", "poll_cq cq1", "req_notify_cq cq1", "poll_cq cq0",
@@ -148,7 +148,7 @@ func TestOwnObjectsAreNotTheLessons(t *testing.T) {
 // named by its own handle when the step's commands are judged (it is
 // paired with nothing at the step's start nor at its end).
 func TestMadeAndDestroyedInTheStep(t *testing.T) {
-	const src = "---\nid: temp\ntitle: Temp\nlevel: beginner\nminutes: 1\n---\n\n```vsh auto\nopen_device A\ncreate_cq ctx0\n```\n\n" +
+	src := lessonHead("temp", "Temp") + "open_device A\ncreate_cq ctx0\n```\n\n" +
 		"Make one, poll it, destroy it.\n\n```vsh\ncreate_cq ctx0 cqe=16\npoll_cq cq1\ndestroy_cq cq1\n```\n" +
 		"goal: Make a CQ, poll it, then destroy it.\nexpect: commands contains [create_cq ctx0, poll_cq cq1, destroy_cq cq1]\n"
 	out, _ := playLesson(t, src, "lesson next", "create_cq ctx0 cqe=16", "poll_cq cq1", "destroy_cq cq1")
@@ -165,7 +165,7 @@ func TestMadeAndDestroyedInTheStep(t *testing.T) {
 // still names both as it did.
 func TestDestroyedOwnNameTaken(t *testing.T) {
 	src := func(first string) string {
-		return "---\nid: two\ntitle: Two\nlevel: beginner\nminutes: 1\n---\n\n```vsh auto\nopen_device A\ncreate_comp_channel ctx0\ncreate_cq ctx0" + first + "\ncreate_cq ctx0\n```\n\n" +
+		return lessonHead("two", "Two") + "open_device A\ncreate_comp_channel ctx0\ncreate_cq ctx0" + first + "\ncreate_cq ctx0\n```\n\n" +
 			"Destroy the second.\n\n```vsh\ndestroy_cq cq1\n```\ngoal: Destroy cq1, keep cq0.\nexpect: commands contains [destroy_cq cq1]\n\n" +
 			"Poll the other.\n\n```vsh\npoll_cq cq0\n```\ngoal: Poll cq0.\n"
 	}
@@ -184,7 +184,7 @@ func TestDestroyedOwnNameTaken(t *testing.T) {
 // TestYoungerStandsForNew: a CQ the step makes stands for the learner's CQ
 // made in the step, not for an identical extra one made before it.
 func TestYoungerStandsForNew(t *testing.T) {
-	const src = "---\nid: age\ntitle: Age\nlevel: beginner\nminutes: 1\n---\n\n```vsh auto\nopen_device A\nalloc_pd ctx0\n```\n\n" +
+	src := lessonHead("age", "Age") + "open_device A\nalloc_pd ctx0\n```\n\n" +
 		"Make a CQ, poll it.\n\n```vsh\ncreate_cq ctx0 cqe=16\npoll_cq cq0\n```\ngoal: Make a CQ and poll it.\n\n" +
 		"Another, and a QP.\n\n```vsh\ncreate_cq ctx0 cqe=16\ncreate_qp pd0 type=rc send_cq=cq1 recv_cq=cq1\n```\ngoal: Make another CQ and an RC QP on it.\n"
 	out, tu := playLesson(t, src, "lesson next", "create_cq ctx0 cqe=16", "create_cq ctx0 cqe=16", "poll_cq cq0",
@@ -198,7 +198,7 @@ func TestYoungerStandsForNew(t *testing.T) {
 // learner's names of objects already destroyed in the step, not the
 // lesson's, which here name another live CQ of the learner's.
 func TestHintNamesDestroyed(t *testing.T) {
-	const src = "---\nid: down\ntitle: Down\nlevel: beginner\nminutes: 1\n---\n\n```vsh auto\nopen_device A\nopen_device B\n```\n\n" +
+	src := lessonHead("down", "Down") + "open_device A\nopen_device B\n```\n\n" +
 		"Two CQs.\n\n```vsh\ncreate_cq ctx0 cqe=16\ncreate_cq ctx1 cqe=16\n```\ngoal: A CQ on each device.\n\n" +
 		"Both go.\n\n```vsh\ndestroy_cq cq0\ndestroy_cq cq1\n```\ngoal: Destroy both.\n"
 	out, _ := playLesson(t, src, "lesson next", "create_cq ctx1 cqe=16", "create_cq ctx0 cqe=16", "destroy_cq cq1", "lesson hint", "lesson hint")
@@ -214,7 +214,7 @@ func TestHintNamesDestroyed(t *testing.T) {
 // learner's qp3, B's second), so connecting each side's i-th QPs is the
 // lesson's pairing.
 func TestInterleavedCreation(t *testing.T) {
-	const src = "---\nid: pairs\ntitle: Pairs\nlevel: beginner\nminutes: 1\n---\n\n```vsh auto\nopen_device A\nopen_device B\nalloc_pd ctx0\nalloc_pd ctx1\n" +
+	src := lessonHead("pairs", "Pairs") + "open_device A\nopen_device B\nalloc_pd ctx0\nalloc_pd ctx1\n" +
 		"create_cq ctx0\ncreate_cq ctx1\n```\n\nThree QPs a side.\n\n```vsh\nrepeat 3 create_qp pd0 type=rc send_cq=cq0 recv_cq=cq0\n" +
 		"repeat 3 create_qp pd1 type=rc send_cq=cq1 recv_cq=cq1\n```\ngoal: Make three RC QPs on each side.\n\n" +
 		"Connect A's i-th to B's i-th.\n\n```vsh\nrepeat 3 connect qp{i} qp{i+3}\n```\ngoal: Connect A's QP i to B's QP i.\n"
@@ -232,7 +232,7 @@ func TestInterleavedCreation(t *testing.T) {
 // experiment, which the tutor names at once, and the default given
 // explicitly is the same one; runs of the step may come in any order.
 func TestExperimentSettings(t *testing.T) {
-	const src = "---\nid: exp\ntitle: Exp\nlevel: beginner\nminutes: 1\n---\n\n```vsh auto\nopen_device A\n```\n\n" +
+	src := lessonHead("exp", "Exp") + "open_device A\n```\n\n" +
 		"Two runs.\n\n```vsh\nbench op=write mode=bw min=64 max=64 iters=100 chart=off\nbench op=write mode=bw min=64 max=64 iters=100 tx_depth=1 chart=off\n```\n" +
 		"goal: Run it with the default depth, then with one outstanding.\n\n" +
 		"Far.\n\n```vsh\nbench op=write mode=lat min=64 max=128 lat_iters=10 delay=10us chart=off\n```\ngoal: Measure over 10 µs cables.\n"
@@ -263,9 +263,7 @@ func TestExperimentSettings(t *testing.T) {
 // both sides by fill after a WRITE that carried zeros, do not pass for the
 // WRITE's; clearing the target before the WRITE is no such thing.
 func TestWireBytesNotByCPU(t *testing.T) {
-	const src = "---\nid: wr\ntitle: Wr\nlevel: beginner\nminutes: 1\n---\n\n```vsh auto\nopen_device A\nopen_device B\nalloc_pd ctx0\nalloc_pd ctx1\n" +
-		"create_cq ctx0\ncreate_cq ctx1\nreg_mr pd0 length=4096 access=local_write\nreg_mr pd1 length=4096 access=local_write,remote_write\n" +
-		"create_qp pd0 type=rc send_cq=cq0 recv_cq=cq0\ncreate_qp pd1 type=rc send_cq=cq1 recv_cq=cq1\nconnect qp0 qp1 access=remote_write\n```\n\n" +
+	src := lessonHead("wr", "Wr") + rcPair +
 		"Write.\n\n```vsh\nfill mr0 \"payload!\"\npost_send qp0 opcode=rdma_write mr=mr0 length=8 remote=mr1\npoll_cq cq0\n```\ngoal: WRITE payload! into B's mr1.\n"
 	for _, fills := range [][]string{{`fill mr0 "payload!"`, `fill mr1 "payload!"`}, {`do fill mr0 "payload!"; fill mr1 "payload!"; show nothing`}} {
 		out, tu := playLesson(t, src, append([]string{"lesson next", "post_send qp0 opcode=rdma_write mr=mr0 length=8 remote=mr1", "poll_cq cq0"}, fills...)...)
@@ -283,7 +281,7 @@ func TestWireBytesNotByCPU(t *testing.T) {
 // tutor judges no more of them (each verdict reads them all), says so
 // once, and lesson reset starts the step over.
 func TestStepCommandsBounded(t *testing.T) {
-	const src = "---\nid: many\ntitle: Many\nlevel: beginner\nminutes: 1\n---\n\n```vsh auto\nopen_device A\n```\n\n" +
+	src := lessonHead("many", "Many") + "open_device A\n```\n\n" +
 		"A PD.\n\n```vsh\nalloc_pd ctx0\n```\ngoal: Allocate a PD on ctx0.\n"
 	lines := []string{"lesson next"}
 	for range lessons.MaxStepCommands + 5 {
@@ -295,7 +293,7 @@ func TestStepCommandsBounded(t *testing.T) {
 	}
 	// Past it, the step's prediction can no longer be made: the tutor no
 	// longer sees whether a verb ran before it.
-	const pred = "---\nid: pred\ntitle: Pred\nlevel: beginner\nminutes: 1\n---\n\n```vsh auto\nopen_device A\nalloc_pd ctx0\ncreate_cq ctx0\n```\n\n" +
+	pred := lessonHead("pred", "Pred") + "open_device A\nalloc_pd ctx0\ncreate_cq ctx0\n```\n\n" +
 		"A QP.\n\n```vsh\ncreate_qp pd0 type=rc send_cq=cq0 recv_cq=cq0\n```\ngoal: Make an RC QP.\n" +
 		"predict: In which state is the new QP? IBV_QPS_RESET | IBV_QPS_INIT\nanswer: qp0.state\n"
 	pad := []string{"lesson next"}
@@ -315,7 +313,7 @@ func TestStepCommandsBounded(t *testing.T) {
 // TestRTRAttributesFixed: a QP taken to RTR with a wrong path keeps it
 // (there is no RTR → RTR): the tutor says how to mend that.
 func TestRTRAttributesFixed(t *testing.T) {
-	const src = "---\nid: rtr\ntitle: Rtr\nlevel: beginner\nminutes: 1\n---\n\n```vsh auto\nopen_device A\nopen_device B\nalloc_pd ctx0\nalloc_pd ctx1\n" +
+	src := lessonHead("rtr", "Rtr") + "open_device A\nopen_device B\nalloc_pd ctx0\nalloc_pd ctx1\n" +
 		"create_cq ctx0\ncreate_cq ctx1\ncreate_qp pd0 type=rc send_cq=cq0 recv_cq=cq0\ncreate_qp pd1 type=rc send_cq=cq1 recv_cq=cq1\n" +
 		"modify_qp qp0 state=init pkey_index=0 port=1 access=0\n```\n\nRTR.\n\n```vsh\n" +
 		"modify_qp qp0 state=rtr path_mtu=1024 dest_qpn=qp1 rq_psn=0 max_dest_rd_atomic=1 min_rnr_timer=12 dgid=qp1 sgid_index=1 hop_limit=1\n```\ngoal: Take qp0 to RTR.\n"
@@ -329,9 +327,7 @@ func TestRTRAttributesFixed(t *testing.T) {
 // TestExtraInline: an 8-byte WRITE sent inline where the step's is not
 // inline is the same work; a WRITE not inline where the step's is, is not.
 func TestExtraInline(t *testing.T) {
-	const head = "---\nid: in\ntitle: In\nlevel: beginner\nminutes: 1\n---\n\n```vsh auto\nopen_device A\nopen_device B\nalloc_pd ctx0\nalloc_pd ctx1\n" +
-		"create_cq ctx0\ncreate_cq ctx1\nreg_mr pd0 length=4096 access=local_write\nreg_mr pd1 length=4096 access=local_write,remote_write\n" +
-		"create_qp pd0 type=rc send_cq=cq0 recv_cq=cq0\ncreate_qp pd1 type=rc send_cq=cq1 recv_cq=cq1\nconnect qp0 qp1 access=remote_write\n```\n\n" +
+	head := lessonHead("in", "In") + rcPair +
 		"Write.\n\n```vsh\npost_send qp0 opcode=rdma_write mr=mr0 length=8 remote=mr1%s\npoll_cq cq0\n```\ngoal: WRITE 8 bytes into B's mr1.\n"
 	tests := []struct {
 		cell, learner string
@@ -356,6 +352,18 @@ func TestExtraInline(t *testing.T) {
 		}
 	}
 }
+
+// lessonHead starts a test lesson: its front matter and the opening of
+// its auto cell.
+func lessonHead(id, title string) string {
+	return "---\nid: " + id + "\ntitle: " + title + "\nlevel: beginner\nminutes: 1\n---\n\n```vsh auto\n"
+}
+
+// rcPair is the rest of an auto cell: A's qp0 and B's qp1 connected, B's
+// mr1 open to remote writes.
+const rcPair = "open_device A\nopen_device B\nalloc_pd ctx0\nalloc_pd ctx1\ncreate_cq ctx0\ncreate_cq ctx1\n" +
+	"reg_mr pd0 length=4096 access=local_write\nreg_mr pd1 length=4096 access=local_write,remote_write\n" +
+	"create_qp pd0 type=rc send_cq=cq0 recv_cq=cq0\ncreate_qp pd1 type=rc send_cq=cq1 recv_cq=cq1\nconnect qp0 qp1 access=remote_write\n```\n\n"
 
 // cells is how many terminal cells the test's titles take, counted by
 // hand: kana, kanji and CJK punctuation two, a flag (two regional

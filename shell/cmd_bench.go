@@ -107,20 +107,17 @@ func benchSettings(c *call) []lessons.Arg {
 			out = append(out, numArg("lat_iters", int64(cfg.LatIters)))
 		}
 	}
-	// The link's, where given; else what the simulator's links have.
-	r := "25G"
-	if c.has("rate") {
-		r = c.raw("rate")
-	}
-	rate, err := parseRate(r)
+	// The link's, where given; else the specs' defaults, which are what
+	// the simulator's links have.
+	rate, err := value(c, "rate", parseRate)
 	if err != nil {
 		return nil
 	}
-	delay, err := c.durOr("delay", time.Microsecond)
+	delay, err := c.dur("delay")
 	if err != nil {
 		return nil
 	}
-	mtu, err := c.sizeOr("netdev_mtu", 1500)
+	mtu, err := value(c, "netdev_mtu", parseSize)
 	if err != nil {
 		return nil
 	}

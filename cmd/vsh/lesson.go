@@ -508,9 +508,7 @@ func (r *lessonRun) interactive(which string) int {
 		// A script saved in a notebook did the tutor's setup itself.
 		script = bufio.NewReader(r.stdin)
 		first, _ := script.Peek(4096)
-		var claimed string
-		claimed, notebook = notebookHandIn(first)
-		handIn = claimed
+		handIn, notebook = notebookHandIn(first)
 		if savedNotebook(first) {
 			fmt.Fprintf(r.stderr, "vsh: stdin is a Markdown notebook (save FILE.md), which shows the session but leaves out the learner's lesson commands (lesson next, hint, skip); grade the learner's script instead: save FILE.vsh in the session writes it\n")
 			r.removeStaleReport()
@@ -585,8 +583,7 @@ func (r *lessonRun) interactive(which string) int {
 // one in a notebook's lesson (after a BOM and blank lines, as the script
 // reader skips them), and the lesson it names.
 func notebookHandIn(head []byte) (lesson string, ok bool) {
-	t := strings.TrimLeft(strings.TrimPrefix(string(head), "\ufeff"), " \t\r\n\v\f")
-	rest, ok := strings.CutPrefix(t, shell.NotebookHandIn)
+	rest, ok := strings.CutPrefix(scriptText(head), shell.NotebookHandIn)
 	if !ok {
 		return "", false
 	}
@@ -597,8 +594,14 @@ func notebookHandIn(head []byte) (lesson string, ok bool) {
 // savedNotebook reports whether a script starts as save FILE.md writes a
 // notebook: its title, or a vsh block (after blank lines and a BOM).
 func savedNotebook(head []byte) bool {
-	t := strings.TrimLeft(strings.TrimPrefix(string(head), "\ufeff"), " \t\r\n\v\f")
+	t := scriptText(head)
 	return strings.HasPrefix(t, "# vsh notebook") || strings.HasPrefix(t, "```vsh")
+}
+
+// scriptText is a script's start from its first text: a byte order mark
+// and blank lines left out, as the script reader skips them.
+func scriptText(head []byte) string {
+	return strings.TrimLeft(strings.TrimPrefix(string(head), "\ufeff"), " \t\r\n\v\f")
 }
 
 // removeStaleReport removes the --report file of an earlier run when this
