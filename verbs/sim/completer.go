@@ -331,6 +331,10 @@ func (q *qp) compCheckAck(p *packet, w *sendWQE) compState {
 // doRead places READ response data (copy_data into the WQE's SGEs, which
 // need local write).
 func (q *qp) doRead(p *packet, w *sendWQE) compState {
+	if why := inlineGather(w); why != "" {
+		w.status, w.errWhy = verbs.WCLocProtErr, "the READ's response has nowhere to land: "+why
+		return compError
+	}
 	if st, why := q.copyToSGL(w.sge, &w.dma, p.hdr.Payload); st != verbs.WCSuccess {
 		w.status = verbs.WCLocProtErr
 		w.errWhy = "the READ's local SGE cannot take the data: " + why
@@ -342,10 +346,25 @@ func (q *qp) doRead(p *packet, w *sendWQE) compState {
 	return compUpdateComp
 }
 
+// inlineGather says why a WR posted with IBV_SEND_INLINE has no gather
+// list to land data in, "" for one without: rxe's provider copies the
+// list's bytes into the WQE where the list would be (init_send_wqe; the
+// two share struct rxe_dma_info), whatever the opcode.
+func inlineGather(w *sendWQE) string {
+	if w.wr.Flags&verbs.SendInline == 0 {
+		return ""
+	}
+	return "it was posted with IBV_SEND_INLINE, and rxe keeps the gather list's bytes in the WQE in place of the list (inline is for SEND and RDMA WRITE)"
+}
+
 // doAtomic stores the original value in the atomic's local buffer.
 func (q *qp) doAtomic(p *packet, w *sendWQE) compState {
 	var b [8]byte
 	binary.LittleEndian.PutUint64(b[:], p.hdr.AtomicAckETH)
+	if why := inlineGather(w); why != "" {
+		w.status, w.errWhy = verbs.WCLocProtErr, "the atomic's original value has nowhere to land: "+why
+		return compError
+	}
 	if st, why := q.copyToSGL(w.sge, &w.dma, b[:]); st != verbs.WCSuccess {
 		w.status = verbs.WCLocProtErr
 		w.errWhy = "the atomic's local SGE cannot take the original value: " + why

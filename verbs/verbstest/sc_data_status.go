@@ -1,6 +1,7 @@
 package verbstest
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 
@@ -157,6 +158,19 @@ var dataStatusScenarios = []Scenario{
 		Source: "sw/rxe/rxe_comp.c do_atomic (Linux 6.1): the original value is stored through copy_data with IB_ACCESS_LOCAL_WRITE; without it the WR completes IB_WC_LOC_PROT_ERR — after the responder has already executed the atomic (rxe_resp.c atomic_reply), so the remote value did change",
 		Needs:  CapDataPath,
 		Run:    scStatusAtomicResultIntoMRWithoutLocalWrite,
+	},
+	{
+		Name: "status/read-posted-inline",
+		Source: "rdma-core 44 providers/rxe/rxe.c init_send_wqe copies the gather list's bytes into wqe->dma.inline_data, which shares its memory with the SGE list (struct rxe_dma_info), for any opcode with IBV_SEND_INLINE; " +
+			"sw/rxe/rxe_comp.c do_read (Linux 6.1) then copies the READ response through SGEs that are those bytes, and the WR completes IB_WC_LOC_PROT_ERR, QP to ERR; ibv_post_send(3): inline is valid for SEND and RDMA WRITE only",
+		Needs: CapDataPath,
+		Run:   func(e *Env) { scStatusPostedInline(e, verbs.WRRDMARead) },
+	},
+	{
+		Name:   "status/atomic-posted-inline",
+		Source: "as status/read-posted-inline, through sw/rxe/rxe_comp.c do_atomic (Linux 6.1): the original value has no buffer to land in; the responder has executed the atomic",
+		Needs:  CapDataPath,
+		Run:    func(e *Env) { scStatusPostedInline(e, verbs.WRAtomicFetchAndAdd) },
 	},
 	{
 		Name:   "status/send-from-mr-without-local-write",
@@ -331,6 +345,31 @@ func scStatusReadIntoMRWithoutLocalWrite(e *Env) {
 	e.expectState(l.b, verbs.QPSRTS, "responder")
 	if !zero(ro.Bytes()) {
 		e.Errorf("the READ wrote into an MR without IBV_ACCESS_LOCAL_WRITE")
+	}
+}
+
+// scStatusPostedInline runs the scenarios status/read-posted-inline and
+// status/atomic-posted-inline: a READ or FETCH_ADD posted with
+// IBV_SEND_INLINE has no gather list on rxe to land its data in.
+func scStatusPostedInline(e *Env, op verbs.WROpcode) {
+	l := e.link(verbs.QPTypeRC, linkCfg{})
+	local := e.MR(l.apd, 4096, accAll)
+	remote := e.MR(l.bpd, 4096, accAll)
+	pattern(local.Bytes()[:8], 3)
+	was := append([]byte(nil), local.Bytes()[:8]...)
+	binary.NativeEndian.PutUint64(remote.Bytes(), 40)
+	e.post(l.a, verbs.SendWR{WRID: 1, Opcode: op, Flags: verbs.SendSignaled | verbs.SendInline, SGList: []verbs.SGE{sgeAt(local, 0, 8)},
+		RemoteAddr: remote.Addr(), RKey: remote.RKey(), CompareAdd: 2})
+	wcs := e.waitWCs(l.acq, 1, "%s posted inline", op)
+	e.expectWC(wcs[0], verbs.WC{WRID: 1, Status: verbs.WCLocProtErr, QPNum: l.a.Num()}, "requester")
+	e.expectState(l.a, verbs.QPSErr, "requester")
+	if !bytes.Equal(local.Bytes()[:8], was) {
+		e.Errorf("the %s posted inline wrote its local buffer: % x, was % x", op, local.Bytes()[:8], was)
+	}
+	if op.IsAtomic() {
+		if got := binary.NativeEndian.Uint64(remote.Bytes()); got != 42 {
+			e.Errorf("remote value = %d; want 42: the responder executes the FETCH_ADD before the requester finds nowhere to store its result", got)
+		}
 	}
 }
 
