@@ -51,6 +51,7 @@ type Judge struct {
 	ready    bool      // the step has a cell and its reference is built
 	start    *snapshot // the learner's session when the step began
 	startMap mapping
+	inFlight map[string]bool          // MRs work posted before the step writes (see inFlight)
 	in       *stepStart               // what match keeps from the step's start
 	prev     map[string]string        // the last pairing found
 	errAt    map[string]errNote       // learner QPs seen in ERR: when
@@ -121,6 +122,7 @@ func (j *Judge) Begin(i int) error {
 	j.tg = &target{after: j.ref.after, recs: j.ref.cellRecs}
 	j.start = takeSnapshot(j.env, &j.gidsL)
 	j.start.keepBytes()
+	j.inFlight = inFlight(j.env, j.start, j.env.Records(0))
 	j.startMap = match(j.ref.before, j.start, j.prev, nil)
 	j.in = &stepStart{lock: unambiguous(j.ref.before, j.start, j.startMap), ref: j.ref.before, le: j.start}
 	for s, l := range j.startMap.s2l {
@@ -158,10 +160,11 @@ type Reference struct {
 	asked   map[string]map[string]string // handle → the capacities its command gave, key → value
 
 	step     int
-	before   *snapshot // the reference before step's cell
-	after    *snapshot // and after it
-	cellRecs []Record  // what the cell's commands returned
-	cmdRecs  []Record  // the same, one per command of the cell in order
+	before   *snapshot       // the reference before step's cell
+	after    *snapshot       // and after it
+	cellRecs []Record        // what the cell's commands returned
+	cmdRecs  []Record        // the same, one per command of the cell in order
+	inFlight map[string]bool // MRs work posted before the cell writes (see inFlight)
 	// trail is the reference after each command of the cell but the last:
 	// a learner whose session matches one is on the way.
 	trail []*target
@@ -229,6 +232,7 @@ func (r *Reference) At(i int) error {
 		}
 	}
 	r.before = takeSnapshot(r.sh, &r.gids)
+	r.inFlight = inFlight(r.sh, r.before, r.sh.Records(0)[:r.before.recs])
 	r.trail = nil
 	recs, err := r.runTrail(r.l.Steps[i].Cell)
 	if err != nil {

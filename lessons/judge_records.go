@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"sort"
@@ -213,11 +214,15 @@ func (m mapping) learnerSpan(s span) span {
 var cpuWrites = map[string]bool{"fill": true, "store": true}
 
 // wireFilled lists the MRs of sn that a command of recs wrote with the CPU
-// after an earlier record's work request had them as its destination (a
-// receive's buffer, a WRITE's or atomic's remote MR, a READ's or atomic's
-// local buffer), each with the first such write: "fill at [21]".
-func wireFilled(sn *snapshot, recs []Record) map[string]string {
-	dest := map[string]bool{}
+// while work had them as its destination (a receive's buffer, a WRITE's or
+// atomic's remote MR, a READ's or atomic's local buffer): work an earlier
+// record of recs posted, or work still in flight when recs began (the MRs
+// of inFlight), each MR with the first such write: "fill at [21]".
+func wireFilled(sn *snapshot, recs []Record, inFlight map[string]bool) map[string]string {
+	dest := maps.Clone(inFlight)
+	if dest == nil {
+		dest = map[string]bool{}
+	}
 	out := map[string]string{}
 	for _, r := range recs {
 		for _, c := range ranCalls(r) {
@@ -231,22 +236,103 @@ func wireFilled(sn *snapshot, recs []Record) map[string]string {
 			}
 		}
 		for _, p := range r.Posts {
-			op := p.WR.Opcode
-			if !p.Recv && (op == verbs.WRRDMAWrite || op == verbs.WRRDMAWriteWithImm || op.IsAtomic()) {
-				if sp := remoteSpan(sn, p.WR.RemoteAddr, p.WR.RKey); sp.ok {
-					dest[sp.mr] = true
-				}
-			}
-			if p.Recv || op == verbs.WRRDMARead || op.IsAtomic() {
-				for _, sge := range p.WR.SGList {
-					if sp := sgeSpan(sn, p.Queue, sge); sp.ok && !sp.empty {
-						dest[sp.mr] = true
-					}
-				}
-			}
+			addDest(sn, p, dest)
 		}
 	}
 	return out
+}
+
+// addDest adds to dest the MRs of sn that work request p writes.
+func addDest(sn *snapshot, p Post, dest map[string]bool) {
+	op := p.WR.Opcode
+	if !p.Recv && (op == verbs.WRRDMAWrite || op == verbs.WRRDMAWriteWithImm || op.IsAtomic()) {
+		if sp := remoteSpan(sn, p.WR.RemoteAddr, p.WR.RKey); sp.ok {
+			dest[sp.mr] = true
+		}
+	}
+	if p.Recv || op == verbs.WRRDMARead || op.IsAtomic() {
+		for _, sge := range p.WR.SGList {
+			if sp := sgeSpan(sn, p.Queue, sge); sp.ok && !sp.empty {
+				dest[sp.mr] = true
+			}
+		}
+	}
+}
+
+// inFlight lists the MRs of sn that work posted by recs (all a session's
+// records up to sn) still has as its destination: of each queue's posts
+// since it was made, the last as many as the queue holds not yet retired,
+// or retired with their completions not yet polled (env's unpolled
+// completions, where it knows them). Until its completion is polled, a
+// buffer belongs to the device.
+func inFlight(env Env, sn *snapshot, recs []Record) map[string]bool {
+	type queue struct{ recv, send []Post }
+	posts := map[string]*queue{}
+	for _, r := range recs {
+		for _, h := range r.Created {
+			delete(posts, h) // a handle used again names a new queue
+		}
+		for _, p := range r.Posts {
+			q := posts[p.Queue]
+			if q == nil {
+				q = &queue{}
+				posts[p.Queue] = q
+			}
+			if p.Recv {
+				q.recv = append(q.recv, p)
+			} else {
+				q.send = append(q.send, p)
+			}
+		}
+	}
+	if len(posts) == 0 {
+		return nil
+	}
+	// Completions retired but not yet polled, by the queue they came from.
+	wcs := map[string][]verbs.WC{}
+	for _, o := range sn.objs {
+		if o.kind == "cq" {
+			if w, ok := env.Unpolled(o.h, 0, 0); ok {
+				wcs[o.h] = w
+			}
+		}
+	}
+	unpolled := func(cq string, qpn uint32, recv bool) int {
+		n := 0
+		for _, w := range wcs[cq] {
+			if w.QPNum == qpn && w.Opcode.IsRecv() == recv {
+				n++
+			}
+		}
+		return n
+	}
+	unpolledRecv, unpolledSend := map[string]int{}, map[string]int{}
+	for _, o := range sn.objs {
+		if o.kind != "qp" {
+			continue
+		}
+		on := o.h
+		if o.srq != "" {
+			on = o.srq
+		}
+		unpolledRecv[on] += unpolled(o.recvCQ, o.qpn, true)
+		unpolledSend[o.h] += unpolled(o.sendCQ, o.qpn, false)
+	}
+	dest := map[string]bool{}
+	last := func(ps []Post, n int) []Post { return ps[max(0, len(ps)-n):] }
+	for h, q := range posts {
+		o := sn.by[h]
+		if o == nil {
+			continue
+		}
+		for _, p := range last(q.recv, o.recvs+unpolledRecv[h]) {
+			addDest(sn, p, dest)
+		}
+		for _, p := range last(q.send, o.sends+unpolledSend[h]) {
+			addDest(sn, p, dest)
+		}
+	}
+	return dest
 }
 
 // ranCalls are the calls of a record that ran to their end: all but the
@@ -258,17 +344,18 @@ func ranCalls(r Record) []Call {
 	return r.Calls
 }
 
-// cpuDiffs finds an MR the learner wrote with the CPU after work they
-// posted in the step had it as its destination, where the step's cell
-// does no such thing: the bytes the step compares there must come over
-// the wire (a WRITE that carried zeros, then fill on both sides, would
-// look like one that carried the data).
+// cpuDiffs finds an MR the learner wrote with the CPU in the step while
+// work they posted had it as its destination (posted in the step, or in
+// flight when it began), where the step's cell does no such thing: the
+// bytes the step compares there must come over the wire (a WRITE that
+// carried zeros, then fill on both sides, would look like one that
+// carried the data).
 func (j *Judge) cpuDiffs(le *snapshot, m mapping, recs []Record) []Diff {
-	mine := wireFilled(le, recs)
+	mine := wireFilled(le, recs, j.inFlight)
 	if len(mine) == 0 {
 		return nil
 	}
-	ref := wireFilled(j.ref.after, j.ref.cellRecs)
+	ref := wireFilled(j.ref.after, j.ref.cellRecs, j.ref.inFlight)
 	var out []Diff
 	for _, o := range le.objs {
 		how, ok := mine[o.h]
@@ -279,7 +366,7 @@ func (j *Judge) cpuDiffs(le *snapshot, m mapping, recs []Record) []Diff {
 			continue
 		}
 		out = append(out, Diff{Kind: DiffMemory, Lost: true, Handle: o.h, Ref: m.l2s[o.h], Text: fmt.Sprintf(
-			"%s was written by %s, with the CPU, after work you posted had it as its destination: the bytes this step compares there must come over the wire",
+			"%s was written by %s, with the CPU, while work you posted had it as its destination: the bytes this step compares there must come over the wire",
 			o.h, how)})
 	}
 	return out

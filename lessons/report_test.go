@@ -277,6 +277,28 @@ func TestWireBytesNotByCPU(t *testing.T) {
 	}
 }
 
+// TestWireBytesAcrossSteps: a receive posted in one step is still the
+// destination of the bytes the next step compares: filling its buffer
+// there with the CPU, after a SEND of zeros, is not the SEND. Once the
+// receive's completion is polled the buffer is the program's again.
+func TestWireBytesAcrossSteps(t *testing.T) {
+	src := lessonHead("rx", "Rx") + rcPair +
+		"Receive.\n\n```vsh\npost_recv qp1 mr=mr1 length=8\n```\ngoal: Post a receive on B.\n\n" +
+		"Send.\n\n```vsh\nfill mr0 \"payload!\"\npost_send qp0 mr=mr0 length=8\npoll_cq cq1\n```\ngoal: SEND payload! to B.\n\n" +
+		"Again.\n\n```vsh\nfill mr1 0x00\npost_recv qp1 mr=mr1 length=8\nfill mr0 \"second!!\"\npost_send qp0 mr=mr0 length=8\npoll_cq cq1\n```\ngoal: Clear B's buffer and SEND second!!.\n"
+	out, tu := playLesson(t, src, "lesson next", "post_recv qp1 mr=mr1 length=8",
+		"post_send qp0 mr=mr0 length=8", "poll_cq cq1", `fill mr0 "payload!"`, `fill mr1 "payload!"`)
+	if i, done := tu.Step(); done || i != 2 || !strings.Contains(out, "mr1 was written by fill at [") {
+		t.Errorf("a SEND of zeros, then fill into the buffer of a receive posted the step before, passed or was not named:\n%s", out)
+	}
+	out, tu = playLesson(t, src, "lesson next", "post_recv qp1 mr=mr1 length=8",
+		`fill mr0 "payload!"`, "post_send qp0 mr=mr0 length=8", "poll_cq cq1",
+		"fill mr1 0x00", "post_recv qp1 mr=mr1 length=8", `fill mr0 "second!!"`, "post_send qp0 mr=mr0 length=8", "poll_cq cq1")
+	if _, done := tu.Step(); !done {
+		t.Errorf("clearing a buffer whose receive was polled the step before was refused:\n%s", out)
+	}
+}
+
 // TestStepCommandsBounded: past MaxStepCommands commands in one step the
 // tutor judges no more of them (each verdict reads them all), says so
 // once, and lesson reset starts the step over.
