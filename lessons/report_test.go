@@ -257,6 +257,20 @@ func TestExperimentSettings(t *testing.T) {
 	if !strings.Contains(out, "yours ran it with max=128, not 64") {
 		t.Errorf("a sweep to another size is not named:\n%s", out)
 	}
+	// The path MTU compares as the sweep runs at it: the ports' active
+	// MTU (1024 on a 1500-byte netdev, 4096 on 9000), or mtu= below it.
+	mtu := lessonHead("mtu", "Mtu") + "open_device A\n```\n\n" +
+		"Default.\n\n```vsh\nbench op=write mode=lat min=64 max=64 lat_iters=10 chart=off\n```\ngoal: Measure.\n\n" +
+		"Jumbo.\n\n```vsh\nbench op=write mode=lat min=64 max=64 lat_iters=10 mtu=4096 netdev_mtu=9000 chart=off\n```\ngoal: Measure with jumbo frames.\n"
+	out, tu = playLesson(t, mtu, "lesson next", "bench op=write mode=lat min=64 max=64 lat_iters=10 mtu=1024 chart=off",
+		"bench op=write mode=lat min=64 max=64 lat_iters=10 netdev_mtu=9000 chart=off")
+	if step, done := tu.Step(); !done {
+		t.Errorf("mtu=1024 spelled out, or netdev_mtu=9000 without mtu=4096, did not pass (at step %d):\n%s", step+1, out)
+	}
+	out, tu = playLesson(t, mtu, "lesson next", "lesson skip", "bench op=write mode=lat min=64 max=64 lat_iters=10 mtu=4096 chart=off")
+	if _, done := tu.Step(); done || !strings.Contains(out, "mtu=1024, not 4096") {
+		t.Errorf("mtu=4096 on a 1500-byte netdev (run at 1024) passed for the jumbo run, or was not named:\n%s", out)
+	}
 }
 
 // TestWireBytesNotByCPU: bytes a WRITE should have carried, written on

@@ -123,20 +123,65 @@ func benchSettings(c *call) []lessons.Arg {
 	}
 	out = append(out, numArg("rate", rate), numArg("delay_ns", int64(delay)), numArg("netdev_mtu", int64(mtu)),
 		lessons.Arg{Key: "clock", Kind: lessons.ArgWord, Value: cfg.Clock.String()})
+	if path, ok := benchPathMTU(c, cfg.MTU, int(mtu)); ok {
+		out = append(out, numArg("mtu", int64(path.Bytes())))
+	}
 	return append(out, c.devicePair(0)...)
+}
+
+// benchPathMTU is the path MTU a sweep runs at: the smaller of A's and B's
+// ports' active MTU, or mtu= (asked) where it is less. netdev_mtu= given
+// sets the ports' active MTU for the run, as rxe derives it; otherwise
+// each port is asked.
+func benchPathMTU(c *call, asked verbs.MTU, netdevMTU int) (verbs.MTU, bool) {
+	var active verbs.MTU
+	a, b := c.pairNames(0)
+	for _, name := range []string{a, b} {
+		m := verbs.RoCEActiveMTU(netdevMTU)
+		if !c.has("netdev_mtu") {
+			d, err := c.s.device(name)
+			if err != nil {
+				return 0, false
+			}
+			ctx, err := d.Open()
+			if err != nil {
+				return 0, false
+			}
+			pa, err := ctx.QueryPort(1)
+			ctx.Close()
+			if err != nil {
+				return 0, false
+			}
+			m = pa.ActiveMTU
+		}
+		if active == 0 || m < active {
+			active = m
+		}
+	}
+	if asked != 0 && asked < active {
+		return asked, true
+	}
+	return active, true
 }
 
 // devicePair is the A and B an experiment runs between, from its
 // positional words after the first skip ones (bench A B, pingpong rc A
 // B), defaults filled in, as a lesson's judge compares them.
 func (c *call) devicePair(skip int) []lessons.Arg {
+	a, b := c.pairNames(skip)
+	return []lessons.Arg{c.s.deviceArg("", a), c.s.deviceArg("", b)}
+}
+
+// pairNames are the device words of an experiment's A and B, from its
+// positional words after the first skip ones: "A" and "B" where left out.
+func (c *call) pairNames(skip int) (a, b string) {
 	devs := []string{"A", "B"}
 	for i := range devs {
 		if skip+i < len(c.a.pos) {
 			devs[i] = c.a.pos[skip+i].text
 		}
 	}
-	return []lessons.Arg{c.s.deviceArg("", devs[0]), c.s.deviceArg("", devs[1])}
+	return devs[0], devs[1]
 }
 
 func cmdBench(c *call) error {
@@ -153,13 +198,7 @@ func cmdBench(c *call) error {
 		return usagef("trace off, then bench (a sweep sends hundreds of thousands of packets)",
 			"bench does not run while trace is on")
 	}
-	devA, devB := "A", "B"
-	if len(c.a.pos) > 0 {
-		devA = c.a.pos[0].text
-	}
-	if len(c.a.pos) > 1 {
-		devB = c.a.pos[1].text
-	}
+	devA, devB := c.pairNames(0)
 	da, err := s.device(devA)
 	if err != nil {
 		return err

@@ -270,6 +270,23 @@ func ParseMTU(s string) (MTU, error) {
 	return 0, errorf("unknown MTU %q (one of: 256, 512, 1024, 2048, 4096)", s)
 }
 
+// RoCEHeaderBudget is what rxe takes off a netdev's MTU for the RoCEv2
+// headers (RXE_MAX_HDR_LENGTH) before it rounds down to an IB MTU.
+const RoCEHeaderBudget = 80
+
+// RoCEActiveMTU is the port's active MTU rxe derives from its netdev's
+// MTU (rxe_set_mtu): the netdev MTU less RoCEHeaderBudget, rounded down to
+// an IB MTU, at least 256. A 1500-byte netdev gives 1024; 9000 gives 4096.
+func RoCEActiveMTU(netdevMTU int) MTU {
+	n := netdevMTU - RoCEHeaderBudget
+	for m := MTU4096; m > MTU256; m-- {
+		if n >= m.Bytes() {
+			return m
+		}
+	}
+	return MTU256
+}
+
 // MTUFromBytes returns the MTU of a size in bytes, or 0 when it is not one of the five.
 func MTUFromBytes(n int) MTU {
 	for m := MTU256; m <= MTU4096; m++ {

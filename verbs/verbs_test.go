@@ -2,6 +2,7 @@ package verbs_test
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"syscall"
 	"testing"
@@ -126,6 +127,26 @@ func TestParseMTU(t *testing.T) {
 	if verbs.MTU1024.Bytes() != 1024 || verbs.MTU(9).Bytes() != 0 {
 		t.Error("MTU.Bytes wrong")
 	}
+}
+
+func TestRoCEActiveMTU(t *testing.T) {
+	for _, tc := range []struct {
+		netdev int
+		want   verbs.MTU
+	}{
+		{1500, verbs.MTU1024}, {9000, verbs.MTU4096}, {4176, verbs.MTU4096}, {4175, verbs.MTU2048},
+		{2128, verbs.MTU2048}, {2127, verbs.MTU1024}, {1104, verbs.MTU1024}, {1103, verbs.MTU512},
+		{592, verbs.MTU512}, {591, verbs.MTU256}, {68, verbs.MTU256},
+	} {
+		if got := verbs.RoCEActiveMTU(tc.netdev); got != tc.want {
+			t.Errorf("RoCEActiveMTU(%d) = %v, want %v", tc.netdev, got, tc.want)
+		}
+	}
+}
+
+func ExampleRoCEActiveMTU() {
+	fmt.Println(verbs.RoCEActiveMTU(1500).Bytes(), verbs.RoCEActiveMTU(9000).Bytes())
+	// Output: 1024 4096
 }
 
 func TestGID(t *testing.T) {

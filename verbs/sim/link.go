@@ -165,20 +165,3 @@ func (f *Fabric) linkStats(i int) (LinkStats, error) {
 	l := &f.devs[i].link
 	return LinkStats{TxPackets: l.txPackets, RxPackets: l.rxPackets, TxBytes: l.txBytes, RxBytes: l.rxBytes}, nil
 }
-
-// ethMTUToIB is rxe_set_mtu: the netdev MTU minus RXE_MAX_HDR_LENGTH,
-// rounded down to an IB MTU (eth_mtu_int_to_enum), at least 256.
-func ethMTUToIB(mtu int) verbs.MTU {
-	n := mtu - rxeMaxHdrLength
-	switch {
-	case n >= 4096:
-		return verbs.MTU4096
-	case n >= 2048:
-		return verbs.MTU2048
-	case n >= 1024:
-		return verbs.MTU1024
-	case n >= 512:
-		return verbs.MTU512
-	}
-	return verbs.MTU256
-}

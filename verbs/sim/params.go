@@ -52,10 +52,6 @@ const (
 	rxePortMaxMsgSz   = 0x800000
 	rxePortPKeyTblLen = 1
 
-	// RoCE header budget: a RoCEv2 MTU is the netdev MTU minus this
-	// (RXE_MAX_HDR_LENGTH); a 1500-byte netdev gives an active MTU of 1024.
-	rxeMaxHdrLength = 80
-
 	// ib_device.num_comp_vectors: rxe uses num_possible_cpus(); the
 	// simulated host has two CPUs, like the lab guest.
 	numCompVectors = NumCompVectors
@@ -164,7 +160,7 @@ func (d *device) deviceAttr() verbs.DeviceAttr {
 
 // activeMTU is the port's active MTU, as rxe_set_mtu derived it from the
 // netdev MTU; UD sends are limited to it (rxe_req.c get_mtu: mtu_cap).
-func (d *device) activeMTU() verbs.MTU { return ethMTUToIB(d.link.cfg.MTU) }
+func (d *device) activeMTU() verbs.MTU { return verbs.RoCEActiveMTU(d.link.cfg.MTU) }
 
 func (d *device) portAttr() verbs.PortAttr {
 	a := verbs.PortAttr{
