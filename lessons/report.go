@@ -33,6 +33,10 @@ type Report struct {
 	// Complete is set when the lesson is over with every learner step
 	// solved by the learner: vsh lesson's exit status 0.
 	Complete bool `json:"complete"`
+	// Notebook is set when the script was saved in a notebook (its first
+	// line says so) and graded as a notebook's cells: the tutor ran none of
+	// the lesson's own, and judged each step as %check does.
+	Notebook bool `json:"notebook,omitempty"`
 	// Steps are the lesson's learner steps, in order.
 	Steps []StepReport `json:"steps"`
 }

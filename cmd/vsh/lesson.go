@@ -545,7 +545,7 @@ func (r *lessonRun) interactive(which string) int {
 		fmt.Fprintf(r.stderr, "vsh: --report %s: %v\n", r.report, err)
 		return 2
 	}
-	rep := &reportFile{path: r.report, tutor: tu, run: r}
+	rep := &reportFile{path: r.report, tutor: tu, run: r, notebook: notebook}
 	if err := rep.write(false); err != nil {
 		fmt.Fprintf(r.stderr, "vsh: --report: %v\n", err)
 		return 2
@@ -661,10 +661,11 @@ func (r *lessonRun) takeLesson(sh *shell.Shell, out string, script io.Reader) in
 // temporary file, then renamed over it) after every command, so that a run
 // killed at any point leaves a valid report.
 type reportFile struct {
-	path   string
-	tutor  *lessons.Tutor
-	run    *lessonRun
-	failed bool // a write failed, and was said
+	path     string
+	tutor    *lessons.Tutor
+	run      *lessonRun
+	failed   bool // a write failed, and was said
+	notebook bool // the script is a notebook's hand-in (Report.Notebook)
 }
 
 // update rewrites the report as the lesson goes; a failure is said once.
@@ -681,7 +682,7 @@ func (f *reportFile) write(finished bool) error {
 		return nil
 	}
 	rep := f.tutor.Report()
-	rep.VSH, rep.Backend, rep.Seed, rep.Finished = versionString(), f.run.desc, f.run.seed, finished
+	rep.VSH, rep.Backend, rep.Seed, rep.Finished, rep.Notebook = versionString(), f.run.desc, f.run.seed, finished, f.notebook
 	data, err := json.MarshalIndent(rep, "", "  ")
 	if err != nil {
 		return err

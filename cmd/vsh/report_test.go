@@ -415,6 +415,10 @@ func TestReportNotebookHandIn(t *testing.T) {
 	if status != 0 || !strings.Contains(stdout, "graded as a notebook's cells") {
 		t.Errorf("vsh lesson write-imm --report < notebook's script = %d, want 0; stderr %q\n%s", status, errs, lastLines(stdout, 20))
 	}
+	var rep lessons.Report
+	if data, err := os.ReadFile(out); err != nil || json.Unmarshal(data, &rep) != nil || !rep.Notebook || !rep.Complete {
+		t.Errorf("the notebook's report does not say it was graded as a notebook, complete (%v):\n%s", err, data)
+	}
 	// As Notepad may save it: a byte order mark, a blank line, CRLF.
 	crlf := "\ufeff\r\n" + strings.ReplaceAll(string(script), "\n", "\r\n")
 	if status, stdout, errs := runVsh(t, crlf, "lesson", "write-imm", "--report", out); status != 0 || !strings.Contains(stdout, "graded as a notebook's cells") {
