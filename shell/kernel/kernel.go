@@ -432,11 +432,11 @@ func (k *Kernel) execute(s zmq4.Socket, m *Message) {
 		k.reply(s, m, "execute_reply", e)
 		return
 	}
-	for _, line := range strings.Split(c.Code, "\n") {
+	for _, line := range cellLines(c.Code) {
 		if k.ctx.Err() != nil {
 			break
 		}
-		e := k.runLine(m, strings.TrimRight(line, "\r"), c.Silent)
+		e := k.runLine(m, line, c.Silent)
 		if e != nil {
 			e["execution_count"] = k.count
 			failed()
@@ -448,6 +448,32 @@ func (k *Kernel) execute(s zmq4.Socket, m *Message) {
 		}
 	}
 	k.reply(s, m, "execute_reply", map[string]any{"status": "ok", "execution_count": k.count, "user_expressions": map[string]any{}, "payload": []any{}})
+}
+
+// cellLines are the commands of a cell, one a line, where a line ending in
+// '\' (not '\\') continues on the next, as in a script: a cell runs as the
+// script save FILE.vsh writes of it is graded.
+func cellLines(code string) []string {
+	var out []string
+	pending := ""
+	for _, line := range strings.Split(code, "\n") {
+		line = strings.TrimRight(line, "\r")
+		if continued(line) {
+			pending += strings.TrimSuffix(line, `\`) + " "
+			continue
+		}
+		out = append(out, pending+line)
+		pending = ""
+	}
+	if pending != "" {
+		out = append(out, strings.TrimSuffix(pending, " "))
+	}
+	return out
+}
+
+// continued reports whether a line of a cell continues on the next.
+func continued(line string) bool {
+	return strings.HasSuffix(line, `\`) && !strings.HasSuffix(line, `\\`)
 }
 
 // runLine runs one line of a cell and publishes its output; it returns
@@ -718,15 +744,19 @@ func (k *Kernel) inspect(m *Message) map[string]any {
 	return reply
 }
 
-// isComplete answers is_complete_request: a vsh line never continues on
-// the next, so code is complete, or invalid when a line leaves a quote
-// open.
+// isComplete answers is_complete_request: code whose last line ends in
+// '\' is incomplete (it continues on the next); otherwise complete, or
+// invalid when a command leaves a quote open.
 func (k *Kernel) isComplete(m *Message) map[string]any {
 	var c struct {
 		Code string `json:"code"`
 	}
 	json.Unmarshal(m.Content, &c)
-	for _, line := range strings.Split(c.Code, "\n") {
+	lines := strings.Split(strings.TrimRight(c.Code, "\r\n"), "\n")
+	if continued(strings.TrimRight(lines[len(lines)-1], "\r")) {
+		return map[string]any{"status": "incomplete", "indent": ""}
+	}
+	for _, line := range cellLines(c.Code) {
 		if _, err := shell.Words(line); err != nil {
 			return map[string]any{"status": "invalid"}
 		}

@@ -342,12 +342,31 @@ func TestKernelCompleteInspect(t *testing.T) {
 	if r["found"] != true || !strings.Contains(fmt.Sprint(r["data"]), "usage: modify_qp") {
 		t.Errorf("inspect: %v", r)
 	}
-	for code, want := range map[string]string{"open_device A": "complete", `fill mr0 "abc`: "invalid", `fill mr0 "it's" # don't`: "complete"} {
+	for code, want := range map[string]string{"open_device A": "complete", `fill mr0 "abc`: "invalid", `fill mr0 "it's" # don't`: "complete",
+		"create_qp pd0 type=rc \\": "incomplete", "create_qp pd0 type=rc \\\n  send_cq=cq0": "complete", `fill mr0 "a\\\\"`: "complete"} {
 		r = c.reply(c.shell, c.request(c.shell, "is_complete_request", map[string]any{"code": code}), 5*time.Second)
 		c.iopubUntilIdle(time.Second)
 		if r["status"] != want {
 			t.Errorf("is_complete %q: %v, want %s", code, r, want)
 		}
+	}
+}
+
+// TestKernelContinuedLines: in a cell, as in a script, a line ending in
+// '\' continues on the next, so the cell runs as its hand-in is graded.
+func TestKernelContinuedLines(t *testing.T) {
+	c := startKernel(t)
+	r, io := c.execute("open_device A\nalloc_pd ctx0\ncreate_cq ctx0 \\\n  cqe=16\ncreate_qp pd0 type=rc \\\r\n  send_cq=cq0 \\\n  recv_cq=cq0")
+	if r["status"] != "ok" {
+		t.Fatalf("a cell with continued lines: %v\n%s", r, outputs(io, "text/plain"))
+	}
+	r, io = c.execute("show qp0")
+	if out := outputs(io, "text/plain"); r["status"] != "ok" || !strings.Contains(out, "qp0") {
+		t.Errorf("the continued create_qp made no qp0: %v\n%s", r, out)
+	}
+	r, io = c.execute("show cq0")
+	if out := outputs(io, "text/plain"); !strings.Contains(out, "cqe 31,") { // rxe rounds 16 up
+		t.Errorf("create_cq's continued cqe=16 was not taken: %v\n%s", r, out)
 	}
 }
 
