@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -67,6 +69,7 @@ func checkLesson(name string, src []byte, o CheckOptions, alone bool) (*Lesson, 
 	lines := strings.Split(strings.ReplaceAll(string(src), "\r\n", "\n"), "\n")
 	errs = append(errs, lintFences(name, lines, verbLine(rd))...)
 	errs = append(errs, inferNeeds(l, rd)...)
+	errs = append(errs, lintWRIDGoals(name, l)...)
 	if sh, ok := Find(l.ID); alone && ok && sh.Hash != fmt.Sprintf("%x", sha256.Sum256(bytes.ReplaceAll(src, []byte("\r\n"), []byte("\n")))) {
 		// The shipped file itself checks clean (with CRLF line ends too);
 		// a copy needs its own id.
@@ -196,4 +199,37 @@ func sectionCapabilities(l *Lesson) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// goalWRID finds a wr_id a goal names: "wr_id 2", "all with wr_id 1".
+var goalWRID = regexp.MustCompile(`\bwr_id (\d+)\b`)
+
+// lintWRIDGoals finds a goal that names a wr_id no expect: line of the
+// lesson reads: the tutor compares a work request's wr_id only where the
+// lesson's expectations read it, so the goal promises what nothing checks.
+func lintWRIDGoals(name string, l *Lesson) Errors {
+	read := l.readWRIDs()
+	var errs Errors
+	for _, s := range l.Steps {
+		if s.Cell == nil || s.Cell.Auto {
+			continue
+		}
+		for _, m := range goalWRID.FindAllStringSubmatch(s.Cell.Goal, -1) {
+			n, err := strconv.ParseUint(m[1], 10, 64)
+			if err != nil {
+				continue
+			}
+			found := false
+			for _, ids := range read {
+				found = found || ids[n]
+			}
+			if !found {
+				errs = append(errs, &Error{Name: name, Line: s.Cell.GoalLine, Msg: fmt.Sprintf(
+					"goal: names wr_id %d, but no expect: line of the lesson reads a completion's wr_id %d, so the tutor does not compare it (a learner's wr_id %d passes): add expect: CQ completions.wr_id == [...] where the completion is polled, or leave the wr_id out of the goal",
+					n, n, n+1)})
+				break
+			}
+		}
+	}
+	return errs
 }
