@@ -122,7 +122,7 @@ func (j *Judge) Begin(i int) error {
 	j.tg = &target{after: j.ref.after, recs: j.ref.cellRecs}
 	j.start = takeSnapshot(j.env, &j.gidsL)
 	j.start.keepBytes()
-	j.inFlight = inFlight(j.env, j.start, j.env.Records(0))
+	j.inFlight = inFlight(j.start, j.env.Records(0))
 	j.startMap = match(j.ref.before, j.start, j.prev, nil)
 	j.in = &stepStart{lock: unambiguous(j.ref.before, j.start, j.startMap), ref: j.ref.before, le: j.start}
 	for s, l := range j.startMap.s2l {
@@ -232,7 +232,7 @@ func (r *Reference) At(i int) error {
 		}
 	}
 	r.before = takeSnapshot(r.sh, &r.gids)
-	r.inFlight = inFlight(r.sh, r.before, r.sh.Records(0)[:r.before.recs])
+	r.inFlight = inFlight(r.before, r.sh.Records(0)[:r.before.recs])
 	r.trail = nil
 	recs, err := r.runTrail(r.l.Steps[i].Cell)
 	if err != nil {

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
-	"maps"
 	"regexp"
 	"slices"
 	"sort"
@@ -214,38 +213,77 @@ func (m mapping) learnerSpan(s span) span {
 var cpuWrites = map[string]bool{"fill": true, "store": true}
 
 // wireFilled lists the MRs of sn that a command of recs wrote with the CPU
-// while work had them as its destination (a receive's buffer, a WRITE's or
-// atomic's remote MR, a READ's or atomic's local buffer): work an earlier
-// record of recs posted, or work still in flight when recs began (the MRs
-// of inFlight), each MR with the first such write: "fill at [21]".
+// where the bytes the wire moves would no longer be what the step
+// compares: an MR that work posted earlier in recs writes (a receive's
+// buffer, a WRITE's or atomic's target, a READ's or atomic's buffer) or
+// sends (a SEND's or WRITE's buffer, which the device reads when it
+// chooses, after the post),
+// and an MR that work in flight when recs began writes (inFlight) once
+// data may have landed: after a command of recs that moves the fabric
+// (movesData). Each MR comes with the first such write: "fill at [21]".
 func wireFilled(sn *snapshot, recs []Record, inFlight map[string]bool) map[string]string {
-	dest := maps.Clone(inFlight)
-	if dest == nil {
-		dest = map[string]bool{}
-	}
+	touched := map[string]bool{}
+	moved := false
 	out := map[string]string{}
 	for _, r := range recs {
+		posted := false
 		for _, c := range ranCalls(r) {
-			if !cpuWrites[c.Cmd] {
+			if cpuWrites[c.Cmd] {
+				for _, a := range c.Args {
+					if _, seen := out[a.Value]; a.Kind == ArgHandle && !seen && (touched[a.Value] || moved && inFlight[a.Value]) {
+						out[a.Value] = fmt.Sprintf("%s at [%d]", c.Cmd, r.N)
+					}
+				}
 				continue
 			}
-			for _, a := range c.Args {
-				if _, seen := out[a.Value]; a.Kind == ArgHandle && dest[a.Value] && !seen {
-					out[a.Value] = fmt.Sprintf("%s at [%d]", c.Cmd, r.N)
+			moved = moved || movesData[strings.TrimPrefix(c.Cmd, "ibv_")]
+			if strings.HasPrefix(strings.TrimPrefix(c.Cmd, "ibv_"), "post_") && !posted {
+				// The line's work requests, at its first post (a do
+				// or repeat line runs CPU writes before and after).
+				posted = true
+				for _, p := range r.Posts {
+					addTouched(sn, p, touched)
 				}
 			}
 		}
-		for _, p := range r.Posts {
-			addDest(sn, p, dest)
+		if !posted {
+			for _, p := range r.Posts {
+				addTouched(sn, p, touched)
+			}
 		}
 	}
 	return out
 }
 
+// movesData are the commands during which bytes may land in an MR: posts
+// (a receive lets an RNR-stalled message in), polls and the fabric's
+// clock and delivery.
+var movesData = map[string]bool{"post_send": true, "post_recv": true, "post_srq_recv": true, "poll_cq": true,
+	"step": true, "run": true, "advance": true, "retransmit": true, "get_cq_event": true, "fabric": true, "fault": true}
+
+// addTouched adds to touched the MRs of sn whose bytes work request p
+// takes or writes: those it writes (addDest), and a SEND's or WRITE's
+// gather list.
+func addTouched(sn *snapshot, p Post, touched map[string]bool) {
+	addDest(sn, p, touched)
+	switch p.WR.Opcode {
+	case verbs.WRSend, verbs.WRSendWithImm, verbs.WRRDMAWrite, verbs.WRRDMAWriteWithImm:
+		if p.Recv {
+			return
+		}
+		for _, sge := range p.WR.SGList {
+			if sp := sgeSpan(sn, p.Queue, sge); sp.ok && !sp.empty {
+				touched[sp.mr] = true
+			}
+		}
+	}
+}
+
 // addDest adds to dest the MRs of sn that work request p writes.
 func addDest(sn *snapshot, p Post, dest map[string]bool) {
 	op := p.WR.Opcode
-	if !p.Recv && (op == verbs.WRRDMAWrite || op == verbs.WRRDMAWriteWithImm || op.IsAtomic()) {
+	if !p.Recv && (op == verbs.WRRDMAWrite || op == verbs.WRRDMAWriteWithImm || op.IsAtomic()) && (op.IsAtomic() || wrBytes(p.WR) > 0) {
+		// (A WRITE of no bytes, a doorbell, writes none.)
 		if sp := remoteSpan(sn, p.WR.RemoteAddr, p.WR.RKey); sp.ok {
 			dest[sp.mr] = true
 		}
@@ -259,13 +297,21 @@ func addDest(sn *snapshot, p Post, dest map[string]bool) {
 	}
 }
 
+// wrBytes is the length of a work request's gather list.
+func wrBytes(w verbs.SendWR) uint64 {
+	var n uint64
+	for _, sge := range w.SGList {
+		n += uint64(sge.Length)
+	}
+	return n
+}
+
 // inFlight lists the MRs of sn that work posted by recs (all a session's
 // records up to sn) still has as its destination: of each queue's posts
-// since it was made, the last as many as the queue holds not yet retired,
-// or retired with their completions not yet polled (env's unpolled
-// completions, where it knows them). Until its completion is polled, a
-// buffer belongs to the device.
-func inFlight(env Env, sn *snapshot, recs []Record) map[string]bool {
+// since it was made, the last as many as the queue holds (the session
+// counts a work request until its completion is polled: until then its
+// buffer is the device's).
+func inFlight(sn *snapshot, recs []Record) map[string]bool {
 	type queue struct{ recv, send []Post }
 	posts := map[string]*queue{}
 	for _, r := range recs {
@@ -285,39 +331,6 @@ func inFlight(env Env, sn *snapshot, recs []Record) map[string]bool {
 			}
 		}
 	}
-	if len(posts) == 0 {
-		return nil
-	}
-	// Completions retired but not yet polled, by the queue they came from.
-	wcs := map[string][]verbs.WC{}
-	for _, o := range sn.objs {
-		if o.kind == "cq" {
-			if w, ok := env.Unpolled(o.h, 0, 0); ok {
-				wcs[o.h] = w
-			}
-		}
-	}
-	unpolled := func(cq string, qpn uint32, recv bool) int {
-		n := 0
-		for _, w := range wcs[cq] {
-			if w.QPNum == qpn && w.Opcode.IsRecv() == recv {
-				n++
-			}
-		}
-		return n
-	}
-	unpolledRecv, unpolledSend := map[string]int{}, map[string]int{}
-	for _, o := range sn.objs {
-		if o.kind != "qp" {
-			continue
-		}
-		on := o.h
-		if o.srq != "" {
-			on = o.srq
-		}
-		unpolledRecv[on] += unpolled(o.recvCQ, o.qpn, true)
-		unpolledSend[o.h] += unpolled(o.sendCQ, o.qpn, false)
-	}
 	dest := map[string]bool{}
 	last := func(ps []Post, n int) []Post { return ps[max(0, len(ps)-n):] }
 	for h, q := range posts {
@@ -325,10 +338,10 @@ func inFlight(env Env, sn *snapshot, recs []Record) map[string]bool {
 		if o == nil {
 			continue
 		}
-		for _, p := range last(q.recv, o.recvs+unpolledRecv[h]) {
+		for _, p := range last(q.recv, o.recvs) {
 			addDest(sn, p, dest)
 		}
-		for _, p := range last(q.send, o.sends+unpolledSend[h]) {
+		for _, p := range last(q.send, o.sends) {
 			addDest(sn, p, dest)
 		}
 	}
@@ -344,12 +357,11 @@ func ranCalls(r Record) []Call {
 	return r.Calls
 }
 
-// cpuDiffs finds an MR the learner wrote with the CPU in the step while
-// work they posted had it as its destination (posted in the step, or in
-// flight when it began), where the step's cell does no such thing: the
-// bytes the step compares there must come over the wire (a WRITE that
-// carried zeros, then fill on both sides, would look like one that
-// carried the data).
+// cpuDiffs finds an MR the learner wrote with the CPU in the step where
+// the wire's bytes should have been (wireFilled), where the step's cell
+// does no such thing: the bytes the step compares there must come over
+// the wire (a WRITE that carried zeros, then fill on both sides, would
+// look like one that carried the data).
 func (j *Judge) cpuDiffs(le *snapshot, m mapping, recs []Record) []Diff {
 	mine := wireFilled(le, recs, j.inFlight)
 	if len(mine) == 0 {
@@ -366,7 +378,7 @@ func (j *Judge) cpuDiffs(le *snapshot, m mapping, recs []Record) []Diff {
 			continue
 		}
 		out = append(out, Diff{Kind: DiffMemory, Lost: true, Handle: o.h, Ref: m.l2s[o.h], Text: fmt.Sprintf(
-			"%s was written by %s, with the CPU, while work you posted had it as its destination: the bytes this step compares there must come over the wire",
+			"%s was written by %s, with the CPU, where work posted takes or brings its bytes: the bytes this step compares there must come over the wire (write a buffer before the work that uses it)",
 			o.h, how)})
 	}
 	return out

@@ -262,13 +262,15 @@ func TestExperimentSettings(t *testing.T) {
 	mtu := lessonHead("mtu", "Mtu") + "open_device A\n```\n\n" +
 		"Default.\n\n```vsh\nbench op=write mode=lat min=64 max=64 lat_iters=10 chart=off\n```\ngoal: Measure.\n\n" +
 		"Jumbo.\n\n```vsh\nbench op=write mode=lat min=64 max=64 lat_iters=10 mtu=4096 netdev_mtu=9000 chart=off\n```\ngoal: Measure with jumbo frames.\n"
-	out, tu = playLesson(t, mtu, "lesson next", "bench op=write mode=lat min=64 max=64 lat_iters=10 mtu=1024 chart=off",
-		"bench op=write mode=lat min=64 max=64 lat_iters=10 netdev_mtu=9000 chart=off")
-	if step, done := tu.Step(); !done {
-		t.Errorf("mtu=1024 spelled out, or netdev_mtu=9000 without mtu=4096, did not pass (at step %d):\n%s", step+1, out)
+	for _, runs := range [][2]string{{"mtu=1024", "netdev_mtu=9000"}, {"mtu=1024 netdev_mtu=9000", "mtu=4096 netdev_mtu=9001"}} {
+		out, tu = playLesson(t, mtu, "lesson next", "bench op=write mode=lat min=64 max=64 lat_iters=10 "+runs[0]+" chart=off",
+			"bench op=write mode=lat min=64 max=64 lat_iters=10 "+runs[1]+" chart=off")
+		if step, done := tu.Step(); !done {
+			t.Errorf("%q for the default run, then %q for the jumbo one, did not pass (at step %d):\n%s", runs[0], runs[1], step+1, out)
+		}
 	}
 	out, tu = playLesson(t, mtu, "lesson next", "lesson skip", "bench op=write mode=lat min=64 max=64 lat_iters=10 mtu=4096 chart=off")
-	if _, done := tu.Step(); done || !strings.Contains(out, "mtu=1024, not 4096") {
+	if _, done := tu.Step(); done || !strings.Contains(strings.Join(strings.Fields(out), " "), "mtu=1024, not 4096") {
 		t.Errorf("mtu=4096 on a 1500-byte netdev (run at 1024) passed for the jumbo run, or was not named:\n%s", out)
 	}
 }
@@ -281,7 +283,7 @@ func TestWireBytesNotByCPU(t *testing.T) {
 		"Write.\n\n```vsh\nfill mr0 \"payload!\"\npost_send qp0 opcode=rdma_write mr=mr0 length=8 remote=mr1\npoll_cq cq0\n```\ngoal: WRITE payload! into B's mr1.\n"
 	for _, fills := range [][]string{{`fill mr0 "payload!"`, `fill mr1 "payload!"`}, {`do fill mr0 "payload!"; fill mr1 "payload!"; show nothing`}} {
 		out, tu := playLesson(t, src, append([]string{"lesson next", "post_send qp0 opcode=rdma_write mr=mr0 length=8 remote=mr1", "poll_cq cq0"}, fills...)...)
-		if _, done := tu.Step(); done || !strings.Contains(out, "mr1 was written by fill at [") {
+		if _, done := tu.Step(); done || !strings.Contains(out, " was written by fill at [") {
 			t.Errorf("a WRITE of zeros, then %q, passed or was not named:\n%s", fills, out)
 		}
 	}
@@ -301,7 +303,7 @@ func TestWireBytesAcrossSteps(t *testing.T) {
 		"Send.\n\n```vsh\nfill mr0 \"payload!\"\npost_send qp0 mr=mr0 length=8\npoll_cq cq1\n```\ngoal: SEND payload! to B.\n\n" +
 		"Again.\n\n```vsh\nfill mr1 0x00\npost_recv qp1 mr=mr1 length=8\nfill mr0 \"second!!\"\npost_send qp0 mr=mr0 length=8\npoll_cq cq1\n```\ngoal: Clear B's buffer and SEND second!!.\n"
 	out, tu := playLesson(t, src, "lesson next", "post_recv qp1 mr=mr1 length=8",
-		"post_send qp0 mr=mr0 length=8", "poll_cq cq1", `fill mr0 "payload!"`, `fill mr1 "payload!"`)
+		"post_send qp0 mr=mr0 length=8", "poll_cq cq1", `fill mr1 "payload!"`)
 	if i, done := tu.Step(); done || i != 2 || !strings.Contains(out, "mr1 was written by fill at [") {
 		t.Errorf("a SEND of zeros, then fill into the buffer of a receive posted the step before, passed or was not named:\n%s", out)
 	}
@@ -310,6 +312,77 @@ func TestWireBytesAcrossSteps(t *testing.T) {
 		"fill mr1 0x00", "post_recv qp1 mr=mr1 length=8", `fill mr0 "second!!"`, "post_send qp0 mr=mr0 length=8", "poll_cq cq1")
 	if _, done := tu.Step(); !done {
 		t.Errorf("clearing a buffer whose receive was polled the step before was refused:\n%s", out)
+	}
+}
+
+// TestCPUWritesBeforeTheWire: on the shipped lessons' own steps, writing
+// a buffer with the CPU before the work in flight into it lands (or where
+// nothing can land yet) is no fake: the wire's bytes still decide. Writing
+// a SEND's buffer after posting it is: the wire carries the old bytes.
+func TestCPUWritesBeforeTheWire(t *testing.T) {
+	tests := []struct {
+		lesson, goal string   // the step, by the start of its goal
+		before       []string // typed before the step's own commands
+		after        []string // typed after them; when given, instead of them
+		ok           bool
+	}{
+		{"srq-pingpong", "Create sixteen RC QPs", []string{"fill mr0 0x00", "fill mr1 0x00"}, nil, true},
+		{"rc-pingpong", "Run rounds 4 to 6", []string{"fill mr1 0x00"}, nil, true},
+		{"rc-pingpong", "Round 1, the client's move", []string{"fill mr0 0x7b"}, nil, true},
+		{"ud-pingpong", "Run rounds 2 to 4", []string{"fill mr1 0x00 length=40"}, nil, true},
+		{"write-imm", "Post the missing receive", []string{"fill mr1 0x00 offset=512 length=8"}, nil, true},
+		{"wire", "Deliver one packet", []string{"fill mr1 0x00"}, nil, true},
+		{"wire", "Mark \"first\"", []string{"post_recv qp1 mr=mr1 length=4096", "post_send qp0 mr=mr0 length=4096"},
+			[]string{`fill mr0 "first"`, `fill mr0 "last!" offset=4091`}, false},
+	}
+	for _, tc := range tests {
+		l, ok := lessons.Find(tc.lesson)
+		if !ok {
+			t.Fatalf("no lesson %s", tc.lesson)
+		}
+		src, err := lessons.Source(l.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		at := -1
+		for i, st := range l.Steps {
+			if st.Cell != nil && strings.HasPrefix(st.Cell.Goal, tc.goal) {
+				at = i
+				break
+			}
+		}
+		if at < 0 {
+			t.Fatalf("%s: no step whose goal starts %q", tc.lesson, tc.goal)
+		}
+		sh, tu, err := startLesson(t.TempDir(), string(src))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 40 {
+			if i, _ := tu.Step(); i >= at {
+				break
+			}
+			sh.Exec("lesson skip")
+		}
+		lines := append([]string(nil), tc.before...)
+		if tc.after == nil {
+			for _, c := range l.Steps[at].Cell.Commands {
+				if b := c.Bare(); !strings.HasPrefix(b, "#") {
+					lines = append(lines, b)
+				}
+			}
+		}
+		lines = append(lines, tc.after...)
+		var out string
+		for _, line := range lines {
+			o, _ := sh.Exec(line)
+			out += o
+		}
+		i, _ := tu.Step()
+		if reached := i > at; reached != tc.ok || !tc.ok && !strings.Contains(out, " was written by fill at [") {
+			t.Errorf("%s, %q with %q before and %q after: reached %v, want %v:\n%s", tc.lesson, tc.goal, tc.before, tc.after, reached, tc.ok, out[max(0, len(out)-1500):])
+		}
+		sh.Close()
 	}
 }
 
