@@ -386,6 +386,26 @@ func TestScriptBOM(t *testing.T) {
 	}
 }
 
+// TestContinued: a line ending in '\' continues on the next, unless the
+// '\' is escaped or belongs to a comment.
+func TestContinued(t *testing.T) {
+	for line, want := range map[string]bool{
+		`create_qp pd0 \`: true, `fill mr0 "a \`: true, `fill mr0 a\\`: false, `open_device A`: false,
+		`# a note \`: false, `  # a note \`: false, `open_device A # a note \`: false,
+		`fill mr0 "#1" \`: true, `fill mr0 '# x' \`: true, `fill mr0 "\"# x" \`: true, `fill mr0 a#b \`: true,
+	} {
+		if got := Continued(line); got != want {
+			t.Errorf("Continued(%q) = %v, want %v", line, got, want)
+		}
+	}
+	sh := newTestShell(t, 2, 1, true, nil)
+	defer sh.Close()
+	var out strings.Builder
+	if err := sh.RunScript(strings.NewReader("# A next \\\nopen_device A\nalloc_pd \\\n  ctx0\n"), &out, "c.vsh", false); err != nil || !strings.Contains(out.String(), "pd0") {
+		t.Errorf("a comment ending in \\ took the next command, or a continued line did not run: %v\n%s", err, out.String())
+	}
+}
+
 // TestSaveRefusesIpynb: save writes Markdown, HTML or a script; a name
 // Jupyter would open as JSON is refused, not filled with Markdown.
 func TestSaveRefusesIpynb(t *testing.T) {

@@ -127,7 +127,7 @@ func (s *Shell) runScript(ctx context.Context, r io.Reader, w io.Writer, name st
 			}
 			continue
 		}
-		if strings.HasSuffix(line, `\`) && !strings.HasSuffix(line, `\\`) {
+		if Continued(line) {
 			pending.WriteString(strings.TrimSuffix(line, `\`))
 			pending.WriteString(" ")
 			if rerr == nil {
@@ -516,6 +516,32 @@ func cmdHistory(c *call) error {
 		c.line("%-*s %s %s", w, fmt.Sprintf("[%d]", cell.N), mark, escapeControls(cell.Line))
 	}
 	return nil
+}
+
+// Continued reports whether a line of a script (or of a notebook's cell)
+// continues on the next: it ends in '\' (not "\\"), and not in a comment
+// ("# see below \" continues nothing, as in sh).
+func Continued(line string) bool {
+	if !strings.HasSuffix(line, `\`) || strings.HasSuffix(line, `\\`) {
+		return false
+	}
+	quote := byte(0)
+	for i := 0; i < len(line); i++ {
+		c := line[i]
+		switch {
+		case quote == '"' && c == '\\':
+			i++ // an escape inside double quotes
+		case quote != 0:
+			if c == quote {
+				quote = 0
+			}
+		case c == '"' || c == '\'':
+			quote = c
+		case c == '#' && (i == 0 || isBlank(line[i-1])):
+			return false // the '\' is the comment's
+		}
+	}
+	return true
 }
 
 // NotebookHandIn starts the first line of a script saved in a notebook's

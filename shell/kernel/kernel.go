@@ -458,7 +458,7 @@ func cellLines(code string) []string {
 	pending := ""
 	for _, line := range strings.Split(code, "\n") {
 		line = strings.TrimRight(line, "\r")
-		if continued(line) {
+		if shell.Continued(line) {
 			pending += strings.TrimSuffix(line, `\`) + " "
 			continue
 		}
@@ -469,11 +469,6 @@ func cellLines(code string) []string {
 		out = append(out, strings.TrimSuffix(pending, " "))
 	}
 	return out
-}
-
-// continued reports whether a line of a cell continues on the next.
-func continued(line string) bool {
-	return strings.HasSuffix(line, `\`) && !strings.HasSuffix(line, `\\`)
 }
 
 // runLine runs one line of a cell and publishes its output; it returns
@@ -647,8 +642,8 @@ func firstLine(s string) string {
 }
 
 // cursorLine returns the line of code the cursor (counted in code points,
-// as the protocol does) is on, up to the cursor, and the cursor as a byte
-// offset.
+// as the protocol does) is on, up to the cursor, after the lines it
+// continues (cellLines), and the cursor as a byte offset.
 func cursorLine(code string, cursor int) (string, int) {
 	off := 0
 	cursor = clampCursor(code, cursor)
@@ -656,9 +651,14 @@ func cursorLine(code string, cursor int) (string, int) {
 		_, n := utf8.DecodeRuneInString(code[off:])
 		off += n
 	}
-	before := code[:off]
-	if i := strings.LastIndexByte(before, '\n'); i >= 0 {
-		before = before[i+1:]
+	lines := strings.Split(code[:off], "\n")
+	before := lines[len(lines)-1]
+	for i := len(lines) - 2; i >= 0; i-- { // the lines it continues
+		prev := strings.TrimRight(lines[i], "\r")
+		if !shell.Continued(prev) {
+			break
+		}
+		before = strings.TrimSuffix(prev, `\`) + " " + before
 	}
 	return before, off
 }
@@ -752,8 +752,8 @@ func (k *Kernel) isComplete(m *Message) map[string]any {
 		Code string `json:"code"`
 	}
 	json.Unmarshal(m.Content, &c)
-	lines := strings.Split(strings.TrimRight(c.Code, "\r\n"), "\n")
-	if continued(strings.TrimRight(lines[len(lines)-1], "\r")) {
+	lines := strings.Split(c.Code, "\n") // a last line left empty ends it
+	if shell.Continued(strings.TrimRight(lines[len(lines)-1], "\r")) {
 		return map[string]any{"status": "incomplete", "indent": ""}
 	}
 	for _, line := range cellLines(c.Code) {

@@ -343,7 +343,8 @@ func TestKernelCompleteInspect(t *testing.T) {
 		t.Errorf("inspect: %v", r)
 	}
 	for code, want := range map[string]string{"open_device A": "complete", `fill mr0 "abc`: "invalid", `fill mr0 "it's" # don't`: "complete",
-		"create_qp pd0 type=rc \\": "incomplete", "create_qp pd0 type=rc \\\n  send_cq=cq0": "complete", `fill mr0 "a\\\\"`: "complete"} {
+		"create_qp pd0 type=rc \\": "incomplete", "create_qp pd0 type=rc \\\n  send_cq=cq0": "complete", `fill mr0 "a\\\\"`: "complete",
+		"open_device A \\\n": "complete", "# a note \\": "complete", "open_device A # a note \\": "complete"} {
 		r = c.reply(c.shell, c.request(c.shell, "is_complete_request", map[string]any{"code": code}), 5*time.Second)
 		c.iopubUntilIdle(time.Second)
 		if r["status"] != want {
@@ -367,6 +368,18 @@ func TestKernelContinuedLines(t *testing.T) {
 	r, io = c.execute("show cq0")
 	if out := outputs(io, "text/plain"); !strings.Contains(out, "cqe 31,") { // rxe rounds 16 up
 		t.Errorf("create_cq's continued cqe=16 was not taken: %v\n%s", r, out)
+	}
+	// A comment's '\' continues nothing, as in sh.
+	r, io = c.execute("# B next \\\nopen_device B")
+	if out := outputs(io, "text/plain"); r["status"] != "ok" || !strings.Contains(out, "ctx1") {
+		t.Errorf("the command after a comment ending in \\ did not run: %v\n%s", r, out)
+	}
+	// Completion sees the command a continued line belongs to.
+	code := "create_qp pd0 type=rc \\\n  send_cq=c"
+	r = c.reply(c.shell, c.request(c.shell, "complete_request", map[string]any{"code": code, "cursor_pos": len([]rune(code))}), 5*time.Second)
+	c.iopubUntilIdle(time.Second)
+	if got := fmt.Sprint(r["matches"]); !strings.Contains(got, "cq0") {
+		t.Errorf("completing send_cq= on a continued line: %v", r)
 	}
 }
 
