@@ -130,8 +130,9 @@ func TestRXEPingPongStructure(t *testing.T) {
 	// MemStats counts the whole process's mallocs, and a run that starts
 	// a thread (the scheduler's choice, not the loop's) counts its
 	// allocations too: a few, never fewer. So each length runs three
-	// times and the fewest count: a loop that allocates per iteration does
-	// so in every long run.
+	// times and the fewest count, with two to spare: a loop that
+	// allocates per iteration does so in every long run (2000 more; one
+	// that allocates every 500 receives, 11 to 14 more).
 	shorts, longs := []uint64{short.mallocs}, []uint64{long.mallocs}
 	for range 2 {
 		shorts = append(shorts, run(200).mallocs)
@@ -139,7 +140,7 @@ func TestRXEPingPongStructure(t *testing.T) {
 	}
 	extra := int64(slices.Min(longs)) - int64(slices.Min(shorts))
 	t.Logf("allocations: %v in runs of 200 iterations, %v in runs of 2200", shorts, longs)
-	if extra > 0 {
+	if extra > 2 {
 		t.Errorf("%d allocations more in %d iterations more (the fewest of three runs each): the loop allocates per iteration",
 			extra, long.stats[0].Iters-short.stats[0].Iters)
 	}
