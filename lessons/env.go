@@ -116,7 +116,13 @@ type Call struct {
 	// shows: it reads or prints something (query_port, mem, pp_dest), or
 	// changes what the fabric does (trace, fault).
 	Look bool
+	// Wrote is the range of bytes a CPU write (fill, store) wrote, in the
+	// MR its first handle names; nil for other calls, or one that failed.
+	Wrote *ByteRange
 }
+
+// ByteRange is a range of bytes in an MR.
+type ByteRange struct{ Off, Len uint64 }
 
 // ArgKind says what an argument of a Call names.
 type ArgKind int
@@ -148,6 +154,9 @@ type Post struct {
 	// WRIDGiven is set when the command gave the wr_id (wr_id=2), rather
 	// than taking the session's next number: then it is part of the work.
 	WRIDGiven bool
+	// Call is the place in its Record's Calls of the call that took it,
+	// -1 when the session did not keep that call.
+	Call int
 }
 
 // ObjectInfo is what the session keeps about an object beyond its verbs.

@@ -51,7 +51,7 @@ type Judge struct {
 	ready    bool      // the step has a cell and its reference is built
 	start    *snapshot // the learner's session when the step began
 	startMap mapping
-	inFlight map[string]bool          // MRs work posted before the step writes (see inFlight)
+	inFlight []held                   // work posted before the step the device still holds
 	in       *stepStart               // what match keeps from the step's start
 	prev     map[string]string        // the last pairing found
 	errAt    map[string]errNote       // learner QPs seen in ERR: when
@@ -160,11 +160,11 @@ type Reference struct {
 	asked   map[string]map[string]string // handle → the capacities its command gave, key → value
 
 	step     int
-	before   *snapshot       // the reference before step's cell
-	after    *snapshot       // and after it
-	cellRecs []Record        // what the cell's commands returned
-	cmdRecs  []Record        // the same, one per command of the cell in order
-	inFlight map[string]bool // MRs work posted before the cell writes (see inFlight)
+	before   *snapshot // the reference before step's cell
+	after    *snapshot // and after it
+	cellRecs []Record  // what the cell's commands returned
+	cmdRecs  []Record  // the same, one per command of the cell in order
+	inFlight []held    // work posted before the cell the device still holds
 	// trail is the reference after each command of the cell but the last:
 	// a learner whose session matches one is on the way.
 	trail []*target

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"sort"
@@ -212,89 +213,119 @@ func (m mapping) learnerSpan(s span) span {
 // cpuWrites are the commands that write an MR's bytes with the CPU.
 var cpuWrites = map[string]bool{"fill": true, "store": true}
 
+// held is work the device holds: the bytes it takes (a SEND's, a
+// WRITE's) or brings.
+type held struct {
+	spans  []span
+	before bool // in flight when the records judged began
+}
+
 // wireFilled lists the MRs of sn that a command of recs wrote with the CPU
-// where the bytes the wire moves would no longer be what the step
-// compares: an MR that work posted earlier in recs writes (a receive's
-// buffer, a WRITE's or atomic's target, a READ's or atomic's buffer) or
-// sends (a SEND's or WRITE's buffer, which the device reads when it
-// chooses, after the post),
-// and an MR that work in flight when recs began writes (inFlight) once
-// data may have landed: after a command of recs that moves the fabric
-// (movesData). Each MR comes with the first such write: "fill at [21]".
-func wireFilled(sn *snapshot, recs []Record, inFlight map[string]bool) map[string]string {
-	touched := map[string]bool{}
+// where work took or brought those bytes (holding): a SEND's or WRITE's
+// buffer, which the device reads when it chooses after the post; a
+// receive's buffer, a WRITE's or atomic's target, a READ's or atomic's
+// buffer, which it writes. Work posted in recs counts from its post on,
+// polled or not (a WRITE of zeros, polled, then fill on both sides, would
+// pass for the WRITE); work in flight when recs began (inFlight) once data
+// may have landed, after a command of recs that moves the fabric
+// (movesData): a buffer written before that is written before the wire's
+// bytes. Each MR comes with the first such write: "fill at [21]".
+func wireFilled(sn *snapshot, recs []Record, inFlight []held) map[string]string {
+	live := append([]held(nil), inFlight...)
 	moved := false
 	out := map[string]string{}
 	for _, r := range recs {
-		posted := false
-		for _, c := range ranCalls(r) {
+		calls := ranCalls(r)
+		take := func(at int) {
+			for _, p := range r.Posts {
+				if p.Call == at || at < 0 && (p.Call < 0 || p.Call >= len(calls)) {
+					live = append(live, holding(sn, p))
+				}
+			}
+		}
+		for k, c := range calls {
 			if cpuWrites[c.Cmd] {
-				for _, a := range c.Args {
-					if _, seen := out[a.Value]; a.Kind == ArgHandle && !seen && (touched[a.Value] || moved && inFlight[a.Value]) {
-						out[a.Value] = fmt.Sprintf("%s at [%d]", c.Cmd, r.N)
+				if h := firstHandle(c); h != "" {
+					if _, seen := out[h]; !seen && overlaps(live, h, c.Wrote, moved) {
+						out[h] = fmt.Sprintf("%s at [%d]", c.Cmd, r.N)
 					}
 				}
 				continue
 			}
-			moved = moved || movesData[strings.TrimPrefix(c.Cmd, "ibv_")]
-			if strings.HasPrefix(strings.TrimPrefix(c.Cmd, "ibv_"), "post_") && !posted {
-				// The line's work requests, at its first post (a do
-				// or repeat line runs CPU writes before and after).
-				posted = true
-				for _, p := range r.Posts {
-					addTouched(sn, p, touched)
-				}
-			}
+			take(k)
+			moved = moved || movesData[c.Cmd]
 		}
-		if !posted {
-			for _, p := range r.Posts {
-				addTouched(sn, p, touched)
-			}
-		}
+		take(-1) // what no kept call took
 	}
 	return out
 }
 
-// movesData are the commands during which bytes may land in an MR: posts
-// (a receive lets an RNR-stalled message in), polls and the fabric's
-// clock and delivery.
-var movesData = map[string]bool{"post_send": true, "post_recv": true, "post_srq_recv": true, "poll_cq": true,
-	"step": true, "run": true, "advance": true, "retransmit": true, "get_cq_event": true, "fabric": true, "fault": true}
-
-// addTouched adds to touched the MRs of sn whose bytes work request p
-// takes or writes: those it writes (addDest), and a SEND's or WRITE's
-// gather list.
-func addTouched(sn *snapshot, p Post, touched map[string]bool) {
-	addDest(sn, p, touched)
-	switch p.WR.Opcode {
-	case verbs.WRSend, verbs.WRSendWithImm, verbs.WRRDMAWrite, verbs.WRRDMAWriteWithImm:
-		if p.Recv {
-			return
-		}
-		for _, sge := range p.WR.SGList {
-			if sp := sgeSpan(sn, p.Queue, sge); sp.ok && !sp.empty {
-				touched[sp.mr] = true
-			}
+// firstHandle is the handle a call names first: the MR of fill or store.
+func firstHandle(c Call) string {
+	for _, a := range c.Args {
+		if a.Kind == ArgHandle {
+			return a.Value
 		}
 	}
+	return ""
 }
 
-// addDest adds to dest the MRs of sn that work request p writes.
-func addDest(sn *snapshot, p Post, dest map[string]bool) {
-	op := p.WR.Opcode
-	if !p.Recv && (op == verbs.WRRDMAWrite || op == verbs.WRRDMAWriteWithImm || op.IsAtomic()) && (op.IsAtomic() || wrBytes(p.WR) > 0) {
-		// (A WRITE of no bytes, a doorbell, writes none.)
-		if sp := remoteSpan(sn, p.WR.RemoteAddr, p.WR.RKey); sp.ok {
-			dest[sp.mr] = true
-		}
+// overlaps reports whether a CPU write of range w (nil: all of it) into MR
+// mr meets bytes the device holds: work posted in the records judged, or,
+// once moved, work in flight when they began.
+func overlaps(live []held, mr string, w *ByteRange, moved bool) bool {
+	lo, hi := uint64(0), ^uint64(0)
+	if w != nil {
+		lo, hi = w.Off, w.Off+w.Len
 	}
-	if p.Recv || op == verbs.WRRDMARead || op.IsAtomic() {
-		for _, sge := range p.WR.SGList {
-			if sp := sgeSpan(sn, p.Queue, sge); sp.ok && !sp.empty {
-				dest[sp.mr] = true
+	for _, h := range live {
+		if h.before && !moved {
+			continue
+		}
+		for _, sp := range h.spans {
+			if sp.mr == mr && lo < sp.off+uint64(sp.length) && sp.off < hi {
+				return true
 			}
 		}
 	}
+	return false
+}
+
+// movesData are the commands during which bytes may land in an MR: posts
+// (a receive lets an RNR-stalled message in), polls, the fabric's clock
+// and delivery, and the experiments that run the fabric.
+var movesData = map[string]bool{"post_send": true, "post_recv": true, "post_srq_recv": true, "poll_cq": true,
+	"step": true, "run": true, "advance": true, "retransmit": true, "get_cq_event": true, "async_events": true,
+	"fabric": true, "fault": true, "pingpong": true, "bench": true}
+
+// holding is what work request p holds of sn's MRs: a SEND's or WRITE's
+// gather list, a receive's scatter list, a WRITE's or atomic's target,
+// a READ's or atomic's buffer.
+func holding(sn *snapshot, p Post) held {
+	var h held
+	op := p.WR.Opcode
+	if !p.Recv {
+		switch {
+		case op == verbs.WRRDMAWrite || op == verbs.WRRDMAWriteWithImm:
+			if n := wrBytes(p.WR); n > 0 { // (a WRITE of no bytes, a doorbell, writes none)
+				if sp := remoteSpan(sn, p.WR.RemoteAddr, p.WR.RKey); sp.ok {
+					sp.length = uint32(n)
+					h.spans = append(h.spans, sp)
+				}
+			}
+		case op.IsAtomic():
+			if sp := remoteSpan(sn, p.WR.RemoteAddr, p.WR.RKey); sp.ok {
+				sp.length = 8
+				h.spans = append(h.spans, sp)
+			}
+		}
+	}
+	for _, sge := range p.WR.SGList {
+		if sp := sgeSpan(sn, p.Queue, sge); sp.ok && !sp.empty {
+			h.spans = append(h.spans, sp)
+		}
+	}
+	return h
 }
 
 // wrBytes is the length of a work request's gather list.
@@ -306,12 +337,11 @@ func wrBytes(w verbs.SendWR) uint64 {
 	return n
 }
 
-// inFlight lists the MRs of sn that work posted by recs (all a session's
-// records up to sn) still has as its destination: of each queue's posts
-// since it was made, the last as many as the queue holds (the session
-// counts a work request until its completion is polled: until then its
-// buffer is the device's).
-func inFlight(sn *snapshot, recs []Record) map[string]bool {
+// inFlight is the work posted by recs (all a session's records up to sn)
+// that the device still holds at sn: of each queue's posts since it was
+// made, the last as many as it holds (the session counts a work request
+// until its completion is polled).
+func inFlight(sn *snapshot, recs []Record) []held {
 	type queue struct{ recv, send []Post }
 	posts := map[string]*queue{}
 	for _, r := range recs {
@@ -331,21 +361,20 @@ func inFlight(sn *snapshot, recs []Record) map[string]bool {
 			}
 		}
 	}
-	dest := map[string]bool{}
+	var out []held
 	last := func(ps []Post, n int) []Post { return ps[max(0, len(ps)-n):] }
-	for h, q := range posts {
-		o := sn.by[h]
+	for _, h := range slices.Sorted(maps.Keys(posts)) {
+		q, o := posts[h], sn.by[h]
 		if o == nil {
 			continue
 		}
-		for _, p := range last(q.recv, o.recvs) {
-			addDest(sn, p, dest)
-		}
-		for _, p := range last(q.send, o.sends) {
-			addDest(sn, p, dest)
+		for _, p := range append(last(q.recv, o.recvs), last(q.send, o.sends)...) {
+			w := holding(sn, p)
+			w.before = true
+			out = append(out, w)
 		}
 	}
-	return dest
+	return out
 }
 
 // ranCalls are the calls of a record that ran to their end: all but the

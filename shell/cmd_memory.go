@@ -236,6 +236,7 @@ func cmdFill(c *call) error {
 	if err := c.s.fillBytes(o.name, dst, src, repeat); err != nil {
 		return err
 	}
+	c.noteWrite(off, n)
 	if repeat {
 		c.line("%s bytes %d..%d = 0x%02x", o.name, off, off+n, src[0])
 	} else {

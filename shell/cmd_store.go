@@ -106,6 +106,7 @@ func cmdStore(c *call) error {
 		return usagef(fmt.Sprintf("%s is %d bytes long; start lower, or register a larger MR", o.name, len(buf)),
 			"%d bytes from offset %d do not fit in %s (%d bytes)", total, off, o.name, len(buf))
 	}
+	c.noteWrite(off, total)
 	c.line("%s bytes %d..%d, %s:", o.name, off, off+total, byteOrder(fields))
 	at := off
 	for _, f := range fields {

@@ -221,10 +221,31 @@ func (s *Shell) deviceArg(key, v string) lessons.Arg {
 
 func devIndexName(i int) string { return "dev" + strconv.Itoa(i) }
 
+// callIndex is the place in its cell's calls of the call running, as
+// recordCall kept it; -1 when the log kept no call for it.
+func (c *call) callIndex() int {
+	if c.cell == nil {
+		return -1
+	}
+	i := len(c.cell.calls) - 1
+	if i < 0 || c.cell.calls[i].Cmd != c.cmd.Name {
+		return -1
+	}
+	return i
+}
+
+// noteWrite records, on the call running, the bytes a CPU write wrote.
+func (c *call) noteWrite(off, n uint64) {
+	if i := c.callIndex(); i >= 0 {
+		c.cell.calls[i].Wrote = &lessons.ByteRange{Off: off, Len: n}
+	}
+}
+
 // recordSends adds the send work requests a verb took to the cell.
 func (c *call) recordSends(o *object, wrs []verbs.SendWR) {
+	at := c.callIndex()
 	for _, w := range wrs[:c.s.roomForPosts(len(wrs))] {
-		c.cell.posts = append(c.cell.posts, lessons.Post{Queue: o.name, WR: w, WRIDGiven: c.has("wr_id")})
+		c.cell.posts = append(c.cell.posts, lessons.Post{Queue: o.name, WR: w, WRIDGiven: c.has("wr_id"), Call: at})
 	}
 }
 
@@ -263,8 +284,9 @@ func (k *keptRecords) logged(i, n int) {
 
 // recordRecvs adds the receive work requests a verb took to the cell.
 func (c *call) recordRecvs(o *object, wrs []verbs.RecvWR) {
+	at := c.callIndex()
 	for _, w := range wrs[:c.s.roomForPosts(len(wrs))] {
 		c.cell.posts = append(c.cell.posts, lessons.Post{Queue: o.name, Recv: true, WRIDGiven: c.has("wr_id"),
-			WR: verbs.SendWR{WRID: w.WRID, SGList: w.SGList}})
+			WR: verbs.SendWR{WRID: w.WRID, SGList: w.SGList}, Call: at})
 	}
 }
