@@ -78,6 +78,9 @@ type Record struct {
 	Err error
 	// ExpectFail is set when the line was marked "! ".
 	ExpectFail bool
+	// Unexpected is set when a line marked "! " succeeded: Err says it
+	// should not have, and every call of it ran.
+	Unexpected bool
 	// Completions are the work completions the command polled, each with
 	// the handle of the CQ it came from.
 	Completions []Completion

@@ -174,11 +174,7 @@ func (e *Expect) checkWant(x *evalCtx, want []value) error {
 	case subjCommands:
 		var got []value
 		for _, r := range x.recs {
-			calls := r.Calls
-			if r.Err != nil && len(calls) > 0 {
-				calls = calls[:len(calls)-1] // the one that failed ended the line
-			}
-			for _, c := range calls {
+			for _, c := range ranCalls(r) {
 				got = append(got, callValue(c, want))
 			}
 		}

@@ -300,7 +300,7 @@ var movesData = map[string]bool{"post_send": true, "post_recv": true, "post_srq_
 
 // holding is what work request p holds of sn's MRs: a SEND's or WRITE's
 // gather list, a receive's scatter list, a WRITE's or atomic's target,
-// a READ's or atomic's buffer.
+// a READ's source, a READ's or atomic's buffer.
 func holding(sn *snapshot, p Post) held {
 	var h held
 	op := p.WR.Opcode
@@ -312,6 +312,13 @@ func holding(sn *snapshot, p Post) held {
 					sp.length = uint32(n)
 					h.spans = append(h.spans, sp)
 				}
+			}
+		case op == verbs.WRRDMARead:
+			// The bytes it reads at the responder, when the device
+			// there chooses.
+			if sp := remoteSpan(sn, p.WR.RemoteAddr, p.WR.RKey); sp.ok {
+				sp.length = uint32(wrBytes(p.WR))
+				h.spans = append(h.spans, sp)
 			}
 		case op.IsAtomic():
 			if sp := remoteSpan(sn, p.WR.RemoteAddr, p.WR.RKey); sp.ok {
@@ -378,9 +385,10 @@ func inFlight(sn *snapshot, recs []Record) []held {
 }
 
 // ranCalls are the calls of a record that ran to their end: all but the
-// last when the record failed (a do or repeat keeps what ran before).
+// last when the record failed (a do or repeat keeps what ran before); all
+// of a "! " line that succeeded.
 func ranCalls(r Record) []Call {
-	if r.Err != nil && len(r.Calls) > 0 {
+	if r.Err != nil && !r.Unexpected && len(r.Calls) > 0 {
 		return r.Calls[:len(r.Calls)-1]
 	}
 	return r.Calls
@@ -1083,11 +1091,7 @@ type lookCall struct {
 func calls(recs []Record, looksOnly bool) []lookCall {
 	var out []lookCall
 	for _, r := range recs {
-		cs := r.Calls
-		if r.Err != nil && len(cs) > 0 {
-			cs = cs[:len(cs)-1]
-		}
-		for _, c := range cs {
+		for _, c := range ranCalls(r) {
 			if c.Cmd == "repeat" || c.Cmd == "do" || looksOnly && !c.Look {
 				continue
 			}

@@ -338,6 +338,13 @@ func TestCPUWritesBeforeTheWire(t *testing.T) {
 		{"write-imm", "B posts a receive at offset 2048", nil, []string{"post_recv qp1 mr=mr1 offset=2048 length=64 wr_id=10",
 			`fill mr0 "payload!"`, "post_send qp0 opcode=rdma_write mr=mr0 length=8 remote=mr1 flags=0", `fill mr0 "done" offset=8`,
 			"post_send qp0 mr=mr0 offset=8 length=4", "poll_cq cq0", "poll_cq cq1"}, true},
+		// A "! " line that succeeds still wrote: the WRITE carried X's.
+		{"write-read", "RDMA WRITE \"hello, B\"", nil, []string{`fill mr0 "XXXXXXXX"`, "post_send qp0 opcode=rdma_write mr=mr0 length=8 remote=mr1",
+			"poll_cq cq0", "poll_cq cq1", `! fill mr1 "hello, B"`, `! fill mr0 "hello, B"`}, false},
+		// A READ's source, written after the READ was posted and before
+		// the fabric delivered it.
+		{"write-read", "Fill B's whole buffer with 0x5a", nil, []string{"fabric step", "post_send qp0 opcode=rdma_read mr=mr0 remote=mr1",
+			"fill mr1 0x5a", "fabric auto", "run", "poll_cq cq0"}, false},
 		// A do line: the fill comes before the send that takes its bytes.
 		{"qp-types", "Post a receive on B's qp1, send", nil, []string{`do post_recv qp1 mr=mr1 length=4096; fill mr0 "over RC"; post_send qp0 mr=mr0 length=7; poll_cq cq0; poll_cq cq1`}, true},
 	}

@@ -69,7 +69,7 @@ func (s *Shell) cellRecord(c Cell) lessons.Record {
 		r.Completions = append(r.Completions, lessons.Completion{CQ: cq, WC: wc})
 	}
 	if r.Err == nil && c.unexpected != nil {
-		r.Err = c.unexpected
+		r.Err, r.Unexpected = c.unexpected, true
 	}
 	return r
 }
