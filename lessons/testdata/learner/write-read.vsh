@@ -20,6 +20,7 @@ lesson next
 show mr2
 #! quiet
 recv qp0 sge=mr0:0:64 wr_id=7
+store mr2 u64=mr2.addr u32=mr2.rkey u32=0x1000
 send qp1 sge=mr2:0:16 wr_id=8
 poll cq0
 poll cq1
