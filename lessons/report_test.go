@@ -214,8 +214,7 @@ func TestHintNamesDestroyed(t *testing.T) {
 // learner's qp3, B's second), so connecting each side's i-th QPs is the
 // lesson's pairing.
 func TestInterleavedCreation(t *testing.T) {
-	src := lessonHead("pairs", "Pairs") + "open_device A\nopen_device B\nalloc_pd ctx0\nalloc_pd ctx1\n" +
-		"create_cq ctx0\ncreate_cq ctx1\n```\n\nThree QPs a side.\n\n```vsh\nrepeat 3 create_qp pd0 type=rc send_cq=cq0 recv_cq=cq0\n" +
+	src := lessonHead("pairs", "Pairs") + twoSides + "```\n\nThree QPs a side.\n\n```vsh\nrepeat 3 create_qp pd0 type=rc send_cq=cq0 recv_cq=cq0\n" +
 		"repeat 3 create_qp pd1 type=rc send_cq=cq1 recv_cq=cq1\n```\ngoal: Make three RC QPs on each side.\n\n" +
 		"Connect A's i-th to B's i-th.\n\n```vsh\nrepeat 3 connect qp{i} qp{i+3}\n```\ngoal: Connect A's QP i to B's QP i.\n"
 	out, tu := playLesson(t, src, "lesson next",
@@ -435,8 +434,7 @@ func TestStepCommandsBounded(t *testing.T) {
 // TestRTRAttributesFixed: a QP taken to RTR with a wrong path keeps it
 // (there is no RTR → RTR): the tutor says how to mend that.
 func TestRTRAttributesFixed(t *testing.T) {
-	src := lessonHead("rtr", "Rtr") + "open_device A\nopen_device B\nalloc_pd ctx0\nalloc_pd ctx1\n" +
-		"create_cq ctx0\ncreate_cq ctx1\ncreate_qp pd0 type=rc send_cq=cq0 recv_cq=cq0\ncreate_qp pd1 type=rc send_cq=cq1 recv_cq=cq1\n" +
+	src := lessonHead("rtr", "Rtr") + twoSides + "create_qp pd0 type=rc send_cq=cq0 recv_cq=cq0\ncreate_qp pd1 type=rc send_cq=cq1 recv_cq=cq1\n" +
 		"modify_qp qp0 state=init pkey_index=0 port=1 access=0\n```\n\nRTR.\n\n```vsh\n" +
 		"modify_qp qp0 state=rtr path_mtu=1024 dest_qpn=qp1 rq_psn=0 max_dest_rd_atomic=1 min_rnr_timer=12 dgid=qp1 sgid_index=1 hop_limit=1\n```\ngoal: Take qp0 to RTR.\n"
 	out, _ := playLesson(t, src, "lesson next",
@@ -481,9 +479,13 @@ func lessonHead(id, title string) string {
 	return "---\nid: " + id + "\ntitle: " + title + "\nlevel: beginner\nminutes: 1\n---\n\n```vsh auto\n"
 }
 
+// twoSides is the start of an auto cell: devices A and B, a PD and a CQ
+// on each.
+const twoSides = "open_device A\nopen_device B\nalloc_pd ctx0\nalloc_pd ctx1\ncreate_cq ctx0\ncreate_cq ctx1\n"
+
 // rcPair is the rest of an auto cell: A's qp0 and B's qp1 connected, B's
 // mr1 open to remote writes.
-const rcPair = "open_device A\nopen_device B\nalloc_pd ctx0\nalloc_pd ctx1\ncreate_cq ctx0\ncreate_cq ctx1\n" +
+const rcPair = twoSides +
 	"reg_mr pd0 length=4096 access=local_write\nreg_mr pd1 length=4096 access=local_write,remote_write\n" +
 	"create_qp pd0 type=rc send_cq=cq0 recv_cq=cq0\ncreate_qp pd1 type=rc send_cq=cq1 recv_cq=cq1\nconnect qp0 qp1 access=remote_write\n```\n\n"
 

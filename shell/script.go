@@ -525,23 +525,12 @@ func Continued(line string) bool {
 	if !strings.HasSuffix(line, `\`) || strings.HasSuffix(line, `\\`) {
 		return false
 	}
-	quote := byte(0)
-	for i := 0; i < len(line); i++ {
-		c := line[i]
-		switch {
-		case quote == '"' && c == '\\':
-			i++ // an escape inside double quotes
-		case quote != 0:
-			if c == quote {
-				quote = 0
-			}
-		case c == '"' || c == '\'':
-			quote = c
-		case c == '#' && (i == 0 || isBlank(line[i-1])):
-			return false // the '\' is the comment's
-		}
+	toks, err := tokenize(line)
+	if err != nil {
+		return true // the '\' is inside a quote left open
 	}
-	return true
+	// Otherwise it ends the last word, or the comment after it.
+	return len(toks) > 0 && toks[len(toks)-1].end == len(line)
 }
 
 // NotebookHandIn starts the first line of a script saved in a notebook's
