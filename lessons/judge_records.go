@@ -229,11 +229,11 @@ type held struct {
 // pass for the WRITE); work in flight when recs began (inFlight) once data
 // may have landed, after a command of recs that moves the fabric
 // (movesData): a buffer written before that is written before the wire's
-// bytes. Each MR comes with the first such write: "fill at [21]".
-func wireFilled(sn *snapshot, recs []Record, inFlight []held) map[string]string {
+// bytes. Each MR comes with every such write, in order.
+func wireFilled(sn *snapshot, recs []Record, inFlight []held) map[string][]cpuWrite {
 	live := append([]held(nil), inFlight...)
 	moved := false
-	out := map[string]string{}
+	out := map[string][]cpuWrite{}
 	for _, r := range recs {
 		calls := ranCalls(r)
 		take := func(at int) {
@@ -245,10 +245,12 @@ func wireFilled(sn *snapshot, recs []Record, inFlight []held) map[string]string 
 		}
 		for k, c := range calls {
 			if cpuWrites[c.Cmd] {
-				if h := firstHandle(c); h != "" {
-					if _, seen := out[h]; !seen && overlaps(live, h, c.Wrote, moved) {
-						out[h] = fmt.Sprintf("%s at [%d]", c.Cmd, r.N)
+				if h := firstHandle(c); h != "" && overlaps(live, h, c.Wrote, moved) {
+					w := cpuWrite{how: fmt.Sprintf("%s at [%d]", c.Cmd, r.N), r: ByteRange{0, ^uint64(0)}}
+					if c.Wrote != nil {
+						w.r = *c.Wrote
 					}
+					out[h] = append(out[h], w)
 				}
 				continue
 			}
@@ -258,6 +260,38 @@ func wireFilled(sn *snapshot, recs []Record, inFlight []held) map[string]string 
 		take(-1) // what no kept call took
 	}
 	return out
+}
+
+// cpuWrite is a CPU write that met bytes the device holds: the command
+// ("fill at [21]") and the bytes it wrote (all of the MR: Len ^0).
+type cpuWrite struct {
+	how string
+	r   ByteRange
+}
+
+// within reports whether w's bytes all lie within the union of rs.
+func within(w ByteRange, rs []cpuWrite) bool {
+	lo, hi := w.Off, w.Off+w.Len
+	if hi < lo { // all of the MR
+		hi = ^uint64(0)
+	}
+	for lo < hi {
+		next := lo
+		for _, r := range rs {
+			rhi := r.r.Off + r.r.Len
+			if rhi < r.r.Off {
+				rhi = ^uint64(0)
+			}
+			if r.r.Off <= lo && lo < rhi {
+				next = max(next, rhi)
+			}
+		}
+		if next == lo {
+			return false
+		}
+		lo = next
+	}
+	return true
 }
 
 // firstHandle is the handle a call names first: the MR of fill or store.
@@ -395,8 +429,8 @@ func ranCalls(r Record) []Call {
 }
 
 // cpuDiffs finds an MR the learner wrote with the CPU in the step where
-// the wire's bytes should have been (wireFilled), where the step's cell
-// does no such thing: the bytes the step compares there must come over
+// the wire's bytes should have been (wireFilled), in bytes the step's
+// cell does not write so itself: the bytes the step compares there must come over
 // the wire (a WRITE that carried zeros, then fill on both sides, would
 // look like one that carried the data).
 func (j *Judge) cpuDiffs(le *snapshot, m mapping, recs []Record) []Diff {
@@ -407,11 +441,14 @@ func (j *Judge) cpuDiffs(le *snapshot, m mapping, recs []Record) []Diff {
 	ref := wireFilled(j.ref.after, j.ref.cellRecs, j.ref.inFlight)
 	var out []Diff
 	for _, o := range le.objs {
-		how, ok := mine[o.h]
-		if !ok {
-			continue
+		how := ""
+		for _, w := range mine[o.h] {
+			if s := m.l2s[o.h]; s == "" || !within(w.r, ref[s]) {
+				how = w.how
+				break
+			}
 		}
-		if _, same := ref[m.l2s[o.h]]; same && m.l2s[o.h] != "" {
+		if how == "" {
 			continue
 		}
 		out = append(out, Diff{Kind: DiffMemory, Lost: true, Handle: o.h, Ref: m.l2s[o.h], Text: fmt.Sprintf(

@@ -292,6 +292,31 @@ func TestWireBytesNotByCPU(t *testing.T) {
 	}
 }
 
+// TestWireBytesCellWritesPart: where the step's cell itself writes part
+// of a buffer the wire fills, only those bytes are the learner's to write
+// too; a SEND of zeros, then fill over the rest, is no SEND.
+func TestWireBytesCellWritesPart(t *testing.T) {
+	src := lessonHead("part", "Part") + rcPair +
+		"Send.\n\n```vsh\npost_recv qp1 mr=mr1 length=8\nfill mr1 \"zz\" length=2\nfill mr0 \"payload!\"\npost_send qp0 mr=mr0 length=8\npoll_cq cq1\n```\n" +
+		"goal: B receives payload!; its first two bytes, written while the receive waits, are overwritten.\n"
+	for _, tc := range []struct {
+		lines []string
+		ok    bool
+	}{
+		{[]string{"post_recv qp1 mr=mr1 length=8", `fill mr1 "zz" length=2`, `fill mr0 "payload!"`, "post_send qp0 mr=mr0 length=8", "poll_cq cq1"}, true},
+		{[]string{`fill mr0 "payload!"`, "post_recv qp1 mr=mr1 length=8", "post_send qp0 mr=mr0 length=8", "poll_cq cq1", `fill mr1 "zz" length=2`, `fill mr1 "payload!" length=2`}, true},
+		{[]string{"post_recv qp1 mr=mr1 length=8", "post_send qp0 mr=mr0 length=8", "poll_cq cq1", `fill mr1 "payload!" length=8`, `fill mr0 "payload!"`}, false},
+		{[]string{"post_recv qp1 mr=mr1 length=8", "post_send qp0 mr=mr0 length=8", "poll_cq cq1", `fill mr1 "pa" length=2`, `fill mr1 "yload!" offset=2 length=6`}, false},
+	} {
+		out, tu := playLesson(t, src, append([]string{"lesson next"}, tc.lines...)...)
+		if _, done := tu.Step(); done != tc.ok {
+			t.Errorf("%q: solved %v, want %v:\n%s", tc.lines, done, tc.ok, out)
+		} else if !tc.ok && !strings.Contains(out, "mr1 was written by fill at [") {
+			t.Errorf("%q: refused without naming the fill into mr1:\n%s", tc.lines, out)
+		}
+	}
+}
+
 // TestWireBytesAcrossSteps: a receive posted in one step is still the
 // destination of the bytes the next step compares: filling its buffer
 // there with the CPU, after a SEND of zeros, is not the SEND. Once the
