@@ -70,6 +70,7 @@ func checkLesson(name string, src []byte, o CheckOptions, alone bool) (*Lesson, 
 	errs = append(errs, lintFences(name, lines, verbLine(rd))...)
 	errs = append(errs, inferNeeds(l, rd)...)
 	errs = append(errs, lintWRIDGoals(name, l)...)
+	errs = append(errs, lintPSNGoals(name, l)...)
 	if sh, ok := Find(l.ID); alone && ok && sh.Hash != fmt.Sprintf("%x", sha256.Sum256(bytes.ReplaceAll(src, []byte("\r\n"), []byte("\n")))) {
 		// The shipped file itself checks clean (with CRLF line ends too);
 		// a copy needs its own id.
@@ -229,6 +230,59 @@ func lintWRIDGoals(name string, l *Lesson) Errors {
 					n, n, n+1)})
 				break
 			}
+		}
+	}
+	return errs
+}
+
+// goalPSN finds a PSN a goal names: "PSN 0x1a2b3c", "with PSN 0".
+var goalPSN = regexp.MustCompile(`\bPSN (0[xX][0-9a-fA-F]+|\d+)\b`)
+
+// cellPSN finds a PSN a command gives pp_dest, which the tutor compares.
+var cellPSN = regexp.MustCompile(`^\s*pp_dest\b.*\bpsn=(0[xX][0-9a-fA-F]+|\d+)\b`)
+
+// lintPSNGoals finds a goal that names a PSN nothing of the lesson
+// compares: the tutor compares a QP's sq_psn and rq_psn only where an
+// expect: line reads them (a program draws its PSNs at random), and the
+// PSN pp_dest is given.
+func lintPSNGoals(name string, l *Lesson) Errors {
+	read := map[uint64]bool{}
+	for _, s := range l.Steps {
+		if s.Cell == nil {
+			continue
+		}
+		for _, e := range s.Cell.Expects {
+			if e.subj.kind != subjField || e.subj.count || (e.subj.field != "sq_psn" && e.subj.field != "rq_psn") {
+				continue
+			}
+			if vals, err := e.want(nil); err == nil {
+				for _, v := range vals {
+					read[v.n] = true
+				}
+			}
+		}
+		for _, c := range s.Cell.Commands {
+			if m := cellPSN.FindStringSubmatch(c.Text); m != nil {
+				if n, err := strconv.ParseUint(m[1], 0, 64); err == nil {
+					read[n] = true
+				}
+			}
+		}
+	}
+	var errs Errors
+	for _, s := range l.Steps {
+		if s.Cell == nil || s.Cell.Auto {
+			continue
+		}
+		for _, m := range goalPSN.FindAllStringSubmatch(s.Cell.Goal, -1) {
+			n, err := strconv.ParseUint(m[1], 0, 64)
+			if err != nil || read[n] {
+				continue
+			}
+			errs = append(errs, &Error{Name: name, Line: s.Cell.GoalLine, Msg: fmt.Sprintf(
+				"goal: names PSN %s, but no expect: line of the lesson reads a QP's PSN %s, so the tutor does not compare it (a learner's PSN %#x passes): add expect: QP.sq_psn == %s (or rq_psn) where the QP is connected, or leave the PSN out of the goal",
+				m[1], m[1], n+1, m[1])})
+			break
 		}
 	}
 	return errs

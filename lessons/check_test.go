@@ -100,6 +100,13 @@ var checkTests = []struct {
 		"create_qp pd1 type=rc send_cq=cq1 recv_cq=cq1\nconnect qp0 qp1\n```\n\n```vsh\npost_recv qp1 mr=mr1 wr_id=7\npost_send qp0 mr=mr0 wr_id=3\npoll_cq cq1\n```\n" +
 		"goal: Post a receive with wr_id 7 on B, then send with wr_id 3.\nexpect: cq1 completions.wr_id == [7]\n", []string{
 		"x.md:26: goal: names wr_id 3, but no expect: line of the lesson reads a completion's wr_id 3"}},
+	{"goal names a PSN nothing reads", goodHead + "```vsh auto\nopen_device A\nopen_device B\nalloc_pd ctx0\nalloc_pd ctx1\ncreate_cq ctx0\ncreate_cq ctx1\n" +
+		"create_qp pd0 type=rc send_cq=cq0 recv_cq=cq0\ncreate_qp pd1 type=rc send_cq=cq1 recv_cq=cq1\n" +
+		"modify_qp qp0 state=init port=1 pkey_index=0 access=0\nmodify_qp qp1 state=init port=1 pkey_index=0 access=0\n```\n\n" +
+		"```vsh\npp_dest qp0 psn=0x1a2b3c gid_index=1\n```\ngoal: Print A's address message with PSN 0x1a2b3c.\n\n" +
+		"```vsh\nmodify_qp qp1 state=rtr path_mtu=1024 dest_qpn=qp0 rq_psn=0x1a2b3c dgid=A sgid_index=1\nmodify_qp qp1 state=rts sq_psn=0x4d5e6f\n```\n" +
+		"goal: Connect B: RTR expecting PSN 0x1a2b3c, RTS with PSN 0x4d5e6f.\nexpect: qp1.state == RTS\n", []string{
+		"x.md:29: goal: names PSN 0x4d5e6f, but no expect: line of the lesson reads a QP's PSN 0x4d5e6f"}},
 }
 
 func TestCheckRejects(t *testing.T) {
