@@ -1254,8 +1254,13 @@ func sameNumbers(s, l []Arg) bool {
 // the reference's s: "max=4096, not 1048576".
 func otherNumbers(s, l []Arg) string {
 	show := func(k, v string) string {
-		if n, err := strconv.ParseInt(v, 10, 64); err == nil && strings.HasSuffix(k, "_ns") {
+		n, err := strconv.ParseUint(v, 10, 64)
+		switch {
+		case err != nil:
+		case strings.HasSuffix(k, "_ns"):
 			return time.Duration(n).String()
+		case hexArgs[k]:
+			return fmt.Sprintf("0x%x", n)
 		}
 		return v
 	}
@@ -1274,6 +1279,9 @@ func otherNumbers(s, l []Arg) string {
 	}
 	return strings.Join(out, "; ")
 }
+
+// hexArgs are the settings shown in hex, as the programs print them.
+var hexArgs = map[string]bool{"psn": true, "sq_psn": true, "rq_psn": true, "qkey": true, "rkey": true, "addr": true, "imm": true}
 
 // named drops the numbers of a call's arguments.
 func named(as []Arg) []Arg {

@@ -256,6 +256,12 @@ func TestExperimentSettings(t *testing.T) {
 	if !strings.Contains(out, "yours ran it with max=128, not 64") {
 		t.Errorf("a sweep to another size is not named:\n%s", out)
 	}
+	// A PSN is named in hex, as the lesson and the programs write it.
+	pp := lessonHead("ppd", "Ppd") + rcPair + "Print.\n\n```vsh\npp_dest qp0 psn=0x1a2b3c gid_index=1\n```\ngoal: Print A's address message.\n"
+	out, _ = playLesson(t, pp, "lesson next", "pp_dest qp0 psn=0x111111 gid_index=1")
+	if !strings.Contains(out, "with psn=0x111111, not 0x1a2b3c") {
+		t.Errorf("another PSN is not named in hex:\n%s", out)
+	}
 	// The path MTU compares as the sweep runs at it: the ports' active
 	// MTU (1024 on a 1500-byte netdev, 4096 on 9000), or mtu= below it.
 	mtu := lessonHead("mtu", "Mtu") + "open_device A\n```\n\n" +
