@@ -210,24 +210,31 @@ var goalWRID = regexp.MustCompile(`\bwr_id (\d+)\b`)
 // lesson's expectations read it, so the goal promises what nothing checks.
 func lintWRIDGoals(name string, l *Lesson) Errors {
 	read := l.readWRIDs()
+	return unreadGoals(name, l, goalWRID, func(n uint64) bool {
+		for _, ids := range read {
+			if ids[n] {
+				return true
+			}
+		}
+		return false
+	}, func(v string, n uint64) string {
+		return fmt.Sprintf("goal: names wr_id %d, but no expect: line of the lesson reads a completion's wr_id %d, so the tutor does not compare it (a learner's wr_id %d passes): add expect: CQ completions.wr_id == [...] where the completion is polled, or leave the wr_id out of the goal",
+			n, n, n+1)
+	})
+}
+
+// unreadGoals finds, in each goal a learner meets, the first number re
+// finds (its first group, read as Go reads a literal) that read does not
+// know, and says so with msg.
+func unreadGoals(name string, l *Lesson, re *regexp.Regexp, read func(uint64) bool, msg func(v string, n uint64) string) Errors {
 	var errs Errors
 	for _, s := range l.Steps {
 		if s.Cell == nil || s.Cell.Auto {
 			continue
 		}
-		for _, m := range goalWRID.FindAllStringSubmatch(s.Cell.Goal, -1) {
-			n, err := strconv.ParseUint(m[1], 10, 64)
-			if err != nil {
-				continue
-			}
-			found := false
-			for _, ids := range read {
-				found = found || ids[n]
-			}
-			if !found {
-				errs = append(errs, &Error{Name: name, Line: s.Cell.GoalLine, Msg: fmt.Sprintf(
-					"goal: names wr_id %d, but no expect: line of the lesson reads a completion's wr_id %d, so the tutor does not compare it (a learner's wr_id %d passes): add expect: CQ completions.wr_id == [...] where the completion is polled, or leave the wr_id out of the goal",
-					n, n, n+1)})
+		for _, m := range re.FindAllStringSubmatch(s.Cell.Goal, -1) {
+			if n, err := strconv.ParseUint(m[1], 0, 64); err == nil && !read(n) {
+				errs = append(errs, &Error{Name: name, Line: s.Cell.GoalLine, Msg: msg(m[1], n)})
 				break
 			}
 		}
@@ -269,21 +276,8 @@ func lintPSNGoals(name string, l *Lesson) Errors {
 			}
 		}
 	}
-	var errs Errors
-	for _, s := range l.Steps {
-		if s.Cell == nil || s.Cell.Auto {
-			continue
-		}
-		for _, m := range goalPSN.FindAllStringSubmatch(s.Cell.Goal, -1) {
-			n, err := strconv.ParseUint(m[1], 0, 64)
-			if err != nil || read[n] {
-				continue
-			}
-			errs = append(errs, &Error{Name: name, Line: s.Cell.GoalLine, Msg: fmt.Sprintf(
-				"goal: names PSN %s, but no expect: line of the lesson reads a QP's PSN %s, so the tutor does not compare it (a learner's PSN %#x passes): add expect: QP.sq_psn == %s (or rq_psn) where the QP is connected, or leave the PSN out of the goal",
-				m[1], m[1], n+1, m[1])})
-			break
-		}
-	}
-	return errs
+	return unreadGoals(name, l, goalPSN, func(n uint64) bool { return read[n] }, func(v string, n uint64) string {
+		return fmt.Sprintf("goal: names PSN %s, but no expect: line of the lesson reads a QP's PSN %s, so the tutor does not compare it (a learner's PSN %#x passes): add expect: QP.sq_psn == %s (or rq_psn) where the QP is connected, or leave the PSN out of the goal",
+			v, v, n+1, v)
+	})
 }
