@@ -275,6 +275,20 @@ func TestTutorJudgesState(t *testing.T) {
 		{"a full queue on the wrong side", "break-it", 22, []turn{
 			{"post_send qp1 mr=mr1 length=8 count=32", []string{"out of reach from here: qp1 has 31 sends posted in this step; this step posts 0"}, []string{"goal reached"}},
 		}},
+		// Closing a device frees what it holds; the step asks for the
+		// teardown in order.
+		{"closing the devices is no teardown", "lifecycle", 14, []turn{
+			{"close_device ctx0", nil, []string{"goal reached"}},
+			{"close_device ctx1", []string{"not yet: commands is [close_device ctx0, close_device ctx1]"}, []string{"goal reached"}},
+		}},
+		// The reply's receive goes in before the request that asks for it.
+		{"the request before its reply receive", "rpc", 4, []turn{
+			{`fill mr1 "hello, server"`, nil, []string{"goal reached"}},
+			{"store mr0 u32=2 u32=1 u64=mr1.addr u32=mr1.rkey u32=13", nil, []string{"goal reached"}},
+			{"post_send qp0 mr=mr0 length=24 wr_id=1", nil, []string{"goal reached"}},
+			{"post_recv qp0 mr=mr0 length=0 wr_id=101", nil, []string{"goal reached"}},
+			{"poll_cq cq0 n=1 wait=1s", []string{"not in the order this step's goal asks for"}, []string{"goal reached"}},
+		}},
 		{"the expected failure is no mistake", "lifecycle", 13, []turn{
 			{"dealloc_pd pd0", []string{"» not yet: this step makes dealloc_pd pd1 fail (with EBUSY); it has not failed yet"}, nil},
 			{"dealloc_pd pd1", []string{"✓ goal reached"}, []string{"not yet"}},
