@@ -156,17 +156,29 @@ func ordinalWord(i int) string {
 }
 
 // span is where an SGE or a remote address points: an MR and an offset.
+// Where no MR has both the key and the address (!ok), keyMR is the MR
+// whose key it gives and atMR the one whose bytes hold the address, at
+// off ("" where none).
 type span struct {
 	mr     string
 	off    uint64
 	length uint32
 	ok     bool
 	empty  bool // an SGE of length 0
+	keyMR  string
+	atMR   string
 }
 
 func (s span) text() string {
 	if !s.ok {
-		return "memory outside every MR of the session"
+		at, key := "an address outside every MR of the session", "a key of no MR"
+		if s.atMR != "" {
+			at = fmt.Sprintf("%s+%d", s.atMR, s.off)
+		}
+		if s.keyMR != "" {
+			key = s.keyMR + "'s key"
+		}
+		return at + " with " + key
 	}
 	if s.length == 0 {
 		return fmt.Sprintf("%s+%d", s.mr, s.off)
@@ -184,20 +196,33 @@ func sgeSpan(sn *snapshot, q string, sge verbs.SGE) span {
 	if !ok {
 		mr, off, ok = sn.mrFor(-1, sge.LKey, sge.Addr, false)
 	}
-	return span{mr: mr, off: off, length: sge.Length, ok: ok, empty: sge.Length == 0}
+	sp := span{mr: mr, off: off, length: sge.Length, ok: ok, empty: sge.Length == 0}
+	if !ok {
+		sp.keyMR, sp.atMR, sp.off = sn.mrParts(sge.LKey, sge.Addr, false)
+	}
+	return sp
 }
 
 func remoteSpan(sn *snapshot, addr uint64, rkey uint32) span {
 	mr, off, ok := sn.mrFor(-1, rkey, addr, true)
-	return span{mr: mr, off: off, ok: ok}
+	sp := span{mr: mr, off: off, ok: ok}
+	if !ok {
+		sp.keyMR, sp.atMR, sp.off = sn.mrParts(rkey, addr, true)
+	}
+	return sp
 }
 
+// sameSpan compares a reference span with a learner's. Two that miss
+// every MR are the same where their keys name the same MR (or none) and
+// their addresses fall at the same place of the same MR (or outside all):
+// a stale rkey is not a wrong address.
 func (m mapping) sameSpan(s, l span) bool {
 	if s.empty && l.empty {
 		return true // an SGE of no bytes points nowhere in particular
 	}
 	if !s.ok || !l.ok {
-		return s.ok == l.ok
+		return s.ok == l.ok && m.learner(s.keyMR) == l.keyMR && m.learner(s.atMR) == l.atMR &&
+			(s.atMR == "" || s.off == l.off)
 	}
 	return m.learner(s.mr) == l.mr && s.off == l.off && s.length == l.length
 }
@@ -207,6 +232,7 @@ func (m mapping) learnerSpan(s span) span {
 	if s.ok {
 		s.mr = m.learner(s.mr)
 	}
+	s.keyMR, s.atMR = m.learner(s.keyMR), m.learner(s.atMR)
 	return s
 }
 

@@ -298,6 +298,31 @@ func TestWireBytesNotByCPU(t *testing.T) {
 	}
 }
 
+// TestStaleRKey: a WRITE with a key no MR has is compared by where its
+// address falls and which MR its key names: the right address with a
+// stale rkey is not B's own rkey with a wrong address.
+func TestStaleRKey(t *testing.T) {
+	src := lessonHead("rkey", "Rkey") + rcPair +
+		"Stale.\n\n```vsh\npost_send qp0 opcode=rdma_write mr=mr0 length=8 remote_addr=mr1 rkey=0x1234\npoll_cq cq0\n```\n" +
+		"goal: WRITE 8 bytes to the start of B's buffer with the stale rkey 0x1234.\nexpect: cq0 completions == [IBV_WC_REM_ACCESS_ERR]\n"
+	for _, tc := range []struct {
+		post string
+		ok   bool
+	}{
+		{"post_send qp0 opcode=rdma_write mr=mr0 length=8 remote_addr=mr1 rkey=0x1234", true},
+		{"post_send qp0 opcode=rdma_write mr=mr0 length=8 remote_addr=mr1 rkey=0x4321", true}, // another stale key
+		{"post_send qp0 opcode=rdma_write mr=mr0 length=8 remote_addr=0x10 rkey=mr1", false},
+		{"post_send qp0 opcode=rdma_write mr=mr0 length=8 remote_addr=mr1+4096 rkey=mr1", false},
+		{"post_send qp0 opcode=rdma_write mr=mr0 length=8 remote_addr=0x10 rkey=0x1234", false},
+		{"post_send qp0 opcode=rdma_write mr=mr0 length=8 remote_addr=mr1 rkey=mr0", false},
+	} {
+		out, tu := playLesson(t, src, "lesson next", tc.post, "poll_cq cq0")
+		if _, done := tu.Step(); done != tc.ok {
+			t.Errorf("%s: solved %v, want %v:\n%s", tc.post, done, tc.ok, out)
+		}
+	}
+}
+
 // TestWireBytesCellWritesPart: where the step's cell itself writes part
 // of a buffer the wire fills, only those bytes are the learner's to write
 // too; a SEND of zeros, then fill over the rest, is no SEND.

@@ -318,6 +318,28 @@ func (s *snapshot) mrFor(dev int, key uint32, addr uint64, remote bool) (string,
 	return "", 0, false
 }
 
+// mrParts says, for a key and an address no one MR has both of, the MR
+// whose key (lkey, or rkey with remote) is key and the one whose bytes
+// hold addr, with the offset there; "" where there is none.
+func (s *snapshot) mrParts(key uint32, addr uint64, remote bool) (keyMR, atMR string, off uint64) {
+	for _, o := range s.objs {
+		if o.kind != "mr" {
+			continue
+		}
+		k := o.lkey
+		if remote {
+			k = o.rkey
+		}
+		if keyMR == "" && k == key {
+			keyMR = o.h
+		}
+		if atMR == "" && addr >= o.addr && addr <= o.addr+uint64(o.length) {
+			atMR, off = o.h, addr-o.addr
+		}
+	}
+	return keyMR, atMR, off
+}
+
 // fillUnpolled reads the unpolled completions of the CQs, waiting up to
 // wait for want[cq] of them where completions arrive in real time.
 func (s *snapshot) fillUnpolled(env Env, want map[string]int, wait time.Duration) {
