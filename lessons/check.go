@@ -202,8 +202,15 @@ func sectionCapabilities(l *Lesson) []string {
 	return out
 }
 
-// goalWRID finds a wr_id a goal names: "wr_id 2", "all with wr_id 1".
-var goalWRID = regexp.MustCompile(`\bwr_id (\d+)\b`)
+// goalWRID finds the wr_ids a goal names: "wr_id 2", "wr_id=2", "wr_ids
+// 10 and 20", "work request ids 1, 2 or 3".
+var goalWRID = regexp.MustCompile(`(?i)\b(?:wr_ids?|work request ids?)\s*=?\s*(` + numberList + `)`)
+
+// numberList is a list of numbers in prose: "1", "0x1a, 0x2b and 3".
+const numberList = `(?:0[xX][0-9a-fA-F]+|\d+)\b(?:\s*(?:,|\band\b|\bor\b)\s*(?:0[xX][0-9a-fA-F]+|\d+)\b)*`
+
+// listNumbers are the numbers of a numberList.
+var listNumbers = regexp.MustCompile(`0[xX][0-9a-fA-F]+|\d+`)
 
 // lintWRIDGoals finds a goal that names a wr_id no expect: line of the
 // lesson reads: the tutor compares a work request's wr_id only where the
@@ -224,18 +231,21 @@ func lintWRIDGoals(name string, l *Lesson) Errors {
 }
 
 // unreadGoals finds, in each goal a learner meets, the first number re
-// finds (its first group, read as Go reads a literal) that read does not
-// know, and says so with msg.
+// finds (in its first group, a numberList, each read as Go reads a
+// literal) that read does not know, and says so with msg.
 func unreadGoals(name string, l *Lesson, re *regexp.Regexp, read func(uint64) bool, msg func(v string, n uint64) string) Errors {
 	var errs Errors
 	for _, s := range l.Steps {
 		if s.Cell == nil || s.Cell.Auto {
 			continue
 		}
+	goal:
 		for _, m := range re.FindAllStringSubmatch(s.Cell.Goal, -1) {
-			if n, err := strconv.ParseUint(m[1], 0, 64); err == nil && !read(n) {
-				errs = append(errs, &Error{Name: name, Line: s.Cell.GoalLine, Msg: msg(m[1], n)})
-				break
+			for _, v := range listNumbers.FindAllString(m[1], -1) {
+				if n, err := strconv.ParseUint(v, 0, 64); err == nil && !read(n) {
+					errs = append(errs, &Error{Name: name, Line: s.Cell.GoalLine, Msg: msg(v, n)})
+					break goal
+				}
 			}
 		}
 	}
@@ -243,7 +253,7 @@ func unreadGoals(name string, l *Lesson, re *regexp.Regexp, read func(uint64) bo
 }
 
 // goalPSN finds a PSN a goal names: "PSN 0x1a2b3c", "with PSN 0".
-var goalPSN = regexp.MustCompile(`\bPSN (0[xX][0-9a-fA-F]+|\d+)\b`)
+var goalPSN = regexp.MustCompile(`\bPSNs?\s*=?\s*(` + numberList + `)`)
 
 // cellPSN finds a PSN a command gives pp_dest, which the tutor compares.
 var cellPSN = regexp.MustCompile(`^\s*pp_dest\b.*\bpsn=(0[xX][0-9a-fA-F]+|\d+)\b`)

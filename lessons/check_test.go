@@ -19,6 +19,12 @@ const goodHead = "---\nid: t\ntitle: T\nlevel: beginner\nminutes: 1\n---\n"
 
 // checkTests are malformed lessons and what vsh lesson check says about
 // them: each message carries its line.
+// wridLesson is a lesson whose last step posts wr_id 7 and 3; its goal:
+// and expect: lines follow.
+const wridLesson = goodHead + "```vsh auto\nopen_device A\nopen_device B\nalloc_pd ctx0\nalloc_pd ctx1\ncreate_cq ctx0\ncreate_cq ctx1\n" +
+	"reg_mr pd0 length=64 access=local_write\nreg_mr pd1 length=64 access=local_write\ncreate_qp pd0 type=rc send_cq=cq0 recv_cq=cq0\n" +
+	"create_qp pd1 type=rc send_cq=cq1 recv_cq=cq1\nconnect qp0 qp1\n```\n\n```vsh\npost_recv qp1 mr=mr1 wr_id=7\npost_send qp0 mr=mr0 wr_id=3\npoll_cq cq1\n```\n"
+
 var checkTests = []struct {
 	name string
 	src  string
@@ -95,10 +101,11 @@ var checkTests = []struct {
 		"x.md:11: a tab in a title, heading or goal"}},
 	{"continuation", goodHead + "```vsh\nopen_device \\\nA\n```\nexpect: ctx0.device == A\n", []string{
 		"x.md:8: a lesson's command fits on one line"}},
-	{"goal names a wr_id nothing reads", goodHead + "```vsh auto\nopen_device A\nopen_device B\nalloc_pd ctx0\nalloc_pd ctx1\ncreate_cq ctx0\ncreate_cq ctx1\n" +
-		"reg_mr pd0 length=64 access=local_write\nreg_mr pd1 length=64 access=local_write\ncreate_qp pd0 type=rc send_cq=cq0 recv_cq=cq0\n" +
-		"create_qp pd1 type=rc send_cq=cq1 recv_cq=cq1\nconnect qp0 qp1\n```\n\n```vsh\npost_recv qp1 mr=mr1 wr_id=7\npost_send qp0 mr=mr0 wr_id=3\npoll_cq cq1\n```\n" +
-		"goal: Post a receive with wr_id 7 on B, then send with wr_id 3.\nexpect: cq1 completions.wr_id == [7]\n", []string{
+	{"goal names a wr_id nothing reads", wridLesson + "goal: Post a receive with wr_id 7 on B, then send with wr_id 3.\nexpect: cq1 completions.wr_id == [7]\n", []string{
+		"x.md:26: goal: names wr_id 3, but no expect: line of the lesson reads a completion's wr_id 3"}},
+	{"goal names wr_ids in a list", wridLesson + "goal: Post receives with wr_ids 7 and 3 on B.\nexpect: cq1 completions.wr_id == [7]\n", []string{
+		"x.md:26: goal: names wr_id 3, but no expect: line of the lesson reads a completion's wr_id 3"}},
+	{"goal names wr_id=N and work request ids", wridLesson + "goal: Post a receive, wr_id=7, then a send (work request ids 7 or 3).\nexpect: cq1 completions.wr_id == [7]\n", []string{
 		"x.md:26: goal: names wr_id 3, but no expect: line of the lesson reads a completion's wr_id 3"}},
 	{"goal names a PSN nothing reads", goodHead + "```vsh auto\nopen_device A\nopen_device B\nalloc_pd ctx0\nalloc_pd ctx1\ncreate_cq ctx0\ncreate_cq ctx1\n" +
 		"create_qp pd0 type=rc send_cq=cq0 recv_cq=cq0\ncreate_qp pd1 type=rc send_cq=cq1 recv_cq=cq1\n" +
