@@ -170,6 +170,11 @@ func (e *Expect) checkWant(x *evalCtx, want []value) error {
 				}
 			}
 		}
+		if _, ok := x.env.Object(s.handle); s.handle != "" && !ok && len(got) == 0 {
+			// A CQ that is not there polled nothing: cq2 completions == []
+			// would hold of a misspelt CQ.
+			return e.unmet("there is no %s (yet)", s.handle)
+		}
 		return e.compareList(x, got, want)
 	case subjCommands:
 		var got []value

@@ -150,6 +150,8 @@ func TestCheckExpect(t *testing.T) {
 		{"qp0.timeout == 12", "qp0.timeout is 14; the goal is 12"},
 		{"qp0.type == RC", ""},
 		{"qp9.state == RTS", "there is no qp9 (yet)"},
+		{"cq9 completions == []", "there is no cq9 (yet)"},
+		{"cq9 completions.count == 0", "there is no cq9 (yet)"},
 		{"qp0.dest_qpn == qp9", "there is no qp9, so qp0.dest_qpn == qp9 cannot hold yet"},
 		{"mr1[0:5] == \"hello\"", ""},
 		{"mr1[0:5] == 0x68656c6c6f", ""},
