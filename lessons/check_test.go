@@ -64,6 +64,10 @@ var checkTests = []struct {
 		"goal: Open B.\nexpects: ctx1.device == B\n\n```vsh\nalloc_pd ctx0\n```\ngoal: A PD.\nhnit: alloc_pd\n", []string{
 		`x.md:11: "Expect:" is not a line the tutor reads, and as prose it would show the learner what it says; did you mean expect:?`,
 		`x.md:17: "expects:" is not a line the tutor reads`, `x.md:23: "hnit:" is not a line the tutor reads, and as prose it would show the learner what it says; did you mean hint:?`}},
+	{"a hint's kind spaced or bracketed", goodHead + "```vsh\nopen_device A\n```\ngoal: Open A.\nhint (type): open_device A\nexpect: ctx0.device == A\n\n" +
+		"```vsh\nopen_device B\n```\ngoal: Open B.\nhint[type]: open_device B\nexpect: ctx1.device == B\n", []string{
+		`x.md:11: "hint (type):" is not a line the tutor reads, and as prose it would show the learner what it says; did you mean hint:?`,
+		`x.md:18: "hint[type]:" is not a line the tutor reads`}},
 	{"bad expectation", goodHead + "```vsh\nopen_device A\n```\nexpect: qp0.statee == RTS\n", []string{
 		`x.md:10: expect: a queue pair has no field "statee" (did you mean state?)`}},
 	{"bad value", goodHead + "```vsh\nopen_device A\n```\nexpect: qp0.state == RUNNING\n", []string{
@@ -129,6 +133,16 @@ func TestCheckRejects(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestCheckMisspeltDirectiveAlone: the lines after a misspelt directive
+// still belong to its cell; only the misspelt line is an error.
+func TestCheckMisspeltDirectiveAlone(t *testing.T) {
+	src := goodHead + "```vsh\nopen_device A\n```\ngoal: Open A.\nhint (type): open_device A\nexpect: ctx0.device == A\nhint: open_device A\n"
+	_, err := lessons.Check("x.md", []byte(src), simEnv(t), io.Discard)
+	if err == nil || strings.Count(err.Error(), "x.md:") != 1 {
+		t.Errorf("Check errors:\n%v\nwant one, at the misspelt line", err)
 	}
 }
 

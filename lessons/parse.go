@@ -358,9 +358,8 @@ func (p *parser) body(lines []string, from int) {
 		if last != nil {
 			if near, ok := nearDirective(t); ok {
 				p.errorf(ln, "%q is not a line the tutor reads, and as prose it would show the learner what it says; did you mean %s:? "+
-					"(the lines after a cell are lower case, the colon right after the word: %s)", firstWord(t), near, strings.Join(directives, ":, ")+":")
-				last = nil
-				continue
+					"(the lines after a cell are lower case, the colon right after the word: %s)", firstWord(t), near, strings.Join(directives, ":, ")+":, hint(KIND):")
+				continue // the cell's lines go on: one mistake, one error
 			}
 		}
 		last = nil
@@ -498,12 +497,15 @@ var directives = []string{"expect", "hint", "goal", "judge", "goal-holds", "pred
 // "expects:", "expect :", "hnit:"), and which it is near.
 func nearDirective(t string) (string, bool) {
 	word, _, ok := strings.Cut(t, ":")
-	if !ok || strings.ContainsAny(strings.TrimSpace(word), " \t") {
+	if !ok {
 		return "", false
 	}
 	w := strings.ToLower(strings.TrimSpace(word))
-	if i := strings.IndexByte(w, '('); i > 0 { // hint(kind)
-		w = w[:i]
+	if i := strings.IndexAny(w, "(["); i > 0 { // hint(kind), hint (kind), hint[kind]
+		w = strings.TrimSpace(w[:i])
+	}
+	if strings.ContainsAny(w, " \t") {
+		return "", false
 	}
 	for _, k := range directives {
 		if w == k || w == k+"s" {
