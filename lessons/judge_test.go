@@ -281,6 +281,10 @@ func TestTutorJudgesState(t *testing.T) {
 			{"close_device ctx0", nil, []string{"goal reached"}},
 			{"close_device ctx1", []string{"not yet: commands is [close_device ctx0, close_device ctx1]"}, []string{"goal reached"}},
 		}},
+		// The step's experiment run another way is named at once.
+		{"three runs where the step runs op=all", "sweep", 3, []turn{
+			{"bench op=send mode=lat max=4k lat_iters=20 chart=off", []string{"not yet: this step runs bench op=all", "yours ran bench op=send"}, []string{"goal reached"}},
+		}},
 		// The reply's receive goes in before the request that asks for it.
 		{"the request before its reply receive", "rpc", 4, []turn{
 			{`fill mr1 "hello, server"`, nil, []string{"goal reached"}},
