@@ -4,11 +4,11 @@
 # sq_psn where the peer is in RESET.
 lesson next
 #! step 2
-# A LID instead of a GID fails too, but for another reason than the
-# step's: no GRH, where the step leaves out the address vector altogether.
-mqp qp0 state=rtr path_mtu=1024 dest_qpn=qp1 rq_psn=0 max_dest_rd_atomic=1 min_rnr_timer=12 dlid=1
+# No address vector at all fails too, but for another reason than the
+# step's: IBV_QP_AV missing, where the step gives a LID and no GRH.
+mqp qp0 state=rtr path_mtu=1024 dest_qpn=qp1 rq_psn=0 max_dest_rd_atomic=1 min_rnr_timer=12
 #! refused
-mqp qp0 min_rnr_timer=12 max_dest_rd_atomic=1 rq_psn=0 dest_qpn=qp1 path_mtu=IBV_MTU_1024 state=rtr
+mqp qp0 min_rnr_timer=12 max_dest_rd_atomic=1 rq_psn=0 dest_qpn=qp1 path_mtu=IBV_MTU_1024 state=rtr dlid=1
 #! step 3
 mqp qp0 state=rtr path_mtu=1024 dest_qpn=qp1 rq_psn=0 max_dest_rd_atomic=1 min_rnr_timer=12 dgid=ctx1 sgid_index=1 hop_limit=64
 #! step 4
