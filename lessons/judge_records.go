@@ -1571,3 +1571,46 @@ var numbersIn = regexp.MustCompile(`0[xX][0-9a-fA-F]+|[0-9]+`)
 // reason counts other objects, or names other QP numbers, in another
 // session ("2 QPs still use this CQ" is the reason "1 QP" is).
 func reasonShape(why string) string { return numbersIn.ReplaceAllString(why, "#") }
+
+// armDiffs compares the limits the step arms its SRQs at (modify_srq
+// srq_limit=N), in order: a limit disarms itself once reached, so an SRQ
+// armed at 4 where the step arms it at 3 may end the step as the
+// reference's does.
+func (j *Judge) armDiffs(m mapping, recs []Record) []Diff {
+	arms := func(recs []Record, ref func(string) string) map[string][]string {
+		out := map[string][]string{}
+		for _, r := range recs {
+			for _, c := range ranCalls(r) {
+				if c.Cmd != "modify_srq" {
+					continue
+				}
+				for _, a := range c.Args {
+					if a.Kind == ArgNumber && (a.Key == "srq_limit" || a.Key == "limit") {
+						h := ref(firstHandle(c))
+						out[h] = append(out[h], a.Value)
+					}
+				}
+			}
+		}
+		return out
+	}
+	want := arms(j.tg.recs, func(h string) string { return h })
+	mine := arms(recs, func(h string) string { return m.l2s[h] })
+	var out []Diff
+	for _, h := range slices.Sorted(maps.Keys(want)) {
+		w, l := want[h], mine[h]
+		if slices.Equal(w, l) {
+			continue
+		}
+		d := Diff{Kind: DiffAttr, Handle: m.learner(h), Ref: h}
+		switch {
+		case len(l) < len(w) && slices.Equal(l, w[:len(l)]):
+			d.Pending = true
+			d.Text = fmt.Sprintf("this step arms %s's limit at %s; you have not yet", m.learner(h), w[len(l)])
+		default:
+			d.Text = fmt.Sprintf("%s's limit was armed at %s; this step arms it at %s", m.learner(h), strings.Join(l, ", then "), strings.Join(w, ", then "))
+		}
+		out = append(out, d)
+	}
+	return out
+}

@@ -281,6 +281,22 @@ func TestTutorJudgesState(t *testing.T) {
 			{"close_device ctx0", nil, []string{"goal reached"}},
 			{"close_device ctx1", []string{"not yet: commands is [close_device ctx0, close_device ctx1]"}, []string{"goal reached"}},
 		}},
+		// A limit disarms itself once reached: the SRQ's end state is the
+		// same whatever it was armed at.
+		{"an SRQ armed at another limit", "events", 16, []turn{
+			{"modify_srq srq0 srq_limit=4", []string{"not yet: srq0's limit was armed at 4; this step arms it at 3"}, []string{"goal reached"}},
+			{"post_send qp2 mr=mr0 length=16 count=2", nil, []string{"goal reached"}},
+			{"poll_cq cq0 n=2 wait=1s", nil, []string{"goal reached"}},
+			{"poll_cq cq2 n=2 wait=1s", nil, []string{"goal reached"}},
+			{"async_events ctx1 wait=1s", nil, []string{"goal reached"}},
+		}},
+		{"an SRQ armed by the limit alias", "events", 16, []turn{
+			{"modify_srq srq0 limit=3", nil, []string{"goal reached", "not yet"}},
+			{"post_send qp2 mr=mr0 length=16 count=2", nil, []string{"goal reached"}},
+			{"poll_cq cq0 n=2 wait=1s", nil, []string{"goal reached"}},
+			{"poll_cq cq2 n=2 wait=1s", nil, []string{"goal reached"}},
+			{"async_events ctx1 wait=1s", []string{"✓ goal reached"}, nil},
+		}},
 		// The step's experiment run another way is named at once.
 		{"three runs where the step runs op=all", "sweep", 3, []turn{
 			{"bench op=send mode=lat max=4k lat_iters=20 chart=off", []string{"not yet: this step runs bench op=all", "yours ran bench op=send"}, []string{"goal reached"}},
