@@ -895,8 +895,20 @@ func (j *Judge) memoryDiffs(le *snapshot, m mapping) []Diff {
 			}
 			at += lo
 			end := min(at+16, n)
-			// Not yet written is work to do; written otherwise, a wrong turn.
-			pending := !learnerChanged || at < len(kept) && kept[at] == lb[at]
+			// Not yet written is work to do; written otherwise, a wrong
+			// turn: any byte of the field there (8 at most) that differs
+			// and that the learner wrote (a rkey stored big-endian starts
+			// with the zero byte that was there).
+			pending := !learnerChanged
+			if learnerChanged {
+				pending = true
+				for i := at; i < min(at+8, end); i++ {
+					if lb[i] != sb[i] && (i >= len(kept) || kept[i] != lb[i]) {
+						pending = false
+						break
+					}
+				}
+			}
 			text, detail := outcome(fmt.Sprintf("%s bytes %d..%d", l.h, at, end), "are "+bytesText(lb[at:end]), "after this step they are "+bytesText(sb[at:end]), "what this step leaves there")
 			out = append(out, Diff{Kind: DiffMemory, Pending: pending, Handle: l.h, Ref: s.h, Text: text, Detail: detail})
 			break

@@ -301,6 +301,12 @@ func TestTutorJudgesState(t *testing.T) {
 		{"three runs where the step runs op=all", "sweep", 3, []turn{
 			{"bench op=send mode=lat max=4k lat_iters=20 chart=off", []string{"not yet: this step runs bench op=all", "yours ran bench op=send"}, []string{"goal reached"}},
 		}},
+		// A field written in the wrong byte order is a wrong turn, even
+		// where its first byte is the zero that was there.
+		{"an rkey stored big-endian", "rpc", 4, []turn{
+			{`fill mr1 "hello, server"`, nil, []string{"goal reached"}},
+			{"store mr0 u32=2 u32=1 u64=mr1.addr be32=mr1.rkey u32=13", []string{"not yet: mr0 bytes 16..32 are 0x0000025f"}, []string{"goal reached"}},
+		}},
 		// The reply's receive goes in before the request that asks for it.
 		{"the request before its reply receive", "rpc", 4, []turn{
 			{`fill mr1 "hello, server"`, nil, []string{"goal reached"}},
