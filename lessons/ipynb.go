@@ -215,6 +215,21 @@ func stepText(l *Lesson, i int) string {
 	if s.Cell != nil && s.Cell.Goal != "" {
 		b.WriteString("\n\n**Goal:** " + s.Cell.Goal)
 	}
+	if s.Cell != nil && s.Cell.Predict != nil {
+		p := s.Cell.Predict
+		q, how := p.Question, "one of "+strings.Join(p.Choices, ", ")
+		if q == "" {
+			q = "What will " + p.Answer + " be after this step?"
+		}
+		switch p.Kind {
+		case PredictNumber:
+			how = "a number"
+		case PredictBytes:
+			how = `bytes ("text" or 0x hex)`
+		}
+		fmt.Fprintf(&b, "\n\n**Predict first:** %s Answer with `predict` and %s, on the first line of the cell below, "+
+			"before the step's commands; the `%%check` after it says whether you were right.", q, how)
+	}
 	return b.String()
 }
 

@@ -180,7 +180,18 @@ func checkNotebook(t *testing.T, l *lessons.Lesson, nb nbFile, solutions bool) {
 	ids := map[string]bool{}
 	learner := map[int]int{}
 	check := map[int]int{}
-	var commands []string // the tutor's and, with solutions, the learner's
+	var commands []string    // the tutor's and, with solutions, the learner's
+	asked, questions := 0, 0 // predictions the notebook asks; the lesson's
+	for _, st := range l.Steps {
+		if st.Cell != nil && st.Cell.Predict != nil {
+			questions++
+		}
+	}
+	defer func() {
+		if asked != questions {
+			t.Errorf("the notebook asks %d predictions; the lesson has %d", asked, questions)
+		}
+	}()
 	for _, c := range nb.Cells {
 		if !cellIDPattern.MatchString(c.ID) || ids[c.ID] {
 			t.Errorf("cell id %q is repeated or not 1-64 of [a-zA-Z0-9-_]", c.ID)
@@ -195,6 +206,9 @@ func checkNotebook(t *testing.T, l *lessons.Lesson, nb nbFile, solutions bool) {
 		case "markdown":
 			if c.ExecutionCount != nil || c.Outputs != nil || c.Metadata.VSH != nil {
 				t.Errorf("markdown cell %s has a code cell's fields", c.ID)
+			}
+			if strings.Contains(c.text(), "**Predict first:**") {
+				asked++
 			}
 			continue
 		case "code":

@@ -125,6 +125,9 @@ func (t *Tutor) Check(n int) (text string, met bool, err error) {
 		} else {
 			fmt.Fprintf(&b, "✓ step %d: goal reached\n", n)
 		}
+		if r := &t.rec[i].pred; r.judged {
+			b.WriteString(t.wrapPrefixed("» prediction: ", predictionOutcome(r)))
+		}
 		if t.done && i == len(t.l.Steps)-1 {
 			t.finish(&b)
 		}

@@ -102,6 +102,38 @@ func TestNotebookCheckPaths(t *testing.T) {
 	}
 }
 
+// TestNotebookPrediction: a notebook's student answers a step's question
+// in its cell before the commands, and %check says how it went.
+func TestNotebookPrediction(t *testing.T) {
+	sh := newTestShell(t, 2, 1, true, nil)
+	defer sh.Close()
+	if _, err := sh.NotebookLesson("break-it"); err != nil {
+		t.Fatal(err)
+	}
+	l, _ := lessons.Find("break-it")
+	for i, st := range l.Steps {
+		if st.Cell == nil {
+			continue
+		}
+		if p := st.Cell.Predict; p != nil {
+			if _, err := sh.Exec("predict " + p.Choices[0]); err != nil {
+				t.Fatalf("step %d: predict: %v", i+1, err)
+			}
+		}
+		for _, c := range st.Cell.Commands {
+			sh.Exec(c.Text) // "! " lines fail as the lesson means them to
+		}
+		if st.Cell.Predict != nil {
+			text, met, err := sh.NotebookCheck(i + 1)
+			if err != nil || !met || !strings.Contains(text, "» prediction: ") {
+				t.Fatalf("%%check %d after a prediction: met=%v err=%v:\n%s", i+1, met, err, text)
+			}
+			return
+		}
+	}
+	t.Fatal("break-it asks no prediction")
+}
+
 // TestExecDisplay: a poll's completions come as an HTML table, a ladder
 // as SVG, and an error as its parts.
 func TestExecDisplay(t *testing.T) {
