@@ -138,7 +138,8 @@ test-lab: lab-setup
 #                 guest, the transcripts marked rxe0 in README.md and docs/ (go test ./docs, VSH_RXE=1).
 # make bench-rxe  Go pingpong rc against C ibv_rc_pingpong on the same rxe0: interleaved rounds,
 #                 medians with min–max, latency and bandwidth ratios for 64 B, 4 KiB and 64 KiB
-#                 (reported, not asserted; docs/pingpong.md has three runs).
+#                 (reported, not asserted; docs/pingpong.md has the runs). BENCH_ROUNDS=9 for
+#                 nine rounds per size instead of five.
 RXE_TEST := bin/ibverbs.test
 RXE_PP   := bin/pingpong
 RXE_VSH  := bin/vsh
@@ -177,5 +178,6 @@ test-interop: lab-setup rxe-binaries
 	  ./$(INTEROP_TEST) -test.count=1 -test.timeout=24m
 
 bench-rxe: lab-setup rxe-binaries
-	$(LAB_ENV) $(RXE_LAB) run -q -timeout 30m -e VSH_RXE=1 -e VSH_RXE_BENCH=./$(RXE_PP) -- \
+	$(LAB_ENV) $(RXE_LAB) run -q -timeout 30m -e VSH_RXE=1 -e VSH_RXE_BENCH=./$(RXE_PP) \
+	  $(if $(BENCH_ROUNDS),-e VSH_RXE_BENCH_ROUNDS=$(BENCH_ROUNDS)) -- \
 	  ./$(RXE_TEST) -test.count=1 -test.timeout=29m -test.run '^TestBenchRXE$$'
