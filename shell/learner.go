@@ -203,7 +203,9 @@ func (p *learnerPath) marker(n int, line string) {
 			p.problem(n, "%q did not get a hint of step %d (%q); the tutor said:\n%s", lastLine, step+1, firstHintLine(l, step), last)
 		}
 	case len(m) == 1 && m[0] == "refused":
-		if v := tu.Judge().Verdict(); v.Met || strings.Contains(last, "✓ goal reached") {
+		if p.lastStep < len(l.Steps) && !l.Steps[p.lastStep].Interactive() {
+			p.problem(n, "%q was typed at step %d, which is the tutor's, with no goal to refuse it by: lesson next goes on to the next learner step", lastLine, p.lastStep+1)
+		} else if v := tu.Judge().Verdict(); v.Met || strings.Contains(last, "✓ goal reached") {
 			p.problem(n, "%q reached the goal of step %d; it should not have", lastLine, p.lastStep+1)
 		}
 	case len(m) == 1 && m[0] == "lost":

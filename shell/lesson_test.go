@@ -275,7 +275,8 @@ func TestLessonResume(t *testing.T) {
 }
 
 // TestCheckLearnerPathPredict: #! predict ANSWER answers the question the
-// tutor asks there, and says where none is asked or the answer is refused.
+// tutor asks there, and says where none is asked or the answer is refused;
+// a #! refused where the tutor has no goal says so too.
 func TestCheckLearnerPathPredict(t *testing.T) {
 	toStep6 := "lesson next\nlesson skip\nlesson skip\nlesson skip\nlesson next\n#! step 6\n"
 	rts := "modify_qp qp0 state=rts sq_psn=0 timeout=14 retry_cnt=7 rnr_retry=0 max_rd_atomic=1\n"
@@ -294,6 +295,8 @@ func TestCheckLearnerPathPredict(t *testing.T) {
 			"p.vsh:9: the tutor asks no prediction here: step 6's prediction is closed: step 6's prediction was judged when the step was done (none made; what happened: IBV_WC_RNR_RETRY_EXC_ERR)", 0, 0, 0},
 		{"no answer", toStep6 + "#! predict\n", "p.vsh:7: #! predict takes the learner's answer", 0, 0, 0},
 		{"no question", "lesson next\n#! predict 0\n", "p.vsh:2: the tutor asks no prediction here: step 2 asks none", 0, 0, 0},
+		// A marker about a goal where the tutor has none.
+		{"refused at the tutor's step", "store mr7 u64=1\n#! refused\n", `p.vsh:2: "store mr7 u64=1" was typed at step 1, which is the tutor's`, 0, 0, 0},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			sh := newTestShell(t, 2, 1, true, nil)
