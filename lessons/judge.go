@@ -774,7 +774,7 @@ func (j *Judge) diffs(le *snapshot, m mapping, recs []Record) []Diff {
 	posted, outstanding := j.postDiffs(le, m, recs)
 	out = append(out, posted...)
 	out = append(out, j.completionDiffs(le, m, recs)...)
-	out = append(out, j.memoryDiffs(le, m)...)
+	out = append(out, j.memoryDiffs(le, m, recs)...)
 	out = append(out, j.cpuDiffs(le, m, recs)...)
 	out = append(out, outstanding...)
 	out = append(out, j.failureDiffs(m, recs)...)

@@ -320,6 +320,18 @@ func within(w ByteRange, rs []cpuWrite) bool {
 	return true
 }
 
+// cpuWrote reports whether a fill or store of recs wrote byte at of MR h.
+func cpuWrote(recs []Record, h string, at uint64) bool {
+	for _, r := range recs {
+		for _, c := range ranCalls(r) {
+			if w := c.Wrote; cpuWrites[c.Cmd] && w != nil && firstHandle(c) == h && w.Off <= at && at-w.Off < w.Len {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // firstHandle is the handle a call names first: the MR of fill or store.
 func firstHandle(c Call) string {
 	for _, a := range c.Args {
@@ -862,7 +874,7 @@ func (m mapping) learnerAll(hs []string) []string {
 // memoryDiffs compares the bytes the step changed, in the reference or in
 // the learner's session, MR by MR: there they must agree, a key or
 // address standing for the paired object's.
-func (j *Judge) memoryDiffs(le *snapshot, m mapping) []Diff {
+func (j *Judge) memoryDiffs(le *snapshot, m mapping, recs []Record) []Diff {
 	var out []Diff
 	for _, s := range j.tg.after.objs {
 		if s.kind != "mr" {
@@ -896,19 +908,10 @@ func (j *Judge) memoryDiffs(le *snapshot, m mapping) []Diff {
 			at += lo
 			end := min(at+16, n)
 			// Not yet written is work to do; written otherwise, a wrong
-			// turn: any byte of the field there (8 at most) that differs
-			// and that the learner wrote (a rkey stored big-endian starts
-			// with the zero byte that was there).
-			pending := !learnerChanged
-			if learnerChanged {
-				pending = true
-				for i := at; i < min(at+8, end); i++ {
-					if lb[i] != sb[i] && (i >= len(kept) || kept[i] != lb[i]) {
-						pending = false
-						break
-					}
-				}
-			}
+			// turn: a byte that changed, or one a fill or store of the
+			// step wrote (an rkey stored big-endian starts with the zero
+			// byte that was there).
+			pending := !learnerChanged || at < len(kept) && kept[at] == lb[at] && !cpuWrote(recs, l.h, uint64(at))
 			text, detail := outcome(fmt.Sprintf("%s bytes %d..%d", l.h, at, end), "are "+bytesText(lb[at:end]), "after this step they are "+bytesText(sb[at:end]), "what this step leaves there")
 			out = append(out, Diff{Kind: DiffMemory, Pending: pending, Handle: l.h, Ref: s.h, Text: text, Detail: detail})
 			break
@@ -1585,21 +1588,28 @@ var numbersIn = regexp.MustCompile(`0[xX][0-9a-fA-F]+|[0-9]+`)
 func reasonShape(why string) string { return numbersIn.ReplaceAllString(why, "#") }
 
 // armDiffs compares the limits the step arms its SRQs at (modify_srq
-// srq_limit=N), in order: a limit disarms itself once reached, so an SRQ
-// armed at 4 where the step arms it at 3 may end the step as the
-// reference's does.
+// srq_limit=N), in order, a re-arm before data moves replacing the arm
+// before it: a limit disarms itself once reached, so an SRQ armed at 4
+// where the step arms it at 3 may end the step as the reference's does.
 func (j *Judge) armDiffs(m mapping, recs []Record) []Diff {
 	arms := func(recs []Record, ref func(string) string) map[string][]string {
 		out := map[string][]string{}
+		fresh := map[string]bool{} // armed since data last moved: a re-arm replaces it
 		for _, r := range recs {
 			for _, c := range ranCalls(r) {
+				if movesData[c.Cmd] {
+					clear(fresh)
+				}
 				if c.Cmd != "modify_srq" {
 					continue
 				}
 				for _, a := range c.Args {
 					if a.Kind == ArgNumber && (a.Key == "srq_limit" || a.Key == "limit") {
 						h := ref(firstHandle(c))
-						out[h] = append(out[h], a.Value)
+						if fresh[h] {
+							out[h] = out[h][:len(out[h])-1]
+						}
+						out[h], fresh[h] = append(out[h], a.Value), true
 					}
 				}
 			}

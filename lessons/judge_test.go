@@ -290,7 +290,8 @@ func TestTutorJudgesState(t *testing.T) {
 			{"poll_cq cq2 n=2 wait=1s", nil, []string{"goal reached"}},
 			{"async_events ctx1 wait=1s", nil, []string{"goal reached"}},
 		}},
-		{"an SRQ armed by the limit alias", "events", 16, []turn{
+		{"an SRQ armed by the limit alias, again", "events", 16, []turn{
+			{"modify_srq srq0 srq_limit=4", nil, []string{"goal reached"}},
 			{"modify_srq srq0 limit=3", nil, []string{"goal reached", "not yet"}},
 			{"post_send qp2 mr=mr0 length=16 count=2", nil, []string{"goal reached"}},
 			{"poll_cq cq0 n=2 wait=1s", nil, []string{"goal reached"}},
@@ -306,6 +307,19 @@ func TestTutorJudgesState(t *testing.T) {
 		{"an rkey stored big-endian", "rpc", 4, []turn{
 			{`fill mr1 "hello, server"`, nil, []string{"goal reached"}},
 			{"store mr0 u32=2 u32=1 u64=mr1.addr be32=mr1.rkey u32=13", []string{"not yet: mr0 bytes 16..32 are 0x0000025f"}, []string{"goal reached"}},
+		}},
+		// Fields stored in another order: the address's low byte is the
+		// zero that was there, and the key stored first is B's own (the
+		// buffer registered again, so not the reference's number).
+		{"a descriptor stored key first", "write-read", 2, []turn{
+			{"reg_mr pd0 length=4096 access=local_write", nil, []string{"goal reached"}},
+			{"reg_mr pd1 length=4096 access=local_write,remote_write", nil, []string{"goal reached"}},
+			{"dereg_mr mr1", nil, []string{"goal reached"}},
+			{"reg_mr pd1 length=4096 access=local_write,remote_write,remote_read", []string{"✓ goal reached"}, nil},
+			{"lesson next", nil, nil},
+			{"post_recv qp0 mr=mr0 length=64 wr_id=7", nil, []string{"goal reached", "not yet"}},
+			{"store mr2 offset=8 u32=mr2.rkey u32=4096", nil, []string{"goal reached", "not yet"}},
+			{"store mr2 u64=mr2.addr", nil, []string{"goal reached", "not yet"}},
 		}},
 		// The reply's receive goes in before the request that asks for it.
 		{"the request before its reply receive", "rpc", 4, []turn{
