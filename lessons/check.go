@@ -202,15 +202,58 @@ func sectionCapabilities(l *Lesson) []string {
 	return out
 }
 
-// goalWRID finds the wr_ids a goal names: "wr_id 2", "wr_id=2", "wr_ids
-// 10 and 20", "work request ids 1, 2 or 3".
-var goalWRID = regexp.MustCompile(`(?i)\b(?:wr_ids?|work request ids?)\s*=?\s*(` + numberList + `)`)
+// goalWRID finds where a goal names wr_ids: "wr_id 2", "wr_id=2", "wr_ids
+// 10 and 20", "work request ids 1, 2 or 3" (goalNumbers reads them).
+var goalWRID = regexp.MustCompile(`(?i)\b(?:wr_ids?|work request ids?)\s*(?:=|\bis\b|\bare\b)?\s*`)
 
-// numberList is a list of numbers in prose: "1", "0x1a, 0x2b and 3".
-const numberList = `(?:0[xX][0-9a-fA-F]+|\d+)\b(?:\s*(?:,|\band\b|\bor\b)\s*(?:0[xX][0-9a-fA-F]+|\d+)\b)*`
+// proseNumber is a number as a goal writes one: hex with 0x, else decimal.
+var proseNumber = regexp.MustCompile(`^(?:0[xX][0-9a-fA-F]+|\d+)\b`)
 
-// listNumbers are the numbers of a numberList.
-var listNumbers = regexp.MustCompile(`0[xX][0-9a-fA-F]+|\d+`)
+// listGlue joins a list's numbers; listEnd may follow a list's later
+// number ("wr_ids 7 and 3 on B"), where another word says the number was
+// not the list's ("wr_id 1 and 4096 bytes").
+var (
+	listGlue = regexp.MustCompile(`^\s*(?:,\s*(?:and\s+|or\s+)?|and\s+|or\s+)`)
+	listEnd  = regexp.MustCompile(`^(?:\s*$|\s*[,.;:!?)]|\s+(?:and|or|on|in|at|to|from|for|with|then|each|both)\b)`)
+)
+
+// goalNumbers reads the numbers after each place re finds in goal: the
+// first always, each later one joined by a comma, "and" or "or" where
+// what follows it ends the list.
+func goalNumbers(re *regexp.Regexp, goal string) []string {
+	var out []string
+	for _, loc := range re.FindAllStringIndex(goal, -1) {
+		rest := goal[loc[1]:]
+		v := proseNumber.FindString(rest)
+		if v == "" {
+			continue
+		}
+		out = append(out, v)
+		rest = rest[len(v):]
+		for {
+			g := listGlue.FindString(rest)
+			if g == "" {
+				break
+			}
+			w := proseNumber.FindString(rest[len(g):])
+			if w == "" || !listEnd.MatchString(rest[len(g)+len(w):]) {
+				break
+			}
+			out = append(out, w)
+			rest = rest[len(g)+len(w):]
+		}
+	}
+	return out
+}
+
+// parseProseNumber reads a goal's number: hex after 0x, else decimal
+// (a goal's 010 is ten).
+func parseProseNumber(v string) (uint64, error) {
+	if len(v) > 2 && (v[:2] == "0x" || v[:2] == "0X") {
+		return strconv.ParseUint(v[2:], 16, 64)
+	}
+	return strconv.ParseUint(v, 10, 64)
+}
 
 // lintWRIDGoals finds a goal that names a wr_id no expect: line of the
 // lesson reads: the tutor compares a work request's wr_id only where the
@@ -230,22 +273,19 @@ func lintWRIDGoals(name string, l *Lesson) Errors {
 	})
 }
 
-// unreadGoals finds, in each goal a learner meets, the first number re
-// finds (in its first group, a numberList, each read as Go reads a
-// literal) that read does not know, and says so with msg.
+// unreadGoals finds, in each goal a learner meets, the first number
+// named where re finds (goalNumbers) that read does not know, and says
+// so with msg.
 func unreadGoals(name string, l *Lesson, re *regexp.Regexp, read func(uint64) bool, msg func(v string, n uint64) string) Errors {
 	var errs Errors
 	for _, s := range l.Steps {
 		if s.Cell == nil || s.Cell.Auto {
 			continue
 		}
-	goal:
-		for _, m := range re.FindAllStringSubmatch(s.Cell.Goal, -1) {
-			for _, v := range listNumbers.FindAllString(m[1], -1) {
-				if n, err := strconv.ParseUint(v, 0, 64); err == nil && !read(n) {
-					errs = append(errs, &Error{Name: name, Line: s.Cell.GoalLine, Msg: msg(v, n)})
-					break goal
-				}
+		for _, v := range goalNumbers(re, s.Cell.Goal) {
+			if n, err := parseProseNumber(v); err == nil && !read(n) {
+				errs = append(errs, &Error{Name: name, Line: s.Cell.GoalLine, Msg: msg(v, n)})
+				break
 			}
 		}
 	}
@@ -253,7 +293,7 @@ func unreadGoals(name string, l *Lesson, re *regexp.Regexp, read func(uint64) bo
 }
 
 // goalPSN finds a PSN a goal names: "PSN 0x1a2b3c", "with PSN 0".
-var goalPSN = regexp.MustCompile(`\bPSNs?\s*=?\s*(` + numberList + `)`)
+var goalPSN = regexp.MustCompile(`(?i)\bPSNs?\s*(?:=|\bis\b|\bare\b)?\s*`)
 
 // cellPSN finds a PSN a command gives pp_dest, which the tutor compares.
 var cellPSN = regexp.MustCompile(`^\s*pp_dest\b.*\bpsn=(0[xX][0-9a-fA-F]+|\d+)\b`)
@@ -280,7 +320,7 @@ func lintPSNGoals(name string, l *Lesson) Errors {
 		}
 		for _, c := range s.Cell.Commands {
 			if m := cellPSN.FindStringSubmatch(c.Text); m != nil {
-				if n, err := strconv.ParseUint(m[1], 0, 64); err == nil {
+				if n, err := parseProseNumber(m[1]); err == nil {
 					read[n] = true
 				}
 			}

@@ -21,7 +21,7 @@ const goodHead = "---\nid: t\ntitle: T\nlevel: beginner\nminutes: 1\n---\n"
 // them: each message carries its line.
 // wridLesson is a lesson whose last step posts wr_id 7 and 3; its goal:
 // and expect: lines follow.
-const wridLesson = goodHead + "```vsh auto\nopen_device A\nopen_device B\nalloc_pd ctx0\nalloc_pd ctx1\ncreate_cq ctx0\ncreate_cq ctx1\n" +
+const wridLesson = goodHead + "```vsh auto\n" + twoSides +
 	"reg_mr pd0 length=64 access=local_write\nreg_mr pd1 length=64 access=local_write\ncreate_qp pd0 type=rc send_cq=cq0 recv_cq=cq0\n" +
 	"create_qp pd1 type=rc send_cq=cq1 recv_cq=cq1\nconnect qp0 qp1\n```\n\n```vsh\npost_recv qp1 mr=mr1 wr_id=7\npost_send qp0 mr=mr0 wr_id=3\npoll_cq cq1\n```\n"
 
@@ -120,6 +120,33 @@ var checkTests = []struct {
 		"x.md:29: goal: names PSN 0x4d5e6f, but no expect: line of the lesson reads a QP's PSN 0x4d5e6f"}},
 }
 
+// TestCheckGoalNumbers: the goal lints read the lists a goal names, and
+// not a number that prose puts after one ("wr_id 1 and 4096 bytes").
+func TestCheckGoalNumbers(t *testing.T) {
+	for _, tc := range []struct {
+		goal, want, not string // an error the lints give; one they do not
+	}{
+		{"Post four receives, all with wr_id 7 and 4096 bytes long.", "", "names wr_id 4096"},
+		{"Move both QPs to RTS: send PSN 0 and 7 retries of each kind.", "names PSN 0", "names PSN 7"},
+		{"Post receives with wr_ids 7 and 3 on B.", "names wr_id 3", ""},
+		{"Post receives (wr_ids 7, 3).", "names wr_id 3", ""},
+		{"Post a receive, wr_id=7, then a send (work request ids 7 or 3).", "names wr_id 3", ""},
+		{"Post a receive with wr_id 07 on B.", "", "names wr_id"}, // decimal, as the shell reads it
+		{"Post a receive with wr_id 010 on B.", "names wr_id 10", ""},
+		{"The sender's PSN is 0x1a2b3c.", "names PSN 0x1a2b3c", ""},
+	} {
+		src := wridLesson + "goal: " + tc.goal + "\nexpect: cq1 completions.wr_id == [7]\n"
+		_, err := lessons.Check("x.md", []byte(src), simEnv(t), io.Discard)
+		got := ""
+		if err != nil {
+			got = err.Error()
+		}
+		if tc.want != "" && !strings.Contains(got, tc.want) || tc.not != "" && strings.Contains(got, tc.not) {
+			t.Errorf("goal %q: errors %q; want %q and not %q", tc.goal, got, tc.want, tc.not)
+		}
+	}
+}
+
 func TestCheckRejects(t *testing.T) {
 	for _, tc := range checkTests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -143,6 +170,24 @@ func TestCheckMisspeltDirectiveAlone(t *testing.T) {
 	_, err := lessons.Check("x.md", []byte(src), simEnv(t), io.Discard)
 	if err == nil || strings.Count(err.Error(), "x.md:") != 1 {
 		t.Errorf("Check errors:\n%v\nwant one, at the misspelt line", err)
+	}
+	// Prose whose first words have a remark in brackets is prose.
+	src = goodHead + "```vsh\nopen_device A\n```\ngoal: Open A.\nexpect: ctx0.device == A\nAnswer (for the curious): the device is sim0.\n"
+	if _, err := lessons.Check("x.md", []byte(src), simEnv(t), io.Discard); err != nil {
+		t.Errorf("prose after a cell's lines refused:\n%v", err)
+	}
+}
+
+// TestCheckAcceptsCQPolledThenDestroyed: an expect: on the completions of
+// a CQ the step polled and then destroyed reads what the polls found.
+func TestCheckAcceptsCQPolledThenDestroyed(t *testing.T) {
+	src := goodHead + "```vsh auto\n" + twoSides +
+		"reg_mr pd0 length=4096 access=local_write\nreg_mr pd1 length=4096 access=local_write,remote_write\n" +
+		"create_qp pd0 type=rc send_cq=cq0 recv_cq=cq0\ncreate_qp pd1 type=rc send_cq=cq1 recv_cq=cq1\nconnect qp0 qp1 access=remote_write\n```\n\n" +
+		"```vsh\npost_send qp0 opcode=rdma_write mr=mr0 length=8 remote=mr1\npoll_cq cq0\npoll_cq cq1\ndestroy_qp qp1\ndestroy_cq cq1\n```\n" +
+		"goal: WRITE into B's mr1, poll both CQs, then destroy B's QP and CQ.\nexpect: cq1 completions.count == 0\n"
+	if _, err := lessons.Check("x.md", []byte(src), simEnv(t), io.Discard); err != nil {
+		t.Errorf("Check refused:\n%v", err)
 	}
 }
 
