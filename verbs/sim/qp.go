@@ -291,9 +291,8 @@ func (q *qp) apply(a *verbs.QPAttr, mask verbs.QPAttrMask) {
 	if mask&verbs.AttrCurState != 0 {
 		s.CurState = a.State // rxe stores attr->qp_state here, not cur_qp_state
 	}
-	if mask&verbs.AttrEnSQDAsyncNotify != 0 {
-		s.EnSQDAsyncNotify = a.EnSQDAsyncNotify
-	}
+	// IBV_QP_EN_SQD_ASYNC_NOTIFY is taken and not kept, as rxe does: a
+	// query reads 0 (and SQ_DRAINED comes all the same).
 	if mask&verbs.AttrAccessFlags != 0 {
 		s.AccessFlags = a.AccessFlags
 	}

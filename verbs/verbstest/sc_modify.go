@@ -64,7 +64,7 @@ var modifyScenarios = []Scenario{
 	},
 	{
 		Name:   "qp-state/sqd-and-back",
-		Source: "core verbs.c qp_state_table RTS→SQD→RTS; rxe_qp.c rxe_qp_drain and rxe_qp_chk_attr (SQD may be left, except to ERR, only once drained); rxe_qp_to_attr sq_draining",
+		Source: "core verbs.c qp_state_table RTS→SQD→RTS; rxe_qp.c rxe_qp_drain and rxe_qp_chk_attr (SQD may be left, except to ERR, only once drained); rxe_qp_to_attr sq_draining; rxe_qp_from_attr keeps no en_sqd_async_notify (a query reads 0, measured on rxe0)",
 		Run:    scQPStateSQDAndBack,
 	},
 	{
@@ -272,9 +272,16 @@ func scQPStateStateOutOfRange(e *Env) {
 // scQPStateSQDAndBack runs the scenario qp-state/sqd-and-back.
 func scQPStateSQDAndBack(e *Env) {
 	a, b := e.Pair(verbs.QPTypeRC)
-	e.step(a, b.Num(), verbs.QPSRTS, verbs.QPSSQD)
+	attr := e.attrsFor(verbs.QPTypeRC, a.Num(), b.Num(), verbs.QPSRTS, verbs.QPSSQD, verbs.QPCap{})
+	e.Must(a.Modify(&attr, aState|aSQDNote), "RTS→SQD with en_sqd_async_notify")
 	if s := e.State(a); s != verbs.QPSSQD {
 		e.Errorf("after RTS→SQD: state %v; want SQD", s)
+	}
+	// rxe takes en_sqd_async_notify and keeps none of it.
+	if got, _, err := a.Query(aSQDNote); err != nil {
+		e.Errorf("ibv_query_qp(IBV_QP_EN_SQD_ASYNC_NOTIFY): %v", err)
+	} else if got.EnSQDAsyncNotify {
+		e.Errorf("after RTS→SQD with en_sqd_async_notify=1, query reads it 1; rxe reads 0 (it keeps no such attribute)")
 	}
 	e.step(a, b.Num(), verbs.QPSSQD, verbs.QPSRTS)
 	if s := e.State(a); s != verbs.QPSRTS {
