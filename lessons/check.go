@@ -204,7 +204,7 @@ func sectionCapabilities(l *Lesson) []string {
 
 // goalWRID finds where a goal names wr_ids: "wr_id 2", "wr_id=2", "wr_ids
 // 10 and 20", "work request ids 1, 2 or 3" (goalNumbers reads them).
-var goalWRID = regexp.MustCompile(`(?i)\b(?:wr_ids?|work request ids?)\s*(?:=|\bis\b|\bare\b)?\s*`)
+var goalWRID = regexp.MustCompile(`(?i)\b(?:wr_ids?|work request ids?)\s*(?:=|(\bis\b|\bare\b))?\s*`)
 
 // proseNumber is a number as a goal writes one: hex with 0x, else decimal.
 var proseNumber = regexp.MustCompile(`^(?:0[xX][0-9a-fA-F]+|\d+)\b`)
@@ -214,18 +214,19 @@ var proseNumber = regexp.MustCompile(`^(?:0[xX][0-9a-fA-F]+|\d+)\b`)
 // not the list's ("wr_id 1 and 4096 bytes").
 var (
 	listGlue = regexp.MustCompile(`^\s*(?:,\s*(?:and\s+|or\s+)?|and\s+|or\s+)`)
-	listEnd  = regexp.MustCompile(`^(?:\s*$|\s*[,.;:!?)]|\s+(?:and|or|on|in|at|to|from|for|with|then|each|both)\b)`)
+	listEnd  = regexp.MustCompile(`^(?:\s*$|\s*[,.;:!?)]|\s+(?:and|or|on|in|at|to|from|for|then|each|both)\b)`)
 )
 
 // goalNumbers reads the numbers after each place re finds in goal: the
-// first always, each later one joined by a comma, "and" or "or" where
-// what follows it ends the list.
+// first always (after "is" or "are", its first group, only in hex: "a
+// PSN is 24 bits" is no PSN), each later one joined by a comma, "and" or
+// "or" where what follows it ends the list.
 func goalNumbers(re *regexp.Regexp, goal string) []string {
 	var out []string
-	for _, loc := range re.FindAllStringIndex(goal, -1) {
+	for _, loc := range re.FindAllStringSubmatchIndex(goal, -1) {
 		rest := goal[loc[1]:]
 		v := proseNumber.FindString(rest)
-		if v == "" {
+		if v == "" || len(loc) > 2 && loc[2] >= 0 && !strings.HasPrefix(strings.ToLower(v), "0x") {
 			continue
 		}
 		out = append(out, v)
@@ -293,7 +294,7 @@ func unreadGoals(name string, l *Lesson, re *regexp.Regexp, read func(uint64) bo
 }
 
 // goalPSN finds a PSN a goal names: "PSN 0x1a2b3c", "with PSN 0".
-var goalPSN = regexp.MustCompile(`(?i)\bPSNs?\s*(?:=|\bis\b|\bare\b)?\s*`)
+var goalPSN = regexp.MustCompile(`(?i)\bPSNs?\s*(?:=|(\bis\b|\bare\b))?\s*`)
 
 // cellPSN finds a PSN a command gives pp_dest, which the tutor compares.
 var cellPSN = regexp.MustCompile(`^\s*pp_dest\b.*\bpsn=(0[xX][0-9a-fA-F]+|\d+)\b`)
@@ -327,7 +328,15 @@ func lintPSNGoals(name string, l *Lesson) Errors {
 		}
 	}
 	return unreadGoals(name, l, goalPSN, func(n uint64) bool { return read[n] }, func(v string, n uint64) string {
-		return fmt.Sprintf("goal: names PSN %s, but no expect: line of the lesson reads a QP's PSN %s, so the tutor does not compare it (a learner's PSN %#x passes): add expect: QP.sq_psn == %s (or rq_psn) where the QP is connected, or leave the PSN out of the goal",
-			v, v, n+1, v)
+		return fmt.Sprintf("goal: names PSN %s, but no expect: line of the lesson reads a QP's PSN %s, so the tutor does not compare it (a learner's PSN %s passes): add expect: QP.sq_psn == %s (or rq_psn) where the QP is connected, or leave the PSN out of the goal",
+			v, v, sameBase(v, n+1), v)
 	})
+}
+
+// sameBase writes n as v is written: hex after 0x, else decimal.
+func sameBase(v string, n uint64) string {
+	if strings.HasPrefix(strings.ToLower(v), "0x") {
+		return fmt.Sprintf("%#x", n)
+	}
+	return strconv.FormatUint(n, 10)
 }

@@ -134,6 +134,8 @@ func TestCheckGoalNumbers(t *testing.T) {
 		{"Post a receive with wr_id 07 on B.", "", "names wr_id"}, // decimal, as the shell reads it
 		{"Post a receive with wr_id 010 on B.", "names wr_id 10", ""},
 		{"The sender's PSN is 0x1a2b3c.", "names PSN 0x1a2b3c", ""},
+		{"Connect qp0 and qp1 (a PSN is 24 bits: connect picks them).", "", "names PSN"},
+		{"Post with wr_id 7 and 64 with inline.", "", "names wr_id 64"},
 	} {
 		src := wridLesson + "goal: " + tc.goal + "\nexpect: cq1 completions.wr_id == [7]\n"
 		_, err := lessons.Check("x.md", []byte(src), simEnv(t), io.Discard)
@@ -172,9 +174,11 @@ func TestCheckMisspeltDirectiveAlone(t *testing.T) {
 		t.Errorf("Check errors:\n%v\nwant one, at the misspelt line", err)
 	}
 	// Prose whose first words have a remark in brackets is prose.
-	src = goodHead + "```vsh\nopen_device A\n```\ngoal: Open A.\nexpect: ctx0.device == A\nAnswer (for the curious): the device is sim0.\n"
-	if _, err := lessons.Check("x.md", []byte(src), simEnv(t), io.Discard); err != nil {
-		t.Errorf("prose after a cell's lines refused:\n%v", err)
+	for _, prose := range []string{"Answer (for the curious): the device is sim0.", "Answer (spoiler): it is sim0.", "Hint (spoiler): sim0."} {
+		src = goodHead + "```vsh\nopen_device A\n```\ngoal: Open A.\nexpect: ctx0.device == A\n" + prose + "\n"
+		if _, err := lessons.Check("x.md", []byte(src), simEnv(t), io.Discard); err != nil {
+			t.Errorf("prose after a cell's lines refused:\n%v", err)
+		}
 	}
 }
 

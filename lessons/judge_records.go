@@ -320,16 +320,19 @@ func within(w ByteRange, rs []cpuWrite) bool {
 	return true
 }
 
-// cpuWrote reports whether a fill or store of recs wrote byte at of MR h.
-func cpuWrote(recs []Record, h string, at uint64) bool {
+// cpuStored reports whether the last CPU write of recs into byte at of MR
+// h was a store: a field written, where a fill (a memset before the
+// fields) leaves them to come.
+func cpuStored(recs []Record, h string, at uint64) bool {
+	last := ""
 	for _, r := range recs {
 		for _, c := range ranCalls(r) {
 			if w := c.Wrote; cpuWrites[c.Cmd] && w != nil && firstHandle(c) == h && w.Off <= at && at-w.Off < w.Len {
-				return true
+				last = c.Cmd
 			}
 		}
 	}
-	return false
+	return last == "store"
 }
 
 // firstHandle is the handle a call names first: the MR of fill or store.
@@ -362,6 +365,10 @@ func overlaps(live []held, mr string, w *ByteRange, moved bool) bool {
 	}
 	return false
 }
+
+// looksForData are the commands of movesData that only look for what
+// came: one that finds nothing moved nothing.
+var looksForData = map[string]bool{"poll_cq": true, "get_cq_event": true, "async_events": true}
 
 // movesData are the commands during which bytes may land in an MR: posts
 // (a receive lets an RNR-stalled message in), polls, the fabric's clock
@@ -908,10 +915,10 @@ func (j *Judge) memoryDiffs(le *snapshot, m mapping, recs []Record) []Diff {
 			at += lo
 			end := min(at+16, n)
 			// Not yet written is work to do; written otherwise, a wrong
-			// turn: a byte that changed, or one a fill or store of the
-			// step wrote (an rkey stored big-endian starts with the zero
-			// byte that was there).
-			pending := !learnerChanged || at < len(kept) && kept[at] == lb[at] && !cpuWrote(recs, l.h, uint64(at))
+			// turn: a byte that changed, or one a store of the step wrote
+			// last (an rkey stored big-endian starts with the zero byte
+			// that was there; a memset of zeros is no field yet).
+			pending := !learnerChanged || at < len(kept) && kept[at] == lb[at] && !cpuStored(recs, l.h, uint64(at))
 			text, detail := outcome(fmt.Sprintf("%s bytes %d..%d", l.h, at, end), "are "+bytesText(lb[at:end]), "after this step they are "+bytesText(sb[at:end]), "what this step leaves there")
 			out = append(out, Diff{Kind: DiffMemory, Pending: pending, Handle: l.h, Ref: s.h, Text: text, Detail: detail})
 			break
@@ -1597,7 +1604,9 @@ func (j *Judge) armDiffs(m mapping, recs []Record) []Diff {
 		fresh := map[string]bool{} // armed since data last moved: a re-arm replaces it
 		for _, r := range recs {
 			for _, c := range ranCalls(r) {
-				if movesData[c.Cmd] {
+				// Data may have met the SRQ: a command that sends or runs
+				// the fabric, or a look that found completions.
+				if movesData[c.Cmd] && !looksForData[c.Cmd] || len(r.Completions) > 0 {
 					clear(fresh)
 				}
 				if c.Cmd != "modify_srq" {
@@ -1630,7 +1639,8 @@ func (j *Judge) armDiffs(m mapping, recs []Record) []Diff {
 			d.Pending = true
 			d.Text = fmt.Sprintf("this step arms %s's limit at %s; you have not yet", m.learner(h), w[len(l)])
 		default:
-			d.Text = fmt.Sprintf("%s's limit was armed at %s; this step arms it at %s", m.learner(h), strings.Join(l, ", then "), strings.Join(w, ", then "))
+			d.Text = fmt.Sprintf("%s's limit was armed at %s; this step arms it at %s (an arm data has met stays: lesson reset starts the step over)",
+				m.learner(h), strings.Join(l, ", then "), strings.Join(w, ", then "))
 		}
 		out = append(out, d)
 	}

@@ -292,6 +292,7 @@ func TestTutorJudgesState(t *testing.T) {
 		}},
 		{"an SRQ armed by the limit alias, again", "events", 16, []turn{
 			{"modify_srq srq0 srq_limit=4", nil, []string{"goal reached"}},
+			{"poll_cq cq2", nil, []string{"goal reached"}}, // finds nothing: no data met the arm
 			{"modify_srq srq0 limit=3", nil, []string{"goal reached", "not yet"}},
 			{"post_send qp2 mr=mr0 length=16 count=2", nil, []string{"goal reached"}},
 			{"poll_cq cq0 n=2 wait=1s", nil, []string{"goal reached"}},
@@ -320,6 +321,18 @@ func TestTutorJudgesState(t *testing.T) {
 			{"post_recv qp0 mr=mr0 length=64 wr_id=7", nil, []string{"goal reached", "not yet"}},
 			{"store mr2 offset=8 u32=mr2.rkey u32=4096", nil, []string{"goal reached", "not yet"}},
 			{"store mr2 u64=mr2.addr", nil, []string{"goal reached", "not yet"}},
+		}},
+		// A memset before the fields, as C programs do, leaves them to come.
+		{"a descriptor after a memset", "write-read", 4, []turn{
+			{"show mr1", nil, []string{"goal reached", "not yet"}},
+			{"post_recv qp0 mr=mr0 length=64 wr_id=7", nil, []string{"goal reached", "not yet"}},
+			{"fill mr1 0x00 length=16", nil, []string{"goal reached", "not yet"}},
+			{"store mr1 u64=mr1.addr", nil, []string{"goal reached", "not yet"}},
+			{"store mr1 offset=8 u32=mr1.rkey", nil, []string{"goal reached", "not yet"}},
+			{"store mr1 offset=12 u32=4096", nil, []string{"goal reached", "not yet"}},
+			{"post_send qp1 mr=mr1 length=16", nil, []string{"not yet"}},
+			{"poll_cq cq1", nil, []string{"not yet"}},
+			{"poll_cq cq0", []string{"✓ goal reached"}, nil},
 		}},
 		// The reply's receive goes in before the request that asks for it.
 		{"the request before its reply receive", "rpc", 4, []turn{

@@ -501,8 +501,9 @@ func nearDirective(t string) (string, bool) {
 		return "", false
 	}
 	w := strings.ToLower(strings.TrimSpace(word))
-	if i := strings.IndexAny(w, "(["); i > 0 && !strings.ContainsAny(strings.TrimSpace(w[i+1:]), " \t") {
-		w = strings.TrimSpace(w[:i]) // hint(kind), hint (kind), hint[kind]; not "Answer (for the curious)"
+	if i := strings.IndexAny(w, "(["); i > 0 && strings.TrimSpace(w[:i]) == "hint" &&
+		knownDiffKind(DiffKind(strings.Trim(strings.TrimSpace(w[i+1:]), ")]"))) {
+		w = "hint" // hint (type), hint[type]; not "Answer (spoiler)" or "Hint (for the curious)"
 	}
 	if strings.ContainsAny(w, " \t") {
 		return "", false
