@@ -211,6 +211,12 @@ func (t *Tutor) Predict(answer string) (string, error) {
 	}
 	s := t.l.Steps[t.step]
 	if !s.Interactive() || s.Cell.Predict == nil || t.absent[t.step] != nil {
+		if k := t.lastAsked(); t.driven && k >= 0 {
+			// A notebook moves on silently: the answer is for the step
+			// whose cell it sits in, done already.
+			return "", fmt.Errorf("step %d's prediction was judged when its goal was reached (%s); a prediction goes on the first line of the step's cell, before its commands",
+				k+1, predictionOutcome(&t.rec[k].pred))
+		}
 		return "", fmt.Errorf("step %d asks for no prediction; predict answers the question a step asks before you run it (lesson shows the step)", t.step+1)
 	}
 	p, r := s.Cell.Predict, &t.rec[t.step].pred
@@ -233,6 +239,20 @@ func (t *Tutor) Predict(answer string) (string, error) {
 	}
 	r.answer, r.given, r.answered = text, v, true
 	return fmt.Sprintf("» your prediction: %s%s; now run the step and see\n", text, again), nil
+}
+
+// lastAsked is the step before the current one, with no learner step
+// between, whose prediction was judged; -1 when there is none.
+func (t *Tutor) lastAsked() int {
+	for k := t.step - 1; k >= 0; k-- {
+		if s := t.l.Steps[k]; s.Interactive() {
+			if s.Cell.Predict != nil && t.rec[k].pred.judged {
+				return k
+			}
+			return -1
+		}
+	}
+	return -1
 }
 
 func answerText(r *predictionRecord) string {

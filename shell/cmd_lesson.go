@@ -461,7 +461,11 @@ func cmdPredict(c *call) error {
 	}
 	out, err := tu.Predict(answer)
 	if err != nil {
-		return usagef("lesson shows the step and its question", "%v", err)
+		hint := "lesson shows the step and its question"
+		if tu.Driven() {
+			hint = "the notebook asks each step's question under its goal"
+		}
+		return usagef(hint, "%v", err)
 	}
 	c.out.addRaw(out)
 	return nil

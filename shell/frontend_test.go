@@ -128,6 +128,12 @@ func TestNotebookPrediction(t *testing.T) {
 			if err != nil || !met || !strings.Contains(text, "» prediction: ") {
 				t.Fatalf("%%check %d after a prediction: met=%v err=%v:\n%s", i+1, met, err, text)
 			}
+			// An answer after the step's commands is for this step, whose
+			// goal the tutor has moved on from.
+			_, err = sh.Exec("predict " + st.Cell.Predict.Choices[1])
+			if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("step %d's prediction was judged when its goal was reached", i+1)) {
+				t.Errorf("a late answer in the notebook: %v", err)
+			}
 			return
 		}
 	}
