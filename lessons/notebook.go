@@ -81,7 +81,18 @@ func (t *Tutor) judgeDriven(asked bool) {
 		if t.l.Steps[t.step].Interactive() {
 			t.judgePrediction(&quiet)
 		}
+		t.enteredGen = t.cellGen
 		t.enter(t.step+1, &quiet)
+	}
+}
+
+// CellStart tells a notebook's tutor that a cell begins: commands left in
+// the cell that reached a step's goal close no prediction of the step
+// after it, whose question the notebook asks in the cells below.
+func (t *Tutor) CellStart() {
+	if t.driven {
+		t.cells = true
+		t.cellGen++
 	}
 }
 

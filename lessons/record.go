@@ -185,10 +185,11 @@ func stepTitle(s *Step) string {
 
 // closePrediction closes the current step's prediction once a learner's
 // command of the step ran a verb that worked (not only looked: help,
-// show, query_*; a command that failed shows no outcome either).
+// show, query_*; a command that failed shows no outcome either); in a
+// notebook, not while the cell that reached the step before runs on.
 func (t *Tutor) closePrediction(recs []Record) {
 	p := &t.rec[t.step].pred
-	if p.closed {
+	if p.closed || t.cells && t.cellGen == t.enteredGen {
 		return
 	}
 	for _, r := range recs {

@@ -52,6 +52,12 @@ type Tutor struct {
 	// notebook's cells run the lesson's commands, the tutor runs none,
 	// and it speaks when asked (Check).
 	driven bool
+	// cells is set once the notebook says where its cells start
+	// (CellStart); cellGen counts them, and enteredGen is the cell the
+	// current step began in: the rest of the cell that reached the step
+	// before it is that step's, and closes no prediction.
+	cells               bool
+	cellGen, enteredGen int
 }
 
 // MaxStepCommands and MaxStepWork bound the commands of one step the

@@ -184,6 +184,18 @@ func (s *Shell) NotebookLesson(ref string) (string, error) {
 	return head, nil
 }
 
+// NotebookCell says a notebook's cell begins (the kernel, at each
+// execute_request): the tutor of a notebook's lesson judges the rest of
+// the cell that reached a goal as the step's after it, without closing
+// its prediction, and save FILE.vsh marks where cells began, which the
+// graded hand-in replays (NotebookCellMark).
+func (s *Shell) NotebookCell() {
+	s.nbCells++
+	if st := s.lesson; st != nil && st.tutor != nil {
+		st.tutor.CellStart()
+	}
+}
+
 // NotebookCheck judges step n (from 1) of the notebook's lesson
 // (lessons.Tutor.Check): the verdict as text, and whether the step is
 // reached.

@@ -140,6 +140,72 @@ func TestNotebookPrediction(t *testing.T) {
 	t.Fatal("break-it asks no prediction")
 }
 
+// TestNotebookCellLeftover: a command left at the end of the cell that
+// reached a step's goal closes no prediction of the next step, which the
+// student answers on its own cell's first line; a hand-in saved there
+// marks the cells, so that its replay judges the same.
+func TestNotebookCellLeftover(t *testing.T) {
+	l, _ := lessons.Find("write-imm")
+	k := -1
+	for i, st := range l.Steps {
+		if i > 0 && st.Cell != nil && st.Cell.Predict != nil && l.Steps[i-1].Interactive() {
+			k = i
+			break
+		}
+	}
+	if k < 0 {
+		t.Fatal("write-imm has no predicted step after a learner step")
+	}
+	play := func(sh *Shell, cell func(), upto int) {
+		for i, st := range l.Steps[:upto+1] {
+			if st.Cell == nil {
+				continue
+			}
+			cell()
+			if i == k {
+				answer := "1"
+				switch p := st.Cell.Predict; {
+				case len(p.Choices) > 0:
+					answer = p.Choices[0]
+				case p.Kind == lessons.PredictBytes:
+					answer = `"x"`
+				}
+				if _, err := sh.Exec("predict " + answer); err != nil {
+					t.Fatalf("step %d: predict on the cell's first line: %v", i+1, err)
+				}
+			}
+			for _, c := range st.Cell.Commands {
+				sh.Exec(c.Text)
+			}
+			if i == k-1 {
+				sh.Exec("advance 1ms") // left at the end of the cell
+			}
+		}
+	}
+	files := newMemFiles()
+	sh := newTestShell(t, 2, 1, true, files)
+	defer sh.Close()
+	sh.NotebookCell()
+	if _, err := sh.NotebookLesson("write-imm"); err != nil {
+		t.Fatal(err)
+	}
+	play(sh, sh.NotebookCell, k)
+	text, met, err := sh.NotebookCheck(k + 1)
+	if err != nil || !met || !strings.Contains(text, "» prediction: ") || strings.Contains(text, "none made") {
+		t.Fatalf("%%check %d: met=%v err=%v:\n%s", k+1, met, err, text)
+	}
+	if _, err := sh.Exec("save hand-in.vsh"); err != nil {
+		t.Fatal(err)
+	}
+	data, err := files.ReadFile("hand-in.vsh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(data), NotebookCellMark+"\n"); n < k {
+		t.Errorf("the hand-in marks %d cells; the notebook ran at least %d:\n%s", n, k, data)
+	}
+}
+
 // TestExecDisplay: a poll's completions come as an HTML table, a ladder
 // as SVG, and an error as its parts.
 func TestExecDisplay(t *testing.T) {

@@ -107,6 +107,12 @@ func (s *Shell) runScript(ctx context.Context, r io.Reader, w io.Writer, name st
 			}
 			continue
 		}
+		if strings.TrimSpace(line) == NotebookCellMark {
+			if st := s.lesson; st != nil && st.tutor != nil && st.tutor.Driven() {
+				s.NotebookCell() // a notebook's hand-in: a cell began here
+			}
+			continue
+		}
 		cmd, skip, bad := nb.take(line)
 		if skip {
 			if bad != "" {
@@ -539,12 +545,18 @@ func Continued(line string) bool {
 // lesson's own cells (Shell.NotebookLesson).
 const NotebookHandIn = "# the cells run in a notebook of lesson "
 
+// NotebookCellMark is the line save FILE.vsh writes in a notebook's
+// hand-in where a cell began; a script run for a notebook's tutor takes
+// it as the start of a cell (Shell.NotebookCell), any other as a comment.
+const NotebookCellMark = "# %% a notebook cell"
+
 // saveScript is save FILE.vsh: the lines typed in this session (in a
 // lesson, since it started), but save and quit themselves.
 func saveScript(c *call, name string) error {
 	var b strings.Builder
-	since := 0
+	since, driven, nbCell := 0, false, 0
 	if st := c.s.lesson; st != nil && st.tutor != nil {
+		driven = st.tutor.Driven()
 		l := st.tutor.Lesson()
 		ref := l.ID // a shipped lesson's id, else its file as it was named
 		if lessons.Ref(l) != l.ID {
@@ -571,6 +583,10 @@ func saveScript(c *call, name string) error {
 		}
 		if !cell.typed || cell.N <= since || cell.cmd == "save" || cell.cmd == "quit" {
 			continue
+		}
+		if driven && cell.nbCell != nbCell {
+			b.WriteString(NotebookCellMark + "\n")
+			nbCell = cell.nbCell
 		}
 		switch {
 		case cell.stopped():

@@ -119,6 +119,7 @@ type Cell struct {
 	calls      []lessons.Call
 	posts      []lessons.Post
 	packets    []lessons.Packet
+	nbCell     int // the notebook cell it ran in (NotebookCell), 0 outside one
 }
 
 // Failed reports whether the command itself failed.
@@ -145,6 +146,7 @@ type Shell struct {
 	byKey map[string]*command
 
 	cell    int
+	nbCells int // notebook cells begun (NotebookCell)
 	log     []Cell
 	depth   int // source nesting
 	watched []string
@@ -400,7 +402,7 @@ func (s *Shell) ExecContext(ctx context.Context, line string) (cellOut string, c
 	}
 	s.cell++
 	c := &Cell{N: s.cell, Line: strings.TrimSpace(body), ExpectFail: expect,
-		typed: s.depth == 0 && (s.lesson == nil || s.lesson.inTutor == 0), step: -1}
+		typed: s.depth == 0 && (s.lesson == nil || s.lesson.inTutor == 0), step: -1, nbCell: s.nbCells}
 	if st := s.lesson; st != nil {
 		c.byTutor = st.inTutor > 0
 		switch {

@@ -399,14 +399,7 @@ func TestReportNotebookHandIn(t *testing.T) {
 			sh.Exec(line) // a step's failure (! lines) fails here too
 		}
 	}
-	hand := filepath.Join(t.TempDir(), "hand-in.vsh")
-	if out, err := sh.Exec("save " + hand); err != nil {
-		t.Fatalf("save: %s%s", out, sh.FormatError(err))
-	}
-	script, err := os.ReadFile(hand)
-	if err != nil {
-		t.Fatal(err)
-	}
+	script := saveHandIn(t, sh)
 	if !strings.HasPrefix(string(script), shell.NotebookHandIn) {
 		t.Fatalf("the notebook's script does not say where it comes from:\n%s", script)
 	}
@@ -431,4 +424,75 @@ func TestReportNotebookHandIn(t *testing.T) {
 	if status != 2 || !strings.Contains(errs, "stdin is a Markdown notebook") {
 		t.Errorf("a Markdown notebook on stdin: status %d, stderr %q; want 2 and the refusal", status, errs)
 	}
+}
+
+// TestReportNotebookCells: a notebook's hand-in marks its cells, so that
+// its grading judges the rest of the cell that reached a goal as the
+// notebook did: a command left there closes no prediction of the next
+// step, answered on its own cell's first line.
+func TestReportNotebookCells(t *testing.T) {
+	l, ok := lessons.Find("write-imm")
+	if !ok {
+		t.Fatal("no lesson write-imm")
+	}
+	sh, err := shell.New(shell.Options{Open: func() (verbs.Provider, error) { return sim.New(sim.Config{Devices: 2, Seed: 1}), nil }, Plain: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sh.Close()
+	sh.NotebookCell()
+	if _, err := sh.NotebookLesson("write-imm"); err != nil {
+		t.Fatal(err)
+	}
+	asked := 0
+	for i, s := range l.Steps {
+		if s.Cell == nil {
+			continue
+		}
+		sh.NotebookCell()
+		if p := s.Cell.Predict; p != nil && p.Kind == lessons.PredictNumber {
+			if _, err := sh.Exec("predict 1"); err != nil {
+				t.Fatalf("step %d: predict on the cell's first line: %v", i+1, err)
+			}
+			asked = i + 1
+		}
+		for _, c := range s.Cell.Commands {
+			sh.Exec(c.Bare())
+		}
+		if i+1 < len(l.Steps) && s.Interactive() {
+			sh.Exec("advance 1ms") // left at the end of the cell
+		}
+	}
+	if asked == 0 {
+		t.Fatal("write-imm asks no number")
+	}
+	script := saveHandIn(t, sh)
+	out := filepath.Join(t.TempDir(), "r.json")
+	if status, stdout, errs := runVsh(t, string(script), "lesson", "write-imm", "--report", out); status != 0 {
+		t.Errorf("grading the hand-in = %d, want 0; stderr %q\n%s", status, errs, lastLines(stdout, 20))
+	}
+	var rep lessons.Report
+	data, err := os.ReadFile(out)
+	if err != nil || json.Unmarshal(data, &rep) != nil {
+		t.Fatalf("no report (%v):\n%s", err, data)
+	}
+	for _, st := range rep.Steps {
+		if st.Step == asked && (len(st.Predictions) != 1 || st.Predictions[0].Answer == nil) {
+			t.Errorf("step %d's prediction, answered in the notebook, is not in the report as answered:\n%s\nthe hand-in:\n%s", asked, data, script)
+		}
+	}
+}
+
+// saveHandIn is save hand-in.vsh in sh, and what it wrote.
+func saveHandIn(t *testing.T, sh *shell.Shell) []byte {
+	t.Helper()
+	hand := filepath.Join(t.TempDir(), "hand-in.vsh")
+	if out, err := sh.Exec("save " + hand); err != nil {
+		t.Fatalf("save: %s%s", out, sh.FormatError(err))
+	}
+	script, err := os.ReadFile(hand)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return script
 }

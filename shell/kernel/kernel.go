@@ -432,6 +432,9 @@ func (k *Kernel) execute(s zmq4.Socket, m *Message) {
 		k.reply(s, m, "execute_reply", e)
 		return
 	}
+	if !c.Silent {
+		k.sh.NotebookCell()
+	}
 	for _, line := range cellLines(c.Code) {
 		if k.ctx.Err() != nil {
 			break
