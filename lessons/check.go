@@ -204,7 +204,7 @@ func sectionCapabilities(l *Lesson) []string {
 
 // goalWRID finds where a goal names wr_ids: "wr_id 2", "wr_id=2", "wr_ids
 // 10 and 20", "work request ids 1, 2 or 3" (goalNumbers reads them).
-var goalWRID = regexp.MustCompile(`(?i)\b(?:wr_ids?|work request ids?)\s*(?:=|(\bis\b|\bare\b))?\s*`)
+var goalWRID = regexp.MustCompile(`(?i)\b(?:wr_ids?|work request ids?)\s*(?:[=:]|(\bis\b|\bare\b))?\s*`)
 
 // proseNumber is a number as a goal writes one: hex with 0x, else decimal.
 var proseNumber = regexp.MustCompile(`^(?:0[xX][0-9a-fA-F]+|\d+)\b`)
@@ -213,14 +213,15 @@ var proseNumber = regexp.MustCompile(`^(?:0[xX][0-9a-fA-F]+|\d+)\b`)
 // number ("wr_ids 7 and 3 on B"), where another word says the number was
 // not the list's ("wr_id 1 and 4096 bytes").
 var (
-	listGlue = regexp.MustCompile(`^\s*(?:,\s*(?:and\s+|or\s+)?|and\s+|or\s+)`)
+	listGlue = regexp.MustCompile(`^\s*(?:,\s*(?:and\s+|or\s+)?|and\s+|or\s+|-|–|to\s+|through\s+)`)
 	listEnd  = regexp.MustCompile(`^(?:\s*$|\s*[,.;:!?)]|\s+(?:and|or|on|in|at|to|from|for|then|each|both)\b)`)
 )
 
 // goalNumbers reads the numbers after each place re finds in goal: the
 // first always (after "is" or "are", its first group, only in hex: "a
-// PSN is 24 bits" is no PSN), each later one joined by a comma, "and" or
-// "or" where what follows it ends the list.
+// PSN is 24 bits" is no PSN), each later one joined by a comma, "and",
+// "or" or a range's "-", "to", "through" (its end) where what follows it
+// ends the list.
 func goalNumbers(re *regexp.Regexp, goal string) []string {
 	var out []string
 	for _, loc := range re.FindAllStringSubmatchIndex(goal, -1) {
@@ -294,7 +295,7 @@ func unreadGoals(name string, l *Lesson, re *regexp.Regexp, read func(uint64) bo
 }
 
 // goalPSN finds a PSN a goal names: "PSN 0x1a2b3c", "with PSN 0".
-var goalPSN = regexp.MustCompile(`(?i)\bPSNs?\s*(?:=|(\bis\b|\bare\b))?\s*`)
+var goalPSN = regexp.MustCompile(`(?i)\bPSNs?\s*(?:[=:]|(\bis\b|\bare\b))?\s*`)
 
 // cellPSN finds a PSN a command gives pp_dest, which the tutor compares.
 var cellPSN = regexp.MustCompile(`^\s*pp_dest\b.*\bpsn=(0[xX][0-9a-fA-F]+|\d+)\b`)

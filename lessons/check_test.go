@@ -136,6 +136,10 @@ func TestCheckGoalNumbers(t *testing.T) {
 		{"The sender's PSN is 0x1a2b3c.", "names PSN 0x1a2b3c", ""},
 		{"Connect qp0 and qp1 (a PSN is 24 bits: connect picks them).", "", "names PSN"},
 		{"Post with wr_id 7 and 64 with inline.", "", "names wr_id 64"},
+		{"Post receives, wr_id: 3.", "names wr_id 3", ""},
+		{"Post receives with wr_ids 7-9.", "names wr_id 9", ""},
+		{"Post receives with wr_ids 7 through 9.", "names wr_id 9", ""},
+		{"Post the receive with wr_id 7 to B.", "", "names wr_id"},
 	} {
 		src := wridLesson + "goal: " + tc.goal + "\nexpect: cq1 completions.wr_id == [7]\n"
 		_, err := lessons.Check("x.md", []byte(src), simEnv(t), io.Discard)
