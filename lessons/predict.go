@@ -214,7 +214,7 @@ func (p *Prediction) read(answer string) (value, string, error) {
 				return p.choices[i], c, nil
 			}
 		}
-		if numeric := t == tNum || t == tHex || t == tPSN || t == tQPN || t == tMTU || t == tBytes; !numeric && isDigits(answer) {
+		if numeric := t == tNum || t == tHex || t == tPSN || t == tQPN || t == tMTU || t == tBytes; !numeric && answer[0] >= '0' && answer[0] <= '9' {
 			// A choice's name read as its enum's value: "3" would be
 			// IBV_QPS_RTS, not the third choice.
 			return value{}, "", fmt.Errorf("%q is a number; answer with one of the names: %s", answer, strings.Join(p.Choices, " | "))
@@ -264,14 +264,4 @@ func clip(s string, n int) string {
 		return string(r[:n]) + "…"
 	}
 	return s
-}
-
-// isDigits reports whether s is a decimal number, digits only.
-func isDigits(s string) bool {
-	for _, r := range s {
-		if r < '0' || r > '9' {
-			return false
-		}
-	}
-	return s != ""
 }

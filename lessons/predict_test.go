@@ -89,6 +89,7 @@ func TestPredictionRead(t *testing.T) {
 		{status, "IBV_WC_REM_ACCESS_ERR", `"IBV_WC_REM_ACCESS_ERR" is not one of the answers; answer with one of: predict IBV_WC_SUCCESS | predict IBV_WC_RNR_RETRY_EXC_ERR`, false},
 		{status, "", "predict what?", false},
 		{status, "0", `"0" is a number; answer with one of the names: IBV_WC_SUCCESS | IBV_WC_RNR_RETRY_EXC_ERR`, false}, // not IBV_WC_SUCCESS by its value
+		{status, "0x0", `"0x0" is a number`, false},
 		{count, "0x10", "16", true},
 		{count, "many", `"many": not a number`, false},
 		{text, "hello", `"hello"`, true},

@@ -176,6 +176,9 @@ func (s *Shell) NotebookLesson(ref string) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	if s.nbCells > 0 {
+		t.CellStart() // the cell %lesson runs in, which its hand-in marks too
+	}
 	head = said + head
 	st.tutor, st.marked, st.startedAt = t, "", s.cell
 	if s.opts.Confined {

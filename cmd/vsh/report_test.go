@@ -435,50 +435,64 @@ func TestReportNotebookCells(t *testing.T) {
 	if !ok {
 		t.Fatal("no lesson write-imm")
 	}
-	sh, err := shell.New(shell.Options{Open: func() (verbs.Provider, error) { return sim.New(sim.Config{Devices: 2, Seed: 1}), nil }, Plain: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sh.Close()
-	sh.NotebookCell()
-	if _, err := sh.NotebookLesson("write-imm"); err != nil {
-		t.Fatal(err)
-	}
-	asked := 0
+	first := -1 // the first step that asks a number
 	for i, s := range l.Steps {
-		if s.Cell == nil {
-			continue
-		}
-		sh.NotebookCell()
-		if p := s.Cell.Predict; p != nil && p.Kind == lessons.PredictNumber {
-			if _, err := sh.Exec("predict 1"); err != nil {
-				t.Fatalf("step %d: predict on the cell's first line: %v", i+1, err)
-			}
-			asked = i + 1
-		}
-		for _, c := range s.Cell.Commands {
-			sh.Exec(c.Bare())
-		}
-		if i+1 < len(l.Steps) && s.Interactive() {
-			sh.Exec("advance 1ms") // left at the end of the cell
+		if s.Cell != nil && s.Cell.Predict != nil && s.Cell.Predict.Kind == lessons.PredictNumber {
+			first = i
+			break
 		}
 	}
-	if asked == 0 {
+	if first < 0 {
 		t.Fatal("write-imm asks no number")
 	}
-	script := saveHandIn(t, sh)
-	out := filepath.Join(t.TempDir(), "r.json")
-	if status, stdout, errs := runVsh(t, string(script), "lesson", "write-imm", "--report", out); status != 0 {
-		t.Errorf("grading the hand-in = %d, want 0; stderr %q\n%s", status, errs, lastLines(stdout, 20))
-	}
-	var rep lessons.Report
-	data, err := os.ReadFile(out)
-	if err != nil || json.Unmarshal(data, &rep) != nil {
-		t.Fatalf("no report (%v):\n%s", err, data)
-	}
-	for _, st := range rep.Steps {
-		if st.Step == asked && (len(st.Predictions) != 1 || st.Predictions[0].Answer == nil) {
-			t.Errorf("step %d's prediction, answered in the notebook, is not in the report as answered:\n%s\nthe hand-in:\n%s", asked, data, script)
+	// inLesson: the steps before it run in the %lesson cell, not each in
+	// a cell of its own.
+	for _, inLesson := range []bool{false, true} {
+		sh, err := shell.New(shell.Options{Open: func() (verbs.Provider, error) { return sim.New(sim.Config{Devices: 2, Seed: 1}), nil }, Plain: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer sh.Close()
+		sh.NotebookCell()
+		if _, err := sh.NotebookLesson("write-imm"); err != nil {
+			t.Fatal(err)
+		}
+		for i, s := range l.Steps {
+			if s.Cell == nil {
+				continue
+			}
+			if !inLesson || i >= first {
+				sh.NotebookCell()
+			}
+			if p := s.Cell.Predict; p != nil && p.Kind == lessons.PredictNumber {
+				if _, err := sh.Exec("predict 1"); err != nil {
+					t.Fatalf("inLesson=%v: step %d: predict on the cell's first line: %v", inLesson, i+1, err)
+				}
+			}
+			for _, c := range s.Cell.Commands {
+				sh.Exec(c.Bare())
+			}
+			if i+1 < len(l.Steps) && s.Interactive() {
+				sh.Exec("advance 1ms") // left at the end of the cell
+			}
+		}
+		if text, _, err := sh.NotebookCheck(first + 1); err != nil || !strings.Contains(text, "» prediction: you said 1") {
+			t.Errorf("inLesson=%v: %%check %d: %v\n%s", inLesson, first+1, err, text)
+		}
+		script := saveHandIn(t, sh)
+		out := filepath.Join(t.TempDir(), "r.json")
+		if status, stdout, errs := runVsh(t, string(script), "lesson", "write-imm", "--report", out); status != 0 {
+			t.Errorf("inLesson=%v: grading the hand-in = %d, want 0; stderr %q\n%s", inLesson, status, errs, lastLines(stdout, 20))
+		}
+		var rep lessons.Report
+		data, err := os.ReadFile(out)
+		if err != nil || json.Unmarshal(data, &rep) != nil {
+			t.Fatalf("no report (%v):\n%s", err, data)
+		}
+		for _, st := range rep.Steps {
+			if st.Step == first+1 && (len(st.Predictions) != 1 || st.Predictions[0].Answer == nil) {
+				t.Errorf("inLesson=%v: step %d's prediction, answered in the notebook, is not in the report as answered:\n%s\nthe hand-in:\n%s", inLesson, first+1, data, script)
+			}
 		}
 	}
 }
