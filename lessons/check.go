@@ -10,6 +10,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/vsh-rdma/vsh/internal/number"
 )
 
 // Check validates a lesson file and plays it in the sessions open returns,
@@ -248,15 +250,6 @@ func goalNumbers(re *regexp.Regexp, goal string) []string {
 	return out
 }
 
-// parseProseNumber reads a goal's number: hex after 0x, else decimal
-// (a goal's 010 is ten).
-func parseProseNumber(v string) (uint64, error) {
-	if len(v) > 2 && (v[:2] == "0x" || v[:2] == "0X") {
-		return strconv.ParseUint(v[2:], 16, 64)
-	}
-	return strconv.ParseUint(v, 10, 64)
-}
-
 // lintWRIDGoals finds a goal that names a wr_id no expect: line of the
 // lesson reads: the tutor compares a work request's wr_id only where the
 // lesson's expectations read it, so the goal promises what nothing checks.
@@ -285,7 +278,7 @@ func unreadGoals(name string, l *Lesson, re *regexp.Regexp, read func(uint64) bo
 			continue
 		}
 		for _, v := range goalNumbers(re, s.Cell.Goal) {
-			if n, err := parseProseNumber(v); err == nil && !read(n) {
+			if n, err := number.Parse(v, 64); err == nil && !read(n) {
 				errs = append(errs, &Error{Name: name, Line: s.Cell.GoalLine, Msg: msg(v, n)})
 				break
 			}
@@ -322,7 +315,7 @@ func lintPSNGoals(name string, l *Lesson) Errors {
 		}
 		for _, c := range s.Cell.Commands {
 			if m := cellPSN.FindStringSubmatch(c.Text); m != nil {
-				if n, err := parseProseNumber(m[1]); err == nil {
+				if n, err := number.Parse(m[1], 64); err == nil {
 					read[n] = true
 				}
 			}

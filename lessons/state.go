@@ -307,15 +307,24 @@ func (s *snapshot) mrFor(dev int, key uint32, addr uint64, remote bool) (string,
 		if o.kind != "mr" || (dev >= 0 && o.dev != dev) {
 			continue
 		}
-		k := o.lkey
-		if remote {
-			k = o.rkey
-		}
-		if k == key && addr >= o.addr && addr <= o.addr+uint64(o.length) {
+		if o.mrKey(remote) == key && o.holds(addr) {
 			return o.h, addr - o.addr, true
 		}
 	}
 	return "", 0, false
+}
+
+// mrKey is an MR's lkey, or its rkey with remote.
+func (o *objSnap) mrKey(remote bool) uint32 {
+	if remote {
+		return o.rkey
+	}
+	return o.lkey
+}
+
+// holds reports whether addr falls in an MR's bytes, or just past them.
+func (o *objSnap) holds(addr uint64) bool {
+	return addr >= o.addr && addr <= o.addr+uint64(o.length)
 }
 
 // mrParts says, for a key and an address no one MR has both of, the MR
@@ -326,14 +335,10 @@ func (s *snapshot) mrParts(key uint32, addr uint64, remote bool) (keyMR, atMR st
 		if o.kind != "mr" {
 			continue
 		}
-		k := o.lkey
-		if remote {
-			k = o.rkey
-		}
-		if keyMR == "" && k == key {
+		if keyMR == "" && o.mrKey(remote) == key {
 			keyMR = o.h
 		}
-		if atMR == "" && addr >= o.addr && addr <= o.addr+uint64(o.length) {
+		if atMR == "" && o.holds(addr) {
 			atMR, off = o.h, addr-o.addr
 		}
 	}
