@@ -342,6 +342,15 @@ func TestTutorJudgesState(t *testing.T) {
 			{"post_recv qp0 mr=mr0 length=0 wr_id=101", nil, []string{"goal reached"}},
 			{"poll_cq cq0 n=1 wait=1s", []string{"not in the order this step's goal asks for"}, []string{"goal reached"}},
 		}},
+		// Five requests go out after their five reply receives, not one
+		// of them before.
+		{"one request before the reply receives", "rpc", 11, []turn{
+			{"predict 4", nil, nil},
+			{"post_send qp0 mr=mr0 offset=128 length=24 wr_id=3", nil, []string{"goal reached"}},
+			{"post_recv qp0 mr=mr0 length=0 count=5 wr_id=103", nil, []string{"goal reached"}},
+			{"repeat 4 post_send qp0 mr=mr0 offset={i*32+160} length=24 wr_id={i+4}", nil, []string{"goal reached"}},
+			{"poll_cq cq0 n=5 wait=100ms", []string{"not in the order this step's goal asks for"}, []string{"goal reached"}},
+		}},
 		{"the expected failure is no mistake", "lifecycle", 13, []turn{
 			{"dealloc_pd pd0", []string{"» not yet: this step makes dealloc_pd pd1 fail (with EBUSY); it has not failed yet"}, nil},
 			{"dealloc_pd pd1", []string{"✓ goal reached"}, []string{"not yet"}},
