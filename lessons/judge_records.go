@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/vsh-rdma/vsh/internal/number"
 	"github.com/vsh-rdma/vsh/verbs"
 )
 
@@ -1217,7 +1218,8 @@ func (j *Judge) lookDiffs(m mapping, recs []Record) []Diff {
 	found := make([]bool, len(want))
 	for k, w := range want {
 		for i, c := range mine {
-			if !used[i] && c.Cmd == w.Cmd && m.sameArgs(w.Args, c.Args) && (!experiments[w.Cmd] || sameNumbers(w.Args, c.Args)) {
+			if !used[i] && c.Cmd == w.Cmd && m.sameArgs(w.Args, c.Args) && sameSelection(w.Cmd, w.Args, c.Args) &&
+				(!experiments[w.Cmd] || sameNumbers(w.Args, c.Args)) {
 				used[i], found[k] = true, true
 				break
 			}
@@ -1248,6 +1250,14 @@ func (j *Judge) lookDiffs(m mapping, recs []Record) []Diff {
 				// (pp_dest on another QP) may be the learner's own.
 				used[i] = true
 				d.Text, d.near = fmt.Sprintf("this step runs %s; yours ran %s", what, c.line), c.n
+			}
+		}
+		for i, c := range mine {
+			if d.near == 0 && !used[i] && c.line != "" && c.Cmd == w.Cmd && m.sameArgs(w.Args, c.Args) && !sameSelection(w.Cmd, w.Args, c.Args) {
+				// The look narrowed to a part (query_gid index=5 where
+				// the step reads the table).
+				used[i] = true
+				d.Text = fmt.Sprintf("this step runs %s; yours ran %s, which shows only part of it", what, c.line)
 			}
 		}
 		out = append(out, d)
@@ -1311,6 +1321,38 @@ func (m mapping) sameHandles(s, l []Arg) bool {
 // such a call ran with, defaults filled in (bench and pingpong do), so
 // that one left out compares as its default.
 var experiments = map[string]bool{"bench": true, "pingpong": true, "pp_dest": true, "pp_stats": true}
+
+// lookSelectors are the numbers that narrow what a look shows; without
+// one it shows the whole (query_gid without index= prints the table).
+var lookSelectors = map[string][]string{"query_gid": {"index"}}
+
+// sameSelection reports whether a learner's look shows what the
+// reference's does: a selector the reference leaves out (the whole) the
+// learner leaves out too; one the reference gives, the learner gives the
+// same or leaves out (the whole holds it).
+func sameSelection(cmd string, s, l []Arg) bool {
+	for _, k := range lookSelectors[cmd] {
+		lv, ok := numberArg(l, k)
+		if !ok {
+			continue
+		}
+		if sv, ok := numberArg(s, k); !ok || sv != lv {
+			return false
+		}
+	}
+	return true
+}
+
+// numberArg is the value of the number given as key=.
+func numberArg(as []Arg, key string) (uint64, bool) {
+	for _, a := range as {
+		if a.Kind == ArgNumber && a.Key == key {
+			v, err := number.Parse(a.Value, 64)
+			return v, err == nil
+		}
+	}
+	return 0, false
+}
 
 // sameNumbers reports whether a learner's call gives each number the
 // reference's gives (key=NUMBER), the same: bench tx_depth=1 is another

@@ -342,6 +342,12 @@ func TestTutorJudgesState(t *testing.T) {
 			{"post_recv qp0 mr=mr0 length=0 wr_id=101", nil, []string{"goal reached"}},
 			{"poll_cq cq0 n=1 wait=1s", []string{"not in the order this step's goal asks for"}, []string{"goal reached"}},
 		}},
+		// One entry of the GID table is not the table.
+		{"one GID where the step reads the table", "tour", 5, []turn{
+			{"query_gid ctx0 index=5", nil, []string{"goal reached"}},
+			{"lesson goal", []string{"yours ran query_gid ctx0 index=5, which shows only part of it"}, nil},
+			{"query_gid ctx0", []string{"✓ goal reached"}, nil},
+		}},
 		// Five requests go out after their five reply receives, not one
 		// of them before.
 		{"one request before the reply receives", "rpc", 11, []turn{

@@ -362,8 +362,15 @@ func (c *call) remote() (addr uint64, rkey uint32, given bool, err error) {
 // It returns the SGEs and a description for the verb line.
 func (c *call) sges(defLen func(mrLen uint64) uint64) ([]verbs.SGE, string, error) {
 	if v, ok := c.a.kv["sge"]; ok {
-		if c.has("mr") || c.has("offset") || c.has("length") {
-			return nil, "", usagef("give either mr= (with offset= and length=) or sge=", "sge= and mr= both given")
+		var both []string
+		for _, k := range []string{"mr", "offset", "length"} {
+			if c.has(k) {
+				both = append(both, k+"=")
+			}
+		}
+		if len(both) > 0 {
+			return nil, "", usagef("give either mr= (with offset= and length=) or sge=MR:OFFSET:LENGTH, whose offset and length are in it",
+				"sge= given with %s too", strings.Join(both, " and "))
 		}
 		var out []verbs.SGE
 		var desc []string
