@@ -27,10 +27,14 @@ type predictionRecord struct {
 	given    value
 	answered bool
 	// closed is set once a command of the step ran a verb: from then on
-	// the answer is kept as it is.
-	closed bool
-	judged bool
-	right  bool
+	// the answer is kept as it is. closedBy is that command's line;
+	// leftover, that it ran in a notebook's cell after the step before
+	// it reached its goal.
+	closed   bool
+	closedBy string
+	leftover bool
+	judged   bool
+	right    bool
 	// observed is the right answer; why says why it could not be read.
 	observed, why string
 }
@@ -185,17 +189,22 @@ func stepTitle(s *Step) string {
 
 // closePrediction closes the current step's prediction once a learner's
 // command of the step ran a verb that worked (not only looked: help,
-// show, query_*; a command that failed shows no outcome either); in a
-// notebook, not while the cell that reached the step before runs on.
+// show, query_*; a command that failed shows no outcome either). In a
+// notebook that includes the rest of the cell that reached the step
+// before: what it runs is this step's, and it shows its outcome.
 func (t *Tutor) closePrediction(recs []Record) {
 	p := &t.rec[t.step].pred
-	if p.closed || t.cells && t.cellGen == t.enteredGen {
+	if p.closed {
 		return
 	}
 	for _, r := range recs {
 		for _, c := range ranCalls(r) {
 			if !c.Look && c.Cmd != "repeat" && c.Cmd != "do" {
-				p.closed = true
+				p.closed, p.closedBy = true, r.Line
+				if p.closedBy == "" {
+					p.closedBy = c.Cmd
+				}
+				p.leftover = t.cells && t.cellGen == t.enteredGen
 				return
 			}
 		}
@@ -226,9 +235,14 @@ func (t *Tutor) Predict(answer string) (string, error) {
 		return "", fmt.Errorf("step %d's prediction was judged when the step was done (%s); a step done again asks no question", t.step+1, predictionOutcome(r))
 	case t.solved[t.step]:
 		return "", fmt.Errorf("step %d is done: a step done again asks no question", t.step+1)
+	case r.closed && r.leftover:
+		// Not an error, so that Run All goes on: the cell before ran on
+		// past its goal.
+		return fmt.Sprintf("» too late for step %d's prediction: %s ran after step %d's goal, in its cell, and showed this step's outcome; "+
+			"it stays as it was (%s). A step's cell ends where its goal is reached\n", t.step+1, r.closedBy, t.prevInteractive()+1, answerText(r)), nil
 	case r.closed:
-		return "", fmt.Errorf("too late: a prediction is made before the step's commands run, and a command of step %d has run; "+
-			"the prediction stays as it was (%s)", t.step+1, answerText(r))
+		return "", fmt.Errorf("too late: a prediction is made before the step's commands run, and %s of step %d has run; "+
+			"the prediction stays as it was (%s)", r.closedBy, t.step+1, answerText(r))
 	}
 	v, text, err := p.read(answer)
 	if err != nil {
@@ -240,6 +254,17 @@ func (t *Tutor) Predict(answer string) (string, error) {
 	}
 	r.answer, r.given, r.answered = text, v, true
 	return fmt.Sprintf("» your prediction: %s%s; now run the step and see\n", text, again), nil
+}
+
+// prevInteractive is the learner step before the current one; -1 when
+// there is none.
+func (t *Tutor) prevInteractive() int {
+	for k := t.step - 1; k >= 0; k-- {
+		if t.l.Steps[k].Interactive() {
+			return k
+		}
+	}
+	return -1
 }
 
 // lastAsked is the step before the current one, with no learner step

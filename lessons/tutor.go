@@ -54,8 +54,9 @@ type Tutor struct {
 	driven bool
 	// cells is set once the notebook says where its cells start
 	// (CellStart); cellGen counts them, and enteredGen is the cell the
-	// current step began in: the rest of the cell that reached the step
-	// before it is that step's, and closes no prediction.
+	// current step began in: a verb the rest of that cell runs (the cell
+	// reached the step before) closes the step's prediction, and a late
+	// answer is told so without stopping the notebook.
 	cells               bool
 	cellGen, enteredGen int
 }

@@ -140,10 +140,11 @@ func TestNotebookPrediction(t *testing.T) {
 	t.Fatal("break-it asks no prediction")
 }
 
-// TestNotebookCellLeftover: a command left at the end of the cell that
-// reached a step's goal closes no prediction of the next step, which the
-// student answers on its own cell's first line; a hand-in saved there
-// marks the cells, so that its replay judges the same.
+// TestNotebookCellLeftover: a verb left at the end of the cell that
+// reached a step's goal is the next step's and closes its prediction (it
+// shows the outcome); the answer on the next cell's first line is told
+// it is too late without an error, so Run All goes on. A hand-in saved
+// there marks the cells, so that its replay judges the same.
 func TestNotebookCellLeftover(t *testing.T) {
 	l, _ := lessons.Find("write-imm")
 	k := -1
@@ -170,8 +171,12 @@ func TestNotebookCellLeftover(t *testing.T) {
 				case p.Kind == lessons.PredictBytes:
 					answer = `"x"`
 				}
-				if _, err := sh.Exec("predict " + answer); err != nil {
-					t.Fatalf("step %d: predict on the cell's first line: %v", i+1, err)
+				// The rest of the cell before ran a verb of this step
+				// and showed its outcome: the answer is too late, said
+				// without an error that would stop Run All.
+				out, err := sh.Exec("predict " + answer)
+				if err != nil || !strings.Contains(out, fmt.Sprintf("too late for step %d's prediction: advance 1ms ran after step %d's goal", i+1, i)) {
+					t.Fatalf("step %d: predict after the cell before ran on: err=%v\n%s", i+1, err, out)
 				}
 			}
 			for _, c := range st.Cell.Commands {
@@ -191,7 +196,7 @@ func TestNotebookCellLeftover(t *testing.T) {
 	}
 	play(sh, sh.NotebookCell, k)
 	text, met, err := sh.NotebookCheck(k + 1)
-	if err != nil || !met || !strings.Contains(text, "» prediction: ") || strings.Contains(text, "none made") {
+	if err != nil || !met || !strings.Contains(text, "» prediction: none made") {
 		t.Fatalf("%%check %d: met=%v err=%v:\n%s", k+1, met, err, text)
 	}
 	if _, err := sh.Exec("save hand-in.vsh"); err != nil {

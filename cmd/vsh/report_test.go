@@ -442,56 +442,69 @@ func TestReportNotebookCells(t *testing.T) {
 			break
 		}
 	}
-	if first < 0 {
-		t.Fatal("write-imm asks no number")
+	if first < 1 || !l.Steps[first-1].Interactive() {
+		t.Fatal("write-imm asks no number right after a learner step")
 	}
 	// inLesson: the steps before it run in the %lesson cell, not each in
-	// a cell of its own.
-	for _, inLesson := range []bool{false, true} {
-		sh, err := shell.New(shell.Options{Open: func() (verbs.Provider, error) { return sim.New(sim.Config{Devices: 2, Seed: 1}), nil }, Plain: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer sh.Close()
-		sh.NotebookCell()
-		if _, err := sh.NotebookLesson("write-imm"); err != nil {
-			t.Fatal(err)
-		}
-		for i, s := range l.Steps {
-			if s.Cell == nil {
-				continue
+	// a cell of its own. trailing: each learner step's cell ends with a
+	// verb after its goal (advance 1ms), the next step's, which shows its
+	// outcome: the next prediction is too late, in the notebook and in
+	// the graded hand-in alike.
+	for _, trailing := range []bool{false, true} {
+		for _, inLesson := range []bool{false, true} {
+			sh, err := shell.New(shell.Options{Open: func() (verbs.Provider, error) { return sim.New(sim.Config{Devices: 2, Seed: 1}), nil }, Plain: true})
+			if err != nil {
+				t.Fatal(err)
 			}
-			if !inLesson || i >= first {
-				sh.NotebookCell()
+			defer sh.Close()
+			sh.NotebookCell()
+			if _, err := sh.NotebookLesson("write-imm"); err != nil {
+				t.Fatal(err)
 			}
-			if p := s.Cell.Predict; p != nil && p.Kind == lessons.PredictNumber {
-				if _, err := sh.Exec("predict 1"); err != nil {
-					t.Fatalf("inLesson=%v: step %d: predict on the cell's first line: %v", inLesson, i+1, err)
+			for i, s := range l.Steps {
+				if s.Cell == nil {
+					continue
+				}
+				if !inLesson || i >= first {
+					sh.NotebookCell()
+				}
+				if p := s.Cell.Predict; p != nil && p.Kind == lessons.PredictNumber {
+					if _, err := sh.Exec("predict 1"); err != nil {
+						t.Fatalf("trailing=%v inLesson=%v: step %d: predict on the cell's first line: %v", trailing, inLesson, i+1, err)
+					}
+				}
+				for _, c := range s.Cell.Commands {
+					sh.Exec(c.Bare())
+				}
+				if trailing && i+1 < len(l.Steps) && s.Interactive() {
+					sh.Exec("advance 1ms") // left at the end of the cell
 				}
 			}
-			for _, c := range s.Cell.Commands {
-				sh.Exec(c.Bare())
+			want := "» prediction: you said 1"
+			if trailing {
+				want = "» prediction: none made"
 			}
-			if i+1 < len(l.Steps) && s.Interactive() {
-				sh.Exec("advance 1ms") // left at the end of the cell
+			if text, _, err := sh.NotebookCheck(first + 1); err != nil || !strings.Contains(text, want) {
+				t.Errorf("trailing=%v inLesson=%v: %%check %d, want %q: %v\n%s", trailing, inLesson, first+1, want, err, text)
 			}
-		}
-		if text, _, err := sh.NotebookCheck(first + 1); err != nil || !strings.Contains(text, "» prediction: you said 1") {
-			t.Errorf("inLesson=%v: %%check %d: %v\n%s", inLesson, first+1, err, text)
-		}
-		script := saveHandIn(t, sh)
-		out := filepath.Join(t.TempDir(), "r.json")
-		if status, stdout, errs := runVsh(t, string(script), "lesson", "write-imm", "--report", out); status != 0 {
-			t.Errorf("inLesson=%v: grading the hand-in = %d, want 0; stderr %q\n%s", inLesson, status, errs, lastLines(stdout, 20))
-		}
-		var rep lessons.Report
-		data, err := os.ReadFile(out)
-		if err != nil || json.Unmarshal(data, &rep) != nil {
-			t.Fatalf("no report (%v):\n%s", err, data)
-		}
-		for _, st := range rep.Steps {
-			if st.Step == first+1 && (len(st.Predictions) != 1 || st.Predictions[0].Answer == nil) {
-				t.Errorf("inLesson=%v: step %d's prediction, answered in the notebook, is not in the report as answered:\n%s\nthe hand-in:\n%s", inLesson, first+1, data, script)
+			script := saveHandIn(t, sh)
+			out := filepath.Join(t.TempDir(), "r.json")
+			if status, stdout, errs := runVsh(t, string(script), "lesson", "write-imm", "--report", out); status != 0 {
+				t.Errorf("trailing=%v inLesson=%v: grading the hand-in = %d, want 0; stderr %q\n%s", trailing, inLesson, status, errs, lastLines(stdout, 20))
+			}
+			var rep lessons.Report
+			data, err := os.ReadFile(out)
+			if err != nil || json.Unmarshal(data, &rep) != nil {
+				t.Fatalf("no report (%v):\n%s", err, data)
+			}
+			for _, st := range rep.Steps {
+				if st.Step != first+1 {
+					continue
+				}
+				answered := len(st.Predictions) == 1 && st.Predictions[0].Answer != nil
+				if answered != (want == "» prediction: you said 1") {
+					t.Errorf("trailing=%v inLesson=%v: step %d's prediction in the report is not as in the notebook (%s):\n%s\nthe hand-in:\n%s", trailing, inLesson, first+1, want, data, script)
+				}
 			}
 		}
 	}
