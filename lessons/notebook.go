@@ -170,7 +170,7 @@ func (t *Tutor) Check(n int) (text string, met bool, err error) {
 		if d != nil {
 			kind = d.Kind
 		}
-		b.WriteString(t.hintText(false, kind))
+		b.WriteString(t.givenHint(kind))
 	}
 	return b.String(), false, nil
 }

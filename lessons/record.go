@@ -13,7 +13,7 @@ import (
 // for the summary and the report.
 type stepRecord struct {
 	attempts int           // commands typed at the step
-	hints    int           // lesson hint asked
+	hints    int           // hints shown: lesson hint, and those given after a wrong turn
 	solution bool          // the lesson's own commands were shown: lesson hint twice, or lesson skip (then back)
 	resets   int           // lesson reset at the step, lesson back to it
 	time     time.Duration // spent at the step
@@ -112,7 +112,7 @@ func (t *Tutor) Complete() bool {
 }
 
 // Summary is the table of the learner steps — step, title, outcome,
-// commands typed, hints asked — as the end of a lesson shows it. Times
+// commands typed, hints shown — as the end of a lesson shows it. Times
 // are left out: a session's transcript is the same on every run. Columns
 // are aligned by terminal cells (a wide rune takes two), titles cut at
 // summaryTitle cells.

@@ -59,7 +59,7 @@ type StepReport struct {
 	// played (its section needs what the backend lacks).
 	Outcome  string  `json:"outcome"`
 	Attempts int     `json:"attempts"` // commands typed at the step
-	Hints    int     `json:"hints"`    // lesson hint asked at the step
+	Hints    int     `json:"hints"`    // hints shown at the step: lesson hint, or given after a wrong turn
 	Resets   int     `json:"resets"`   // lesson reset at it, lesson back to it
 	Seconds  float64 `json:"seconds"`  // time spent at it
 	// Predictions are the step's questions asked before it runs (none, or

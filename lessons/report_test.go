@@ -37,6 +37,7 @@ create_cq ctx0 cqe=4
 goal: Make a CQ of 4 entries on ctx0.
 predict: How many entries does the device give it? 4 | 7 | 31
 answer: cq0.cqe
+hint: create_cq ctx0 cqe=4.
 
 ## A PD
 
@@ -579,7 +580,7 @@ func TestTutorReport(t *testing.T) {
 	tu.OnProgress(func() { progress++ })
 	for _, line := range []string{
 		"open_device Z", "lesson hint", "lesson hint", "open_device A", // step 1: after the commands were shown
-		"predict 31", "lesson reset", "create_cq ctx0 cqe=4", // step 2: a wrong prediction, a reset
+		"predict 31", "create_cq ctx9 cqe=4", "lesson reset", "create_cq ctx0 cqe=4", // step 2: a wrong prediction, the hint given after a failure, a reset
 		"lesson skip", // step 3
 	} {
 		sh.Exec(line)
@@ -593,7 +594,7 @@ func TestTutorReport(t *testing.T) {
 		outcome                 string
 		attempts, hints, resets int
 	}
-	want := []got{{lessons.OutcomeTutor, 2, 2, 0}, {lessons.OutcomeSolved, 1, 0, 1}, {lessons.OutcomeSkipped, 0, 0, 0}}
+	want := []got{{lessons.OutcomeTutor, 2, 2, 0}, {lessons.OutcomeSolved, 2, 1, 1}, {lessons.OutcomeSkipped, 0, 0, 0}}
 	if len(r.Steps) != len(want) {
 		t.Fatalf("%d steps in the report; want %d", len(r.Steps), len(want))
 	}

@@ -477,7 +477,7 @@ func (t *Tutor) Observe() string {
 			b.WriteString(t.wrapPrefixed("» not yet: ", d.Text))
 			kind = d.Kind
 		}
-		b.WriteString(t.hintText(false, kind))
+		b.WriteString(t.givenHint(kind))
 	default:
 		// A wrong turn the tutor has not pointed out yet: this command's,
 		// or this command is the step's experiment with other settings.
@@ -485,7 +485,7 @@ func (t *Tutor) Observe() string {
 			if (!d.Pending || d.near == last.N) && !t.said[d.Text] {
 				t.said[d.Text] = true
 				b.WriteString(t.wrapPrefixed("» not yet: ", d.Text))
-				b.WriteString(t.hintText(false, d.Kind))
+				b.WriteString(t.givenHint(d.Kind))
 				break
 			}
 		}
@@ -528,6 +528,16 @@ func (t *Tutor) expectedFailure(r Record) bool { return t.j.expectedFailure(r) }
 
 // hintText is the step's hint, the one for a kind of difference where the
 // lesson has one; with solution, the lesson's own commands.
+// givenHint is the step's hint as the tutor gives it unasked (after a
+// wrong turn; at %check): the report counts the lesson's hint with those
+// lesson hint showed, as the learner read it all the same.
+func (t *Tutor) givenHint(kind DiffKind) string {
+	if c := t.l.Steps[t.step].Cell; c != nil && (c.Hint != "" || c.Hints[kind] != "") {
+		t.rec[t.step].hints++
+	}
+	return t.hintText(false, kind)
+}
+
 func (t *Tutor) hintText(solution bool, kind DiffKind) string {
 	c := t.l.Steps[t.step].Cell
 	if c == nil {
