@@ -120,3 +120,31 @@ func TestStoppedCellNotReplayed(t *testing.T) {
 		}
 	}
 }
+
+// TestVerbsKeptBounded: the verb calls the cells keep stay under
+// MaxLogVerbs, the oldest cells' going first, however many polls run.
+func TestVerbsKeptBounded(t *testing.T) {
+	sh := newTestShell(t, 1, 1, true, nil)
+	defer sh.Close()
+	for _, line := range []string{"open_device sim0", "create_cq ctx0"} {
+		if _, err := sh.Exec(line); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const per = 10000 // repeat's most
+	for i := 0; i < MaxLogVerbs/per+2; i++ {
+		if _, err := sh.Exec(fmt.Sprintf("repeat %d poll_cq cq0", per)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	kept := 0
+	for _, c := range sh.Cells() {
+		kept += len(c.Verbs)
+	}
+	if kept > MaxLogVerbs || kept < MaxLogVerbs-per {
+		t.Errorf("the cells keep %d verb calls; want at most %d (MaxLogVerbs), the latest", kept, MaxLogVerbs)
+	}
+	if last := sh.Cells()[len(sh.Cells())-1]; len(last.Verbs) != per {
+		t.Errorf("the last cell keeps %d verb calls; want its %d", len(last.Verbs), per)
+	}
+}

@@ -305,8 +305,13 @@ func cmdPollCQ(c *call) error {
 		}
 	}
 	wcs = wcs[:got]
-	c.cell.Completions = append(c.cell.Completions, wcs...)
-	for range wcs {
+	keep := c.s.wcs.room(len(wcs), MaxLogVerbs, func(i int) int {
+		k := len(c.s.log[i].Completions)
+		c.s.log[i].Completions, c.s.log[i].CompletionCQs = nil, nil
+		return k
+	})
+	c.cell.Completions = append(c.cell.Completions, wcs[:keep]...)
+	for range wcs[:keep] {
 		c.cell.CompletionCQs = append(c.cell.CompletionCQs, o.name)
 	}
 	c.s.retire(o, wcs)

@@ -24,7 +24,7 @@ const (
 	MaxScriptFile = 16 << 20
 	// MaxCells is how many cells one session runs; the session log keeps
 	// each for history and save.
-	MaxCells = 1 << 20
+	MaxCells = 1 << 17
 	// MaxLogOutput is how much command output, in bytes, the session log
 	// keeps for save; the output of later cells is shown but not kept.
 	MaxLogOutput = 64 << 20
@@ -38,6 +38,9 @@ const (
 	MaxLogPosts = 1 << 16
 	// MaxLogCalls is the same for the commands the cells ran.
 	MaxLogCalls = 1 << 16
+	// MaxLogVerbs is the same for the libibverbs calls the cells show,
+	// and for the work completions they polled.
+	MaxLogVerbs = 1 << 16
 )
 
 // lineTooLong is the error for a line longer than MaxLine: n bytes long,
@@ -171,6 +174,7 @@ func writeLimits(b *strings.Builder) {
 		{"MaxCells", MaxCells, "cells in one session"},
 		{"MaxLogPosts", MaxLogPosts, "work requests the session keeps for the lesson tutor, those of the oldest cells dropped first"},
 		{"MaxLogCalls", MaxLogCalls, "commands (with those a `repeat` or `do` ran) the session keeps for the lesson tutor, likewise"},
+		{"MaxLogVerbs", MaxLogVerbs, "libibverbs calls, and work completions polled, the session keeps with its cells, likewise"},
 		{"trace", maxTraceEvents, "packet events one cell's `trace on` prints; a line counts the rest (`trace pcap` keeps all)"},
 		{"verbs.MaxSuggestWord", verbs.MaxSuggestWord, "bytes in a word that \"did you mean\" looks for a near name for"},
 		{"repeat", maxRepeat, "repetitions of one `repeat`"},

@@ -103,7 +103,7 @@ func TestLimits(t *testing.T) {
 		sh := newTestShell(t, 2, 1, true, nil)
 		sh.cell = MaxCells
 		_, err := sh.Exec("devices")
-		require.ErrorContains(t, err, "the session has run 1048576 cells, the most one session keeps (MaxCells)")
+		require.ErrorContains(t, err, "the session has run 131072 cells, the most one session keeps (MaxCells)")
 	})
 }
 

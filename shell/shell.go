@@ -165,11 +165,12 @@ type Shell struct {
 	cancel context.CancelCauseFunc
 	logOut int // bytes of output the log keeps (MaxLogOutput)
 	// posts and calls bound the work requests and the calls the cells
-	// keep for the lesson judge (MaxLogPosts, MaxLogCalls).
-	posts, calls keptRecords
-	lesson       *lessonState // lesson_env.go: the tutor, when a lesson runs
-	pkts         *packetLog   // packets.go: the packets of each cell, while recorded
-	vc           *verbCounts  // verbcall.go: the verbs called, for paths
+	// keep for the lesson judge (MaxLogPosts, MaxLogCalls); verbs and wcs
+	// the verb calls and completions they keep (MaxLogVerbs).
+	posts, calls, verbs, wcs keptRecords
+	lesson                   *lessonState // lesson_env.go: the tutor, when a lesson runs
+	pkts                     *packetLog   // packets.go: the packets of each cell, while recorded
+	vc                       *verbCounts  // verbcall.go: the verbs called, for paths
 	// notes are the comment lines typed between cells, for notebooks.
 	notes []note
 	// ask puts a question to the person at the front end and returns the
@@ -426,6 +427,8 @@ func (s *Shell) ExecContext(ctx context.Context, line string) (cellOut string, c
 	s.log = append(s.log, *c)
 	s.posts.logged(len(s.log)-1, len(c.posts))
 	s.calls.logged(len(s.log)-1, len(c.calls))
+	s.verbs.logged(len(s.log)-1, len(c.Verbs))
+	s.wcs.logged(len(s.log)-1, len(c.Completions))
 	if errors.Is(err, ErrExit) {
 		return out, ErrExit
 	}

@@ -69,7 +69,8 @@ func (c *call) verbsJoined(sep string, calls ...VerbCall) {
 		v.write(&b)
 		c.s.counts().add(v)
 	}
-	for _, v := range calls { // the record is plain text, whatever the styles
+	keep := c.s.verbs.room(len(calls), MaxLogVerbs, func(i int) int { k := len(c.s.log[i].Verbs); c.s.log[i].Verbs = nil; return k })
+	for _, v := range calls[:keep] { // the record is plain text, whatever the styles
 		v.Args, v.Result = render.StripANSI(v.Args), render.StripANSI(v.Result)
 		c.cell.Verbs = append(c.cell.Verbs, v)
 	}
