@@ -316,12 +316,18 @@ func (d *objDiff) ah() {
 		d.add(DiffAttr, false, "%s sends to %s; %s sends to %s", l.h, gidText(l.dgid), d.the("address handle"), gidText(s.dgid))
 	}
 	la, sa := l.ahAttr, s.ahAttr
+	hop := func(a verbs.AHAttr) uint64 {
+		if routedHopLimit(a) {
+			return 0 // the kernel puts the route's in its place
+		}
+		return uint64(a.GRH.HopLimit)
+	}
 	for _, f := range []struct {
 		name string
 		l, s uint64
 	}{
 		{"sgid_index", uint64(la.GRH.SGIDIndex), uint64(sa.GRH.SGIDIndex)},
-		{"hop_limit", uint64(la.GRH.HopLimit), uint64(sa.GRH.HopLimit)},
+		{"hop_limit", hop(la), hop(sa)},
 		{"port", uint64(la.PortNum), uint64(sa.PortNum)},
 		{"sl", uint64(la.SL), uint64(sa.SL)},
 		{"traffic_class", uint64(la.GRH.TrafficClass), uint64(sa.GRH.TrafficClass)},
@@ -603,4 +609,12 @@ func fileName(f string) string {
 		return "no file (a private domain)"
 	}
 	return f
+}
+
+// routedHopLimit reports whether an address vector's hop limit is the
+// route's whatever the program gives: a unicast RoCE v2 destination, whose
+// hop limit ib_resolve_unicast_gid_dmac sets from the route, for an AH as
+// for a QP.
+func routedHopLimit(av verbs.AHAttr) bool {
+	return av.IsGlobal && !av.GRH.DGID.IsZero() && !av.GRH.DGID.IsMulticast()
 }

@@ -342,6 +342,11 @@ func TestTutorJudgesState(t *testing.T) {
 			{"post_recv qp0 mr=mr0 length=0 wr_id=101", nil, []string{"goal reached"}},
 			{"poll_cq cq0 n=1 wait=1s", []string{"not in the order this step's goal asks for"}, []string{"goal reached"}},
 		}},
+		// A unicast AH's hop limit is the route's whatever it is given.
+		{"an AH with another hop limit", "ud-pingpong", 9, []turn{
+			{"create_ah pd0 dgid=B sgid_index=1", nil, []string{"not yet", "goal reached"}},
+			{"create_ah pd1 dgid=A sgid_index=1 hop_limit=64", []string{"✓ goal reached"}, []string{"not yet"}},
+		}},
 		// One entry of the GID table is not the table.
 		{"one GID where the step reads the table", "tour", 5, []turn{
 			{"query_gid ctx0 index=5", nil, []string{"goal reached"}},
