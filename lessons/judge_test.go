@@ -342,6 +342,13 @@ func TestTutorJudgesState(t *testing.T) {
 			{"post_recv qp0 mr=mr0 length=0 wr_id=101", nil, []string{"goal reached"}},
 			{"poll_cq cq0 n=1 wait=1s", []string{"not in the order this step's goal asks for"}, []string{"goal reached"}},
 		}},
+		// The receives go in before the sends that need them, even where
+		// RNR retries would mend the other order.
+		{"the sends before their receives", "paths", 5, []turn{
+			{"repeat 4 post_send qp0 mr=mr0 offset=2048 length=8", nil, []string{"goal reached"}},
+			{"post_recv qp0 mr=mr0 length=64 count=4", nil, []string{"goal reached"}},
+			{"poll_cq cq0 n=8 wait=5s", []string{"not in the order this step's goal asks for"}, []string{"goal reached"}},
+		}},
 		// A unicast AH's hop limit is the route's whatever it is given.
 		{"an AH with another hop limit", "ud-pingpong", 9, []turn{
 			{"create_ah pd0 dgid=B sgid_index=1", nil, []string{"not yet", "goal reached"}},
