@@ -1473,7 +1473,7 @@ func settingDiffs(before, final, ref, le, start []string) []Diff {
 		_, inL := lv[k]
 		_, inR := rv[k]
 		compared := bv[k] != fv[k] || k == "pending" && inL && inR
-		if !compared || lv[k] == rv[k] {
+		if !compared || lv[k] == rv[k] || k == "pending" && timersFired(lv[k], rv[k]) {
 			continue
 		}
 		name, verb := settingName(k)
@@ -1487,6 +1487,25 @@ func settingDiffs(before, final, ref, le, start []string) []Diff {
 	}
 	return out
 }
+
+// timersFired reports whether what the learner's fabric holds differs
+// from the reference's only by timers the learner let fire (more time
+// passed: advance 1s where the step advances 20 ms). A timer that did
+// something on firing shows elsewhere (a packet resent, a completion);
+// one that did nothing (rxe's retransmit timer after the ACK) is no
+// difference, and time cannot go back to re-arm it.
+func timersFired(le, ref string) bool {
+	l, r := pendingRe.FindStringSubmatch(le), pendingRe.FindStringSubmatch(ref)
+	if l == nil || r == nil {
+		return false
+	}
+	lt, _ := strconv.Atoi(l[2])
+	rt, _ := strconv.Atoi(r[2])
+	return l[1] == r[1] && lt < rt
+}
+
+// pendingRe reads what the fabric holds: "2 packets, 1 timer".
+var pendingRe = regexp.MustCompile(`^(\d+) packets?, (\d+) timers?$`)
 
 // them2 is the pronoun for a setting's name: it or they.
 func them2(verb string) string {

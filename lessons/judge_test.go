@@ -349,6 +349,15 @@ func TestTutorJudgesState(t *testing.T) {
 			{"post_recv qp0 mr=mr0 length=64 count=4", nil, []string{"goal reached"}},
 			{"poll_cq cq0 n=8 wait=5s", []string{"not in the order this step's goal asks for"}, []string{"goal reached"}},
 		}},
+		// More time than the step lets pass fires a timer that does
+		// nothing (rxe's retransmit timer after the ACK): no difference.
+		{"more time than the step lets pass", "wire", 7, []turn{
+			{"post_recv qp1 mr=mr1 offset=4096 length=64", nil, []string{"goal reached"}},
+			{"advance 1s", nil, []string{"not yet", "goal reached"}},
+			{"poll_cq cq0", nil, []string{"not yet", "goal reached"}},
+			{"poll_cq cq1", []string{"✓ goal reached"}, []string{"not yet"}},
+			{"lesson skip", []string{"step 9 of 12"}, nil},
+		}},
 		// A unicast AH's hop limit is the route's whatever it is given.
 		{"an AH with another hop limit", "ud-pingpong", 9, []turn{
 			{"create_ah pd0 dgid=B sgid_index=1", nil, []string{"not yet", "goal reached"}},

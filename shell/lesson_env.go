@@ -271,7 +271,7 @@ func (e lessonEnv) Settings() []string {
 		out = append(out, "fabric="+st.DeliveryMode().String())
 		if st.DeliveryMode() == verbs.DeliverStep {
 			p, t := st.Pending()
-			out = append(out, fmt.Sprintf("pending=%d packets, %d timers", p, t))
+			out = append(out, fmt.Sprintf("pending=%d packet%s, %d timer%s", p, plural(p), t, plural(t)))
 		}
 	}
 	if fi, ok := s.prov.(verbs.FaultInjector); ok {
