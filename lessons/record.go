@@ -238,8 +238,8 @@ func (t *Tutor) Predict(answer string) (string, error) {
 	case r.closed && r.leftover:
 		// Not an error, so that Run All goes on: the cell before ran on
 		// past its goal.
-		return fmt.Sprintf("» too late for step %d's prediction: %s ran after step %d's goal, in its cell, and showed this step's outcome; "+
-			"it stays as it was (%s). A step's cell ends where its goal is reached\n", t.step+1, r.closedBy, t.prevInteractive()+1, answerText(r)), nil
+		return fmt.Sprintf("» too late for step %d's prediction: %s ran after step %d's goal, in that step's cell, so it was this step's first command; "+
+			"the prediction stays as it was (%s). End a step's cell where its goal is reached\n", t.step+1, r.closedBy, t.prevInteractive()+1, answerText(r)), nil
 	case r.closed:
 		return "", fmt.Errorf("too late: a prediction is made before the step's commands run, and %s of step %d has run; "+
 			"the prediction stays as it was (%s)", r.closedBy, t.step+1, answerText(r))

@@ -175,7 +175,7 @@ func TestNotebookCellLeftover(t *testing.T) {
 				// and showed its outcome: the answer is too late, said
 				// without an error that would stop Run All.
 				out, err := sh.Exec("predict " + answer)
-				if err != nil || !strings.Contains(out, fmt.Sprintf("too late for step %d's prediction: advance 1ms ran after step %d's goal", i+1, i)) {
+				if err != nil || !strings.Contains(out, fmt.Sprintf("too late for step %d's prediction: advance 1ms ran after step %d's goal, in that step's cell", i+1, i)) {
 					t.Fatalf("step %d: predict after the cell before ran on: err=%v\n%s", i+1, err, out)
 				}
 			}
