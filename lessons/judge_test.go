@@ -363,6 +363,12 @@ func TestTutorJudgesState(t *testing.T) {
 			{"create_ah pd0 dgid=B sgid_index=1", nil, []string{"not yet", "goal reached"}},
 			{"create_ah pd1 dgid=A sgid_index=1 hop_limit=64", []string{"✓ goal reached"}, []string{"not yet"}},
 		}},
+		// A verb at a step of the tutor's is said to count for none, once.
+		{"commands before lesson next", "write-imm", 1, []turn{
+			{"mem mr0 0 8", nil, []string{"»"}},
+			{"post_recv qp1 mr=mr1 offset=2048 length=64 wr_id=10", []string{"» step 1 is the tutor's and done: lesson next goes on to step 2"}, nil},
+			{"post_recv qp1 mr=mr1 offset=2048 length=64 wr_id=10", nil, []string{"»"}},
+		}},
 		// One entry of the GID table is not the table.
 		{"one GID where the step reads the table", "tour", 5, []turn{
 			{"query_gid ctx0 index=5", nil, []string{"goal reached"}},

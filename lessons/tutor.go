@@ -421,6 +421,31 @@ func (t *Tutor) learnerRecords() []Record {
 	return out
 }
 
+// idleNote says, once a step, that a verb the learner ran at a step of
+// the tutor's counts for no step: pasted commands that skipped lesson next
+// would otherwise go unjudged without a word.
+func (t *Tutor) idleNote() string {
+	recs := t.env.Records(t.start)
+	if len(recs) == 0 {
+		return ""
+	}
+	r := recs[len(recs)-1]
+	if TutorCommand(r.Cmd) || r.Err != nil {
+		return ""
+	}
+	for _, c := range ranCalls(r) {
+		if !c.Look && c.Cmd != "repeat" && c.Cmd != "do" {
+			const note = "» step %d is the tutor's and done: lesson next goes on to step %d; run its commands after it\n"
+			if t.said[note] {
+				return ""
+			}
+			t.said[note] = true
+			return fmt.Sprintf(note, t.step+1, t.step+2)
+		}
+	}
+	return ""
+}
+
 // Observe is called after each command the learner typed (not the lesson
 // command, nor the commands the tutor itself runs). When the step's goal
 // is reached it says so and shows the next step. Otherwise it speaks only
@@ -433,7 +458,13 @@ func (t *Tutor) Observe() string {
 		t.observeDriven()
 		return ""
 	}
-	if t.done || t.quit || !t.l.Steps[t.step].Interactive() || t.solved[t.step] {
+	if t.done || t.quit {
+		return ""
+	}
+	if !t.l.Steps[t.step].Interactive() {
+		return t.idleNote()
+	}
+	if t.solved[t.step] {
 		return ""
 	}
 	if t.overCap() {
