@@ -616,5 +616,9 @@ func fileName(f string) string {
 // hop limit ib_resolve_unicast_gid_dmac sets from the route, for an AH as
 // for a QP.
 func routedHopLimit(av verbs.AHAttr) bool {
-	return av.IsGlobal && !av.GRH.DGID.IsZero() && !av.GRH.DGID.IsMulticast()
+	g := av.GRH.DGID
+	if a, ok := g.IPv4(); ok && a.IsMulticast() {
+		return false // ::ffff:224.0.0.0/4 is multicast too (rdma_is_multicast_addr)
+	}
+	return av.IsGlobal && !g.IsZero() && !g.IsMulticast()
 }

@@ -170,7 +170,9 @@ func (t *Tutor) Check(n int) (text string, met bool, err error) {
 		if d != nil {
 			kind = d.Kind
 		}
-		b.WriteString(t.givenHint(kind))
+		// Not counted: %check repeats it for each later step's check, and
+		// a hand-in replays no %check.
+		b.WriteString(t.hintText(false, kind))
 	}
 	return b.String(), false, nil
 }

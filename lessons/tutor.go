@@ -559,9 +559,9 @@ func (t *Tutor) expectedFailure(r Record) bool { return t.j.expectedFailure(r) }
 
 // hintText is the step's hint, the one for a kind of difference where the
 // lesson has one; with solution, the lesson's own commands.
-// givenHint is the step's hint as the tutor gives it unasked (after a
-// wrong turn; at %check): the report counts the lesson's hint with those
-// lesson hint showed, as the learner read it all the same.
+// givenHint is the step's hint as the tutor gives it unasked, after a
+// wrong turn: the report counts the lesson's hint with those lesson hint
+// showed, as the learner read it all the same.
 func (t *Tutor) givenHint(kind DiffKind) string {
 	if c := t.l.Steps[t.step].Cell; c != nil && (c.Hint != "" || c.Hints[kind] != "") {
 		t.rec[t.step].hints++

@@ -562,7 +562,11 @@ func cmdQueryQP(c *call) error {
 // routedHopLimit reports whether the kernel chose the hop limit of an
 // address vector: a RoCE v2 unicast destination.
 func routedHopLimit(av verbs.AHAttr) bool {
-	return av.IsGlobal && !av.GRH.DGID.IsZero() && !av.GRH.DGID.IsMulticast()
+	g := av.GRH.DGID
+	if a, ok := g.IPv4(); ok && a.IsMulticast() {
+		return false // ::ffff:224.0.0.0/4 is multicast too (rdma_is_multicast_addr)
+	}
+	return av.IsGlobal && !g.IsZero() && !g.IsMulticast()
 }
 
 // hopLimitWhy says where a unicast address vector's hop limit comes from.

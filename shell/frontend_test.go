@@ -297,3 +297,44 @@ func TestQuoteRefReadsBack(t *testing.T) {
 		}
 	}
 }
+
+// TestNotebookCheckHintsUncounted: a %check of a later step shows the
+// current step's hint, and Run All checks every step: those hints are not
+// counted (a graded hand-in replays no %check).
+func TestNotebookCheckHintsUncounted(t *testing.T) {
+	sh := newTestShell(t, 2, 1, true, newMemFiles())
+	defer sh.Close()
+	sh.NotebookCell()
+	if _, err := sh.NotebookLesson("write-imm"); err != nil {
+		t.Fatal(err)
+	}
+	l, _ := lessons.Find("write-imm")
+	first := -1
+	for i, st := range l.Steps {
+		if st.Cell == nil {
+			continue
+		}
+		if st.Interactive() {
+			first = i
+			break
+		}
+		sh.NotebookCell()
+		for _, c := range st.Cell.Commands {
+			sh.Exec(c.Text)
+		}
+	}
+	if first < 0 {
+		t.Fatal("write-imm has no learner step")
+	}
+	for k := first + 1; k <= len(l.Steps); k++ {
+		text, _, _ := sh.NotebookCheck(k)
+		if k == first+2 && !strings.Contains(text, "hint: ") {
+			t.Fatalf("%%check %d shows no hint of step %d:\n%s", k, first+1, text)
+		}
+	}
+	for _, st := range sh.Tutor().Report().Steps {
+		if st.Hints != 0 {
+			t.Errorf("step %d: %d hints counted from %%check alone", st.Step, st.Hints)
+		}
+	}
+}
