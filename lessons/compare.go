@@ -317,7 +317,7 @@ func (d *objDiff) ah() {
 	}
 	la, sa := l.ahAttr, s.ahAttr
 	hop := func(a verbs.AHAttr) uint64 {
-		if routedHopLimit(a) {
+		if a.RoutedHopLimit() {
 			return 0 // the kernel puts the route's in its place
 		}
 		return uint64(a.GRH.HopLimit)
@@ -609,16 +609,4 @@ func fileName(f string) string {
 		return "no file (a private domain)"
 	}
 	return f
-}
-
-// routedHopLimit reports whether an address vector's hop limit is the
-// route's whatever the program gives: a unicast RoCE v2 destination, whose
-// hop limit ib_resolve_unicast_gid_dmac sets from the route, for an AH as
-// for a QP.
-func routedHopLimit(av verbs.AHAttr) bool {
-	g := av.GRH.DGID
-	if a, ok := g.IPv4(); ok && a.IsMulticast() {
-		return false // ::ffff:224.0.0.0/4 is multicast too (rdma_is_multicast_addr)
-	}
-	return av.IsGlobal && !g.IsZero() && !g.IsMulticast()
 }

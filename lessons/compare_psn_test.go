@@ -50,30 +50,3 @@ func TestPSNAgreementWaitsForSettledSenders(t *testing.T) {
 		})
 	}
 }
-
-// TestRoutedHopLimit: a unicast RoCE v2 destination takes the route's hop
-// limit; a multicast one, IPv6 or IPv4-mapped, keeps the one given.
-func TestRoutedHopLimit(t *testing.T) {
-	for _, tc := range []struct {
-		dgid   string
-		global bool
-		want   bool
-	}{
-		{"::ffff:10.0.0.2", true, true},
-		{"fe80::2", true, true},
-		{"ff0e::1", true, false},
-		{"::ffff:239.1.1.1", true, false},
-		{"::ffff:224.0.0.1", true, false},
-		{"::ffff:10.0.0.2", false, false},
-		{"::", true, false},
-	} {
-		g, err := verbs.ParseGID(tc.dgid)
-		if err != nil {
-			t.Fatal(err)
-		}
-		av := verbs.AHAttr{IsGlobal: tc.global, GRH: verbs.GlobalRoute{DGID: g}}
-		if got := routedHopLimit(av); got != tc.want {
-			t.Errorf("routedHopLimit(%s, global=%v) = %v, want %v", tc.dgid, tc.global, got, tc.want)
-		}
-	}
-}

@@ -86,9 +86,9 @@ func (t *Tutor) judgeDriven(asked bool) {
 	}
 }
 
-// CellStart tells a notebook's tutor that a cell begins: commands left in
-// the cell that reached a step's goal close no prediction of the step
-// after it, whose question the notebook asks in the cells below.
+// CellStart tells a notebook's tutor that a cell begins: a verb left in
+// the cell that reached a step's goal closes the next step's prediction,
+// and the answer given later is told why, without an error.
 func (t *Tutor) CellStart() {
 	if t.driven {
 		t.cells = true

@@ -1,6 +1,7 @@
 package lessons
 
 import (
+	"cmp"
 	"fmt"
 	"strconv"
 	"strings"
@@ -198,17 +199,23 @@ func (t *Tutor) closePrediction(recs []Record) {
 		return
 	}
 	for _, r := range recs {
-		for _, c := range ranCalls(r) {
-			if !c.Look && c.Cmd != "repeat" && c.Cmd != "do" {
-				p.closed, p.closedBy = true, r.Line
-				if p.closedBy == "" {
-					p.closedBy = c.Cmd
-				}
-				p.leftover = t.cells && t.cellGen == t.enteredGen
-				return
-			}
+		if ranVerb(r) {
+			p.closed, p.closedBy = true, cmp.Or(r.Line, r.Cmd)
+			p.leftover = t.cells && t.cellGen == t.enteredGen
+			return
 		}
 	}
+}
+
+// ranVerb reports whether a record's command ran a verb that worked, not
+// only a look (help, show, query_*, mem).
+func ranVerb(r Record) bool {
+	for _, c := range ranCalls(r) {
+		if !c.Look && c.Cmd != "repeat" && c.Cmd != "do" {
+			return true
+		}
+	}
+	return false
 }
 
 // Predict takes the learner's answer to the current step's prediction:

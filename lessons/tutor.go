@@ -421,29 +421,21 @@ func (t *Tutor) learnerRecords() []Record {
 	return out
 }
 
-// idleNote says, once a step, that a verb the learner ran at a step of
-// the tutor's counts for no step: pasted commands that skipped lesson next
-// would otherwise go unjudged without a word.
+// idleNote says, once a step, that lesson next comes before the next
+// step's commands, when the learner ran a verb at a step of the tutor's:
+// pasted commands that skipped lesson next would otherwise go unjudged
+// without a word.
 func (t *Tutor) idleNote() string {
+	const note = "» step %d is the tutor's and done: lesson next goes on to step %d; run its commands after it\n"
 	recs := t.env.Records(t.start)
-	if len(recs) == 0 {
+	if len(recs) == 0 || t.said[note] {
 		return ""
 	}
-	r := recs[len(recs)-1]
-	if TutorCommand(r.Cmd) || r.Err != nil {
+	if r := recs[len(recs)-1]; TutorCommand(r.Cmd) || r.Err != nil || !ranVerb(r) {
 		return ""
 	}
-	for _, c := range ranCalls(r) {
-		if !c.Look && c.Cmd != "repeat" && c.Cmd != "do" {
-			const note = "» step %d is the tutor's and done: lesson next goes on to step %d; run its commands after it\n"
-			if t.said[note] {
-				return ""
-			}
-			t.said[note] = true
-			return fmt.Sprintf(note, t.step+1, t.step+2)
-		}
-	}
-	return ""
+	t.said[note] = true
+	return fmt.Sprintf(note, t.step+1, t.step+2)
 }
 
 // Observe is called after each command the learner typed (not the lesson
@@ -557,8 +549,6 @@ func aboutCommand(v *Verdict, r Record) *Diff {
 // step's cell makes fail ("! " lines): part of the step, not a mistake.
 func (t *Tutor) expectedFailure(r Record) bool { return t.j.expectedFailure(r) }
 
-// hintText is the step's hint, the one for a kind of difference where the
-// lesson has one; with solution, the lesson's own commands.
 // givenHint is the step's hint as the tutor gives it unasked, after a
 // wrong turn: the report counts the lesson's hint with those lesson hint
 // showed, as the learner read it all the same.
@@ -569,6 +559,8 @@ func (t *Tutor) givenHint(kind DiffKind) string {
 	return t.hintText(false, kind)
 }
 
+// hintText is the step's hint, the one for a kind of difference where the
+// lesson has one; with solution, the lesson's own commands.
 func (t *Tutor) hintText(solution bool, kind DiffKind) string {
 	c := t.l.Steps[t.step].Cell
 	if c == nil {

@@ -460,7 +460,7 @@ func modifyQP(c *call, o *object, sameAs bool) error {
 			c.line("note: %s", note)
 		}
 	}
-	if err == nil && !sameAs && mask&verbs.AttrAV != 0 && c.has("hop_limit") && routedHopLimit(attr.AH) {
+	if err == nil && !sameAs && mask&verbs.AttrAV != 0 && c.has("hop_limit") && attr.AH.RoutedHopLimit() {
 		// The kernel may have changed the hop limit given: say so where it
 		// was given (connect leaves it to query_qp).
 		if got, _, qerr := o.qp.Query(verbs.AttrAV); qerr == nil && got.AH.GRH.HopLimit != attr.AH.GRH.HopLimit {
@@ -548,7 +548,7 @@ func cmdQueryQP(c *call) error {
 		notes = append(notes, fmt.Sprintf("cur_qp_state is not %s's state: rxe returns the one a modify_qp with IBV_QP_CUR_STATE "+
 			"stored, RESET if none did (rxe_qp_to_attr; commit 775e6d3c8fda, Linux 6.13, makes it the state); read qp_state", o.name))
 	}
-	if routedHopLimit(attr.AH) {
+	if attr.AH.RoutedHopLimit() {
 		notes = append(notes, fmt.Sprintf("ah_attr.grh.hop_limit is %d whatever modify_qp gave: %s",
 			attr.AH.GRH.HopLimit, hopLimitWhy))
 	}
@@ -557,16 +557,6 @@ func cmdQueryQP(c *call) error {
 		c.out.add(strings.Join(notes, "\n"))
 	}
 	return nil
-}
-
-// routedHopLimit reports whether the kernel chose the hop limit of an
-// address vector: a RoCE v2 unicast destination.
-func routedHopLimit(av verbs.AHAttr) bool {
-	g := av.GRH.DGID
-	if a, ok := g.IPv4(); ok && a.IsMulticast() {
-		return false // ::ffff:224.0.0.0/4 is multicast too (rdma_is_multicast_addr)
-	}
-	return av.IsGlobal && !g.IsZero() && !g.IsMulticast()
 }
 
 // hopLimitWhy says where a unicast address vector's hop limit comes from.

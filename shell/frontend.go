@@ -188,10 +188,10 @@ func (s *Shell) NotebookLesson(ref string) (string, error) {
 }
 
 // NotebookCell says a notebook's cell begins (the kernel, at each
-// execute_request): the tutor of a notebook's lesson judges the rest of
-// the cell that reached a goal as the step's after it, without closing
-// its prediction, and save FILE.vsh marks where cells began, which the
-// graded hand-in replays (NotebookCellMark).
+// execute_request): the tutor of a notebook's lesson tells a prediction
+// closed by the rest of the cell that reached a goal from one closed by
+// the step's own cell (Tutor.CellStart), and save FILE.vsh marks where
+// cells began, which the graded hand-in replays (NotebookCellMark).
 func (s *Shell) NotebookCell() {
 	s.nbCells++
 	if st := s.lesson; st != nil && st.tutor != nil {

@@ -37,8 +37,15 @@ func (g GID) IPv4() (netip.Addr, bool) {
 	return netip.Addr{}, false
 }
 
-// IsMulticast reports whether g is a multicast GID (ff00::/8).
-func (g GID) IsMulticast() bool { return g[0] == 0xff }
+// IsMulticast reports whether g is a multicast GID, as
+// rdma_is_multicast_addr reads one: ff00::/8, or an IPv4-mapped
+// 224.0.0.0/4 address.
+func (g GID) IsMulticast() bool {
+	if a, ok := g.IPv4(); ok {
+		return a.IsMulticast()
+	}
+	return g[0] == 0xff
+}
 
 // Wire returns the 32 lowercase hex characters rdma-core's pingpong exchange
 // uses (gid_to_wire_gid): the 16 bytes in network order.
@@ -166,6 +173,14 @@ type AHAttr struct {
 	StaticRate  uint8
 	IsGlobal    bool
 	PortNum     uint8
+}
+
+// RoutedHopLimit reports whether the kernel sets the address vector's hop
+// limit from the route, whatever the program gave, for a QP's path as for
+// an AH: a global, unicast RoCE v2 destination (ib_resolve_unicast_gid_dmac).
+// A multicast destination keeps the hop limit given.
+func (a AHAttr) RoutedHopLimit() bool {
+	return a.IsGlobal && !a.GRH.DGID.IsZero() && !a.GRH.DGID.IsMulticast()
 }
 
 // QPCap mirrors struct ibv_qp_cap.

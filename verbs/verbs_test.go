@@ -234,3 +234,46 @@ func TestNearest(t *testing.T) {
 		}
 	}
 }
+
+// TestGIDIsMulticast: rdma_is_multicast_addr's reading, IPv6 and
+// IPv4-mapped.
+func TestGIDIsMulticast(t *testing.T) {
+	for g, want := range map[verbs.GID]bool{
+		{0: 0xff, 1: 0x0e, 15: 1}:              true,
+		{10: 0xff, 11: 0xff, 12: 224, 15: 1}:   true,
+		{10: 0xff, 11: 0xff, 12: 192, 15: 1}:   false,
+		{0: 0xfe, 1: 0x80, 15: 1}:              false,
+		{10: 0xff, 11: 0xff, 12: 239, 13: 255}: true,
+	} {
+		if got := g.IsMulticast(); got != want {
+			t.Errorf("%v.IsMulticast() = %v; want %v", g, got, want)
+		}
+	}
+}
+
+// TestRoutedHopLimit: a unicast RoCE v2 destination takes the route's hop
+// limit; a multicast one, IPv6 or IPv4-mapped, keeps the one given.
+func TestRoutedHopLimit(t *testing.T) {
+	for _, tc := range []struct {
+		dgid   string
+		global bool
+		want   bool
+	}{
+		{"::ffff:10.0.0.2", true, true},
+		{"fe80::2", true, true},
+		{"ff0e::1", true, false},
+		{"::ffff:239.1.1.1", true, false},
+		{"::ffff:224.0.0.1", true, false},
+		{"::ffff:10.0.0.2", false, false},
+		{"::", true, false},
+	} {
+		g, err := verbs.ParseGID(tc.dgid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		av := verbs.AHAttr{IsGlobal: tc.global, GRH: verbs.GlobalRoute{DGID: g}}
+		if got := av.RoutedHopLimit(); got != tc.want {
+			t.Errorf("RoutedHopLimit(%s, global=%v) = %v, want %v", tc.dgid, tc.global, got, tc.want)
+		}
+	}
+}

@@ -190,9 +190,6 @@ func predictCreateAH(d *devFacts, a verbs.AHAttr) prediction {
 	return p
 }
 
-// isMcastGID is rdma_is_multicast_addr.
-var isMcastGID = rules.IsMulticastGID
-
 // predictAttachMcast is ibv_attach_mcast (ib_uverbs_attach_mcast,
 // ib_attach_mcast). attached says the QP is already attached to (gid, lid),
 // which uverbs answers with success without asking the device.

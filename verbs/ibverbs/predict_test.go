@@ -395,17 +395,3 @@ func TestJudgePostAllocs(t *testing.T) {
 		t.Errorf("the success path allocates %v times per post; want 0", allocs)
 	}
 }
-
-func TestMcastGID(t *testing.T) {
-	for g, want := range map[verbs.GID]bool{
-		{0: 0xff, 1: 0x0e, 15: 1}:              true,
-		{10: 0xff, 11: 0xff, 12: 224, 15: 1}:   true,
-		{10: 0xff, 11: 0xff, 12: 192, 15: 1}:   false,
-		{0: 0xfe, 1: 0x80, 15: 1}:              false,
-		{10: 0xff, 11: 0xff, 12: 239, 13: 255}: true,
-	} {
-		if got := isMcastGID(g); got != want {
-			t.Errorf("isMcastGID(%v) = %v; want %v", g, got, want)
-		}
-	}
-}

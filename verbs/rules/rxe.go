@@ -84,18 +84,6 @@ func huge(n int) int64 {
 	return int64(n)
 }
 
-// IsMulticastGID is rdma_is_multicast_addr: ff00::/8, or an IPv4-mapped
-// 224.0.0.0/4 address.
-func IsMulticastGID(g verbs.GID) bool {
-	if g.IsMulticast() {
-		return true
-	}
-	if a, ok := g.IPv4(); ok {
-		return a.IsMulticast()
-	}
-	return false
-}
-
 // QPType is the type check of ibv_create_qp: libibverbs' type switch,
 // uverbs' CAP_NET_RAW check for raw packet QPs, then rxe_qp_chk_init (RC,
 // UC and UD only).

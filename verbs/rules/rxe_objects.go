@@ -182,7 +182,7 @@ func (r *RXE) MRPin(length int, memlock uint64, capIPCLock bool) Verdict {
 // multicast GID and a UD QP. qp names the QP for explanations.
 func (r *RXE) Mcast(op, qp string, t verbs.QPType, gid verbs.GID) Verdict {
 	var v Verdict
-	if !IsMulticastGID(gid) {
+	if !gid.IsMulticast() {
 		v.fail(op, verbs.EINVAL, r.say("use a multicast GID (ff0e::1, or ::ffff:239.1.1.1)", "use a multicast GID such as ff0e::1"),
 			r.say("%s is not a multicast GID (ib_attach_mcast: rdma_is_multicast_addr)", "%s is not a multicast address (ib_attach_mcast: rdma_is_multicast_addr)"), gid)
 	}

@@ -208,16 +208,3 @@ func TestPredictUnknownLimits(t *testing.T) {
 		}
 	}
 }
-
-func TestIsMulticastGID(t *testing.T) {
-	for g, want := range map[verbs.GID]bool{
-		{0: 0xff, 1: 0x0e, 15: 1}:            true,
-		{10: 0xff, 11: 0xff, 12: 224, 15: 1}: true,
-		{10: 0xff, 11: 0xff, 12: 192, 15: 1}: false,
-		{0: 0xfe, 1: 0x80, 15: 1}:            false,
-	} {
-		if got := IsMulticastGID(g); got != want {
-			t.Errorf("IsMulticastGID(%v) = %v; want %v", g, got, want)
-		}
-	}
-}

@@ -4,7 +4,6 @@ import (
 	"strings"
 
 	"github.com/vsh-rdma/vsh/verbs"
-	"github.com/vsh-rdma/vsh/verbs/rules"
 	"github.com/vsh-rdma/vsh/verbs/wire"
 )
 
@@ -123,7 +122,7 @@ func (f *Fabric) deviceByName(name string) *device {
 // mcastName reports whether name is a multicast GID (a To for multicast).
 func (f *Fabric) mcastName(name string) bool {
 	g, err := verbs.ParseGID(name)
-	return err == nil && rules.IsMulticastGID(g)
+	return err == nil && g.IsMulticast()
 }
 
 // opcodeTextKnown reports whether some opcode's name contains s.

@@ -5,7 +5,6 @@ import (
 	"syscall"
 
 	"github.com/vsh-rdma/vsh/verbs"
-	"github.com/vsh-rdma/vsh/verbs/rules"
 )
 
 // Multicast: uverbs keeps each QP's (GID, LID) attachments; rxe keeps, per
@@ -298,7 +297,7 @@ func (f *Fabric) hostGroupDev(op string, i int, g verbs.GID) (*device, error) {
 	if i < 0 || i >= len(f.devs) {
 		return nil, verbs.Errorf(op, verbs.ENODEV, "", "no device sim%d; this fabric has %d", i, len(f.devs))
 	}
-	if !rules.IsMulticastGID(g) {
+	if !g.IsMulticast() {
 		return nil, verbs.Errorf(op, verbs.EINVAL, "use a multicast group (::ffff:239.1.1.1, ff0e::1)",
 			"%s is not a multicast address (ip_mc_join_group, ipv6_sock_mc_join)", g)
 	}

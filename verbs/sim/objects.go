@@ -367,7 +367,7 @@ const (
 // off the segment has no route, ENETUNREACH.
 func (f *Fabric) resolveAV(op, field string, d *device, av *verbs.AHAttr) error {
 	g := av.GRH.DGID
-	if rules.IsMulticastGID(g) {
+	if g.IsMulticast() {
 		return nil
 	}
 	if f.deviceByGID(g) != nil || f.carrier.peer(d, g) != nil {

@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/vsh-rdma/vsh/verbs"
-	"github.com/vsh-rdma/vsh/verbs/rules"
 	"github.com/vsh-rdma/vsh/verbs/wire"
 )
 
@@ -207,7 +206,7 @@ func (f *Fabric) makeRoute(d *device, av *verbs.AHAttr) route {
 	}
 	rt.netw = framing(sgid, av.GRH.DGID, 0, av.GRH.HopLimit, av.GRH.TrafficClass, av.GRH.FlowLabel)
 	rt.ipv6 = !isV4Mapped(sgid)
-	rt.mcast = rules.IsMulticastGID(av.GRH.DGID)
+	rt.mcast = av.GRH.DGID.IsMulticast()
 	if !rt.mcast {
 		rt.to = f.deviceByGID(av.GRH.DGID)
 		if rt.to == nil {

@@ -15,7 +15,6 @@ import (
 	"golang.org/x/net/ipv6"
 
 	"github.com/vsh-rdma/vsh/verbs"
-	"github.com/vsh-rdma/vsh/verbs/rules"
 	"github.com/vsh-rdma/vsh/verbs/wire"
 )
 
@@ -551,7 +550,7 @@ func (l *udpLink) peer(d *device, g verbs.GID) *device {
 // peerAddr returns the address of GID g when the link can reach it from
 // device d.
 func (l *udpLink) peerAddr(d *device, g verbs.GID) (netip.Addr, bool) {
-	if d != l.dev || rules.IsMulticastGID(g) {
+	if d != l.dev || g.IsMulticast() {
 		return netip.Addr{}, false
 	}
 	a := netip.AddrFrom16(g).Unmap()
