@@ -38,6 +38,9 @@ type evalCtx struct {
 	// packets is set when the records hold the packets of the step: the
 	// backend shows its trace, and the session recorded it.
 	packets bool
+	// gone reports whether an object the step started with (a lesson's
+	// handle) is no longer in the session; nil where that is not known.
+	gone func(h string) bool
 }
 
 func newEvalCtx(env Env, recs []Record) *evalCtx {
@@ -417,7 +420,9 @@ func (e *Expect) compareList(x *evalCtx, got, want []value) error {
 			}
 			return e.unmet("no completion was polled from %s in this step; the goal is %s", from, e.goalText(want))
 		case subjCommands:
-			return e.unmet("no command succeeded in this step yet; the goal is %s", e.goalText(want))
+			err := e.unmet("no command succeeded in this step yet; the goal is %s", e.goalText(want))
+			err.(*Unmet).Final = e.op == "contains" && x.destroyedTooSoon(got, want)
+			return err
 		}
 	}
 	switch e.op {
@@ -427,9 +432,12 @@ func (e *Expect) compareList(x *evalCtx, got, want []value) error {
 		if e.subj.kind == subjCommands && len(want) > 1 {
 			err := e.unmet("%s is %s, without %s in that order", name, gotText, listText(want))
 			err.(*Unmet).Order = containsAll(got, want)
+			err.(*Unmet).Final = x.destroyedTooSoon(got, want)
 			return err
 		}
-		return e.unmet("%s is %s, without %s", name, gotText, listText(want))
+		err := e.unmet("%s is %s, without %s", name, gotText, listText(want))
+		err.(*Unmet).Final = e.subj.kind == subjCommands && x.destroyedTooSoon(got, want)
+		return err
 	}
 	return e.unmet("%s is %s; the goal is %s", name, gotText, listText(want))
 }
@@ -468,6 +476,32 @@ func containsAll(got, want []value) bool {
 		}
 	}
 	return true
+}
+
+// destroys are the commands that end the object they name first.
+var destroys = map[string]bool{"destroy_qp": true, "destroy_cq": true, "destroy_srq": true, "destroy_ah": true,
+	"destroy_comp_channel": true, "dereg_mr": true, "dealloc_pd": true, "close_xrcd": true, "close_device": true}
+
+// destroyedTooSoon reports whether commands contains want can no longer
+// hold: a call of want not yet matched in its order ends an object the
+// step started with that is gone already (freed by another command, or
+// ended out of order), and an object ends only once.
+func (x *evalCtx) destroyedTooSoon(got, want []value) bool {
+	if x.gone == nil {
+		return false
+	}
+	i := 0
+	for _, g := range got {
+		if i < len(want) && g.equal(want[i]) {
+			i++
+		}
+	}
+	for _, w := range want[i:] {
+		if w.t == tCall && destroys[w.s] && len(w.h) > 0 && x.gone(w.h[0]) {
+			return true
+		}
+	}
+	return false
 }
 
 // subsequence reports whether want's values occur in got in their order,

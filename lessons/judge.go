@@ -519,6 +519,7 @@ func (j *Judge) Verdict() *Verdict {
 		}
 	}
 	x := newEvalCtx(mappedEnv{Env: j.env, m: m, ref: j.ref.after}, translateRecords(recs, j.lessonNames(m)))
+	x.gone = j.goneSinceStart
 	// An expect: line that does not hold is work to do while other work
 	// is; once the rest matches, it is what the learner did otherwise.
 	pending := false
@@ -549,6 +550,20 @@ func (j *Judge) Verdict() *Verdict {
 	}
 	v.Met = len(v.Diffs) == 0
 	return v
+}
+
+// goneSinceStart reports whether the learner's object paired at the
+// step's start with the lesson's handle h is no longer in the session.
+func (j *Judge) goneSinceStart(h string) bool {
+	if j.ref.before == nil || j.ref.before.by[h] == nil {
+		return false
+	}
+	l := j.startMap.s2l[h]
+	if l == "" {
+		return false
+	}
+	_, ok := j.env.Object(l)
+	return !ok
 }
 
 // placeFailure checks the learner's last command, when it failed as one of

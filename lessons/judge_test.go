@@ -277,9 +277,20 @@ func TestTutorJudgesState(t *testing.T) {
 		}},
 		// Closing a device frees what it holds; the step asks for the
 		// teardown in order.
+		// An object the step does not make, where it makes one of that
+		// kind, is a wrong turn; the hint given unasked says lesson hint
+		// twice shows the commands, the first one asked says again.
+		{"an MR on the other end's PD", "lifecycle", 3, []turn{
+			{"reg_mr pd0 length=4096 access=local_write", nil, []string{"»", "hint:"}},
+			{"reg_mr pd0 length=4096 access=local_write", []string{
+				"» not yet: your mr1 is not what this step makes: this step makes a 4096-byte MR on pd1 with access local_write; there is none yet",
+				"» lesson hint twice: the lesson's own commands"}, []string{"goal reached", "lesson hint again"}},
+			{"lesson hint", []string{"» lesson hint again: the lesson's own commands"}, []string{"lesson's commands for this step"}},
+			{"reg_mr pd1 length=4096 access=local_write", []string{"✓ goal reached"}, nil},
+		}},
 		{"closing the devices is no teardown", "lifecycle", 14, []turn{
-			{"close_device ctx0", nil, []string{"goal reached"}},
-			{"close_device ctx1", []string{"not yet: commands is [close_device ctx0, close_device ctx1]"}, []string{"goal reached"}},
+			{"close_device ctx0", []string{"out of reach from here: commands is [close_device ctx0]"}, []string{"goal reached", "hint:"}},
+			{"close_device ctx1", []string{"out of reach from here: commands is [close_device ctx0, close_device ctx1]"}, []string{"goal reached", "hint:"}},
 		}},
 		// A limit disarms itself once reached: the SRQ's end state is the
 		// same whatever it was armed at.

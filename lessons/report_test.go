@@ -486,6 +486,10 @@ func TestStepCommandsBounded(t *testing.T) {
 	if _, done := tu.Step(); !done {
 		t.Errorf("after lesson reset the step's command was not judged:\n%s", out[max(0, len(out)-2000):])
 	}
+	// The report counts every command typed at the step, judged or not.
+	if r := tu.Report(); len(r.Steps) != 1 || r.Steps[0].Attempts != lessons.MaxStepCommands+6 {
+		t.Errorf("report: %+v; want %d attempts at the step", r.Steps, lessons.MaxStepCommands+6)
+	}
 }
 
 // TestRTRAttributesFixed: a QP taken to RTR with a wrong path keeps it

@@ -3,6 +3,7 @@ package lessons
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 )
@@ -421,6 +422,17 @@ func (t *Tutor) learnerRecords() []Record {
 	return out
 }
 
+// typed reports whether the session's last command is the learner's, run
+// at this step: an attempt, judged or not (past overCap).
+func (t *Tutor) typed() bool {
+	n := t.env.RecordCount()
+	if n <= t.start {
+		return false
+	}
+	last := t.env.Records(n - 1)
+	return len(last) == 1 && !TutorCommand(last[0].Cmd)
+}
+
 // idleNote says, once a step, that lesson next comes before the next
 // step's commands, when the learner ran a verb at a step of the tutor's:
 // pasted commands that skipped lesson next would otherwise go unjudged
@@ -459,6 +471,9 @@ func (t *Tutor) Observe() string {
 	if t.solved[t.step] {
 		return ""
 	}
+	if t.typed() {
+		t.rec[t.step].attempts++
+	}
 	if t.overCap() {
 		const capped = "» this step has run more than %d commands (or %d calls); the tutor judges no more of them: lesson reset starts the step over, lesson skip does it for you\n"
 		if !t.said[capped] {
@@ -472,7 +487,6 @@ func (t *Tutor) Observe() string {
 	if len(recs) == 0 {
 		return ""
 	}
-	t.rec[t.step].attempts++
 	t.closePrediction(recs)
 	v := t.j.Verdict()
 	var b strings.Builder
@@ -501,6 +515,16 @@ func (t *Tutor) Observe() string {
 			kind = d.Kind
 		}
 		b.WriteString(t.givenHint(kind))
+	case last.Err == nil && t.madeAstray(v, last) != nil:
+		// An object the step does not make, where it makes one of that
+		// kind: the learner's attempt at it, made otherwise.
+		d := t.madeAstray(v, last)
+		text := fmt.Sprintf("your %s is not what this step makes: %s", last.Created[len(last.Created)-1], d.Text)
+		if !t.said[text] {
+			t.said[text] = true
+			b.WriteString(t.wrapPrefixed("» not yet: ", text))
+			b.WriteString(t.givenHint(d.Kind))
+		}
 	default:
 		// A wrong turn the tutor has not pointed out yet: this command's,
 		// or this command is the step's experiment with other settings.
@@ -545,6 +569,23 @@ func aboutCommand(v *Verdict, r Record) *Diff {
 	return nil
 }
 
+// madeAstray returns the step's missing object of the kind r made, when
+// r made an object the judge pairs with none of the lesson's.
+func (t *Tutor) madeAstray(v *Verdict, r Record) *Diff {
+	if len(r.Created) == 0 {
+		return nil
+	}
+	for _, l := range v.Mapping {
+		if slices.Contains(r.Created, l) {
+			return nil
+		}
+	}
+	if d := aboutCommand(v, r); d != nil && d.Kind == DiffMissing {
+		return d
+	}
+	return nil
+}
+
 // expectedFailure reports whether a learner's failed command is one the
 // step's cell makes fail ("! " lines): part of the step, not a mistake.
 func (t *Tutor) expectedFailure(r Record) bool { return t.j.expectedFailure(r) }
@@ -573,6 +614,9 @@ func (t *Tutor) hintText(solution bool, kind DiffKind) string {
 			hint = h
 		}
 		goal, again := "lesson goal", "» lesson hint again: the lesson's own commands\n"
+		if t.hints == 0 { // given unasked, after a wrong turn
+			again = "» lesson hint twice: the lesson's own commands\n"
+		}
 		if t.driven { // a notebook asks %check; lesson hint is the terminal's
 			goal, again = "%check", ""
 		}

@@ -286,7 +286,8 @@ func hasStepHint(l *lessons.Lesson, step int, out string) bool {
 			return true
 		}
 	}
-	return strings.Contains(out, "hint: ") && strings.Contains(out, "» lesson hint again: the lesson's own commands")
+	return strings.Contains(out, "hint: ") &&
+		(strings.Contains(out, "» lesson hint again: the lesson's own commands") || strings.Contains(out, "» lesson hint twice: the lesson's own commands"))
 }
 
 func firstHintLine(l *lessons.Lesson, step int) string {
