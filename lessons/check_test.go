@@ -43,6 +43,9 @@ var checkTests = []struct {
 	{"no steps", goodHead, []string{"x.md:6: no steps"}},
 	{"cell without goal", goodHead + "Do it.\n\n```vsh\nopen_device A\n```\n\nMore.\n", []string{
 		"x.md:9: the learner's cell has no goal: line"}},
+	{"goal cut off by a blank line", goodHead + "```vsh\nopen_device A\n```\n\ngoal: Open A.\n", []string{
+		"x.md:7: the learner's cell has no goal: line: the goal: at line 11 is cut off from it by the blank line or prose before it",
+		"x.md:11: goal: belongs right after a ```vsh cell's closing fence"}},
 	{"goal on an auto cell", goodHead + "```vsh auto\nopen_device A\n```\ngoal: Open A.\n", []string{
 		"x.md:10: goal: belongs to a cell the learner performs"}},
 	{"unknown hint kind", goodHead + "```vsh\nopen_device A\n```\ngoal: Open A.\nhint(typ): rc\n", []string{

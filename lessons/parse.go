@@ -63,6 +63,9 @@ func parsePartial(name string, src []byte) (*Lesson, Errors, error) {
 type parser struct {
 	l    *Lesson
 	errs Errors
+	// strayGoal holds, for a cell, the line of a goal: that a blank line
+	// or prose cut off from it.
+	strayGoal map[*Cell]int
 }
 
 func (p *parser) errorf(line int, format string, a ...any) {
@@ -312,6 +315,7 @@ func (p *parser) body(lines []string, from int) {
 	underHeading := false // only blank lines since the section's heading
 	var last *Cell        // the cell whose expect:/hint: lines may follow
 	lastClose := 0        // the line that closed it
+	var closed *Cell      // the cell closed there
 	inProseCode := ""     // the fence of a non-vsh code block in prose
 	for i := from; i < len(lines); i++ {
 		ln := i + 1
@@ -348,6 +352,12 @@ func (p *parser) body(lines []string, from int) {
 				where := "no ```vsh cell comes before it"
 				if lastClose > 0 {
 					where = "a blank line or prose ends the expect: and hint: lines of the cell closed at line " + strconv.Itoa(lastClose)
+					if key == "goal" && closed != nil {
+						if p.strayGoal == nil {
+							p.strayGoal = map[*Cell]int{}
+						}
+						p.strayGoal[closed] = ln
+					}
 				}
 				p.errorf(ln, "%s: belongs right after a ```vsh cell's closing fence; %s", key, where)
 				continue
@@ -373,7 +383,7 @@ func (p *parser) body(lines []string, from int) {
 				if cell != nil {
 					p.addStep(proseLine, &sec, prose, heads, cell)
 					prose, heads, proseLine = nil, nil, 0
-					last, lastClose = cell, end+1
+					last, lastClose, closed = cell, end+1, cell
 				}
 				i = end
 				continue
@@ -652,9 +662,14 @@ func (p *parser) checkCells() {
 		if c.ByExpect && len(c.Expects) == 0 && !c.badExpect {
 			p.errorf(c.Line, "judge: expect judges the step by its expect: lines alone, and the cell has none; add one, or drop judge: expect")
 		}
-		if !c.Auto && len(c.Expects) == 0 && c.Goal == "" && !c.badExpect {
+		switch gl := p.strayGoal[c]; {
+		case c.Auto || len(c.Expects) > 0 || c.Goal != "" || c.badExpect:
+		case gl > 0:
+			p.errorf(c.Line, "the learner's cell has no goal: line: the goal: at line %d is cut off from it by the blank line or prose before it; "+
+				"move it up to the line right after the closing fence", gl)
+		default:
 			p.errorf(c.Line, "the learner's cell has no goal: line, so the learner is not told what to do; "+
-				"add one after the closing fence (goal: Move qp0 to RTS), or make it ```vsh auto")
+				"add one right after the closing fence (goal: what the learner is to do), or make it ```vsh auto")
 		}
 		for _, e := range c.Expects {
 			if e.subj.kind == subjPackets && !contains(p.l.Needs, "trace") && !contains(s.Needs, "trace") {

@@ -75,7 +75,16 @@ func addLessonFlags(fs *flag.FlagSet) lessonFlags {
 		report = v
 		return nil
 	})
-	return lessonFlags{pace: fs.Duration("pace", 0, ""), learner: &learner, report: &report,
+	pace := new(time.Duration)
+	fs.Func("pace", "", func(v string) error {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 0 {
+			return fmt.Errorf("want a time such as 2s or 500ms, zero or more")
+		}
+		*pace = d
+		return nil
+	})
+	return lessonFlags{pace: pace, learner: &learner, report: &report,
 		step: stepFlag(fs), pause: fs.Bool("pause", false, "")}
 }
 
