@@ -420,9 +420,12 @@ func (e *Expect) compareList(x *evalCtx, got, want []value) error {
 			}
 			return e.unmet("no completion was polled from %s in this step; the goal is %s", from, e.goalText(want))
 		case subjCommands:
-			err := e.unmet("no command succeeded in this step yet; the goal is %s", e.goalText(want))
-			err.(*Unmet).Final = e.op == "contains" && x.destroyedTooSoon(got, want)
-			return err
+			if e.op == "contains" {
+				if err := x.destroyedTooSoon(e, got, want); err != nil {
+					return err
+				}
+			}
+			return e.unmet("no command succeeded in this step yet; the goal is %s", e.goalText(want))
 		}
 	}
 	switch e.op {
@@ -430,14 +433,19 @@ func (e *Expect) compareList(x *evalCtx, got, want []value) error {
 		return e.unmet("%s is %s, which the goal rules out", name, gotText)
 	case "contains":
 		if e.subj.kind == subjCommands && len(want) > 1 {
+			if err := x.destroyedTooSoon(e, got, want); err != nil {
+				return err
+			}
 			err := e.unmet("%s is %s, without %s in that order", name, gotText, listText(want))
 			err.(*Unmet).Order = containsAll(got, want)
-			err.(*Unmet).Final = x.destroyedTooSoon(got, want)
 			return err
 		}
-		err := e.unmet("%s is %s, without %s", name, gotText, listText(want))
-		err.(*Unmet).Final = e.subj.kind == subjCommands && x.destroyedTooSoon(got, want)
-		return err
+		if e.subj.kind == subjCommands {
+			if err := x.destroyedTooSoon(e, got, want); err != nil {
+				return err
+			}
+		}
+		return e.unmet("%s is %s, without %s", name, gotText, listText(want))
 	}
 	return e.unmet("%s is %s; the goal is %s", name, gotText, listText(want))
 }
@@ -482,13 +490,14 @@ func containsAll(got, want []value) bool {
 var destroys = map[string]bool{"destroy_qp": true, "destroy_cq": true, "destroy_srq": true, "destroy_ah": true,
 	"destroy_comp_channel": true, "dereg_mr": true, "dealloc_pd": true, "close_xrcd": true, "close_device": true}
 
-// destroyedTooSoon reports whether commands contains want can no longer
-// hold: a call of want not yet matched in its order ends an object the
-// step started with that is gone already (freed by another command, or
-// ended out of order), and an object ends only once.
-func (x *evalCtx) destroyedTooSoon(got, want []value) bool {
+// destroyedTooSoon is the final *Unmet of commands contains want when it
+// can no longer hold: a call of want not yet matched in its order ends an
+// object the step started with that is gone already (freed by another
+// command, or ended out of order), and an object ends only once. Nil
+// otherwise.
+func (x *evalCtx) destroyedTooSoon(e *Expect, got, want []value) error {
 	if x.gone == nil {
-		return false
+		return nil
 	}
 	i := 0
 	for _, g := range got {
@@ -498,10 +507,13 @@ func (x *evalCtx) destroyedTooSoon(got, want []value) bool {
 	}
 	for _, w := range want[i:] {
 		if w.t == tCall && destroys[w.s] && len(w.h) > 0 && x.gone(w.h[0]) {
-			return true
+			err := e.unmet("%s is gone already, so %s can no longer come where this step's goal puts it: %s in that order",
+				w.h[0], w, listText(want))
+			err.(*Unmet).Final = true
+			return err
 		}
 	}
-	return false
+	return nil
 }
 
 // subsequence reports whether want's values occur in got in their order,

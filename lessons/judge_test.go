@@ -289,8 +289,18 @@ func TestTutorJudgesState(t *testing.T) {
 			{"reg_mr pd1 length=4096 access=local_write", []string{"✓ goal reached"}, nil},
 		}},
 		{"closing the devices is no teardown", "lifecycle", 14, []turn{
-			{"close_device ctx0", []string{"out of reach from here: commands is [close_device ctx0]"}, []string{"goal reached", "hint:"}},
-			{"close_device ctx1", []string{"out of reach from here: commands is [close_device ctx0, close_device ctx1]"}, []string{"goal reached", "hint:"}},
+			{"close_device ctx0", []string{"out of reach from here: qp0 is gone already, so destroy_qp qp0 can no longer come where this step's goal puts it: " +
+				"[destroy_qp qp0, destroy_cq cq0, dealloc_pd pd0, close_device ctx0] in that order"}, []string{"goal reached", "hint:"}},
+			{"close_device ctx1", nil, []string{"goal reached", "hint:", "»"}}, // said once
+			{"lesson next", []string{"out of reach from here: qp0 is gone already", "lesson reset starts the step over"}, []string{"lesson hint helps"}},
+		}},
+		// A teardown in another order than the goal's: out of reach once an
+		// object the goal ends later is gone, said once.
+		{"a PD freed before its turn", "lifecycle", 14, []turn{
+			{"destroy_qp qp0", nil, []string{"»"}},
+			{"dereg_mr mr0", nil, []string{"»"}},
+			{"dealloc_pd pd0", []string{"out of reach from here: pd0 is gone already, so dealloc_pd pd0 can no longer come where this step's goal puts it"}, nil},
+			{"destroy_cq cq0", nil, []string{"»"}},
 		}},
 		// A limit disarms itself once reached: the SRQ's end state is the
 		// same whatever it was armed at.

@@ -64,6 +64,9 @@ func (t *Tutor) judgeDriven(asked bool) {
 	if t.done || t.quit || t.solved[t.step] {
 		return
 	}
+	if !asked && t.typed() && t.l.Steps[t.step].Interactive() {
+		t.rec[t.step].attempts++ // a command the notebook ran, judged or not
+	}
 	if t.overCap() && !asked {
 		return
 	}
@@ -72,7 +75,6 @@ func (t *Tutor) judgeDriven(asked bool) {
 		return
 	}
 	if t.l.Steps[t.step].Interactive() {
-		t.rec[t.step].attempts++
 		t.closePrediction(recs)
 	}
 	if v := t.j.Verdict(); v.Met {
@@ -162,7 +164,7 @@ func (t *Tutor) Check(n int) (text string, met bool, err error) {
 	}
 	switch {
 	case lost != nil:
-		fmt.Fprintf(&b, "» step %d is out of reach from this session (a step skipped, or done out of order): Kernel → Restart and run the cells again, in order\n", cur+1)
+		fmt.Fprintf(&b, "» step %d is out of reach from this session: mend its cell (or one before it, skipped or run out of order), then Kernel → Restart and run the cells again, in order\n", cur+1)
 	case c != nil && c.Auto:
 		fmt.Fprintf(&b, "» step %d is the tutor's: run its cell, above the goal of step %d\n", cur+1, cur+2)
 	default:

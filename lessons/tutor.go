@@ -706,11 +706,10 @@ func (t *Tutor) Do(cmd string) (string, error) {
 		if s.Interactive() && !t.solved[t.step] {
 			v := t.j.Verdict()
 			if !v.Met {
-				d := v.Diffs[0]
 				if w := v.Lost(); w != nil {
-					d = *w
+					return "", fmt.Errorf("the goal of step %d is out of reach from here: %s; lesson reset starts the step over, lesson skip has the tutor do it", t.step+1, w.Text)
 				}
-				return "", fmt.Errorf("the goal of step %d is not reached yet: %s; lesson hint helps, lesson skip has the tutor do it", t.step+1, d.Text)
+				return "", fmt.Errorf("the goal of step %d is not reached yet: %s; lesson hint helps, lesson skip has the tutor do it", t.step+1, v.Diffs[0].Text)
 			}
 			t.solved[t.step] = true
 			b.WriteString("✓ goal reached\n")

@@ -326,15 +326,21 @@ func TestNotebookCheckHintsUncounted(t *testing.T) {
 	if first < 0 {
 		t.Fatal("write-imm has no learner step")
 	}
+	sh.NotebookCell()
+	sh.Exec("devices") // one command at the learner step: one attempt, whatever %check says
 	for k := first + 1; k <= len(l.Steps); k++ {
 		text, _, _ := sh.NotebookCheck(k)
 		if k == first+2 && !strings.Contains(text, "hint: ") {
 			t.Fatalf("%%check %d shows no hint of step %d:\n%s", k, first+1, text)
 		}
 	}
+	sh.Tutor().Settle()
 	for _, st := range sh.Tutor().Report().Steps {
 		if st.Hints != 0 {
 			t.Errorf("step %d: %d hints counted from %%check alone", st.Step, st.Hints)
+		}
+		if want := map[bool]int{true: 1}[st.Step == first+1]; st.Attempts != want {
+			t.Errorf("step %d: %d attempts; want %d (the commands run at it, not the %%checks)", st.Step, st.Attempts, want)
 		}
 	}
 }
