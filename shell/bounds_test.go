@@ -47,6 +47,38 @@ func TestAdvanceStopsAndBounds(t *testing.T) {
 	}
 }
 
+// TestAdvanceToTheEndOfTime: advance refuses to pass verbs.MaxVirtualTime,
+// and a send posted there finishes: no timer's expiry overflows into the
+// past (a clock at the largest Duration retransmitted without end, using
+// memory without bound).
+func TestAdvanceToTheEndOfTime(t *testing.T) {
+	sh := newTestShell(t, 2, 1, true, nil)
+	defer sh.Close()
+	execAll(t, sh, pathsSetup...)
+	if _, err := sh.Exec("advance 2562047h47m16.8s"); err == nil || !strings.Contains(sh.FormatError(err), "advance at most 1281023h53m38.427387904s") {
+		t.Fatalf("advance past the end of virtual time: %v", err)
+	}
+	execAll(t, sh, "advance 1281023h53m38s")
+	done := make(chan string, 1)
+	go func() {
+		out, _ := sh.Exec("post_recv qp1 mr=mr1")
+		o2, _ := sh.Exec("post_send qp0 mr=mr0 length=4")
+		o3, _ := sh.Exec("poll_cq cq1 wait=1s")
+		done <- out + o2 + o3
+	}()
+	select {
+	case out := <-done:
+		if !strings.Contains(out, "IBV_WC_SUCCESS") {
+			t.Errorf("a send at the end of virtual time did not arrive:\n%s", out)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("a send at the end of virtual time did not finish in 20 s")
+	}
+	if _, err := sh.Exec("advance 1s"); err == nil || !strings.Contains(sh.FormatError(err), "virtual time ends at") {
+		t.Errorf("advance past the end, near the end: %v", err)
+	}
+}
+
 // TestTraceBound: one cell's trace keeps maxTraceEvents packet events and
 // says how many more it saw.
 func TestTraceBound(t *testing.T) {

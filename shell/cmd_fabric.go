@@ -203,6 +203,7 @@ func cmdRun(c *call) error {
 func advanceCmd() *command {
 	return &command{Name: "advance", Group: gFabric, Usage: "advance DURATION",
 		Summary: "Move virtual time forward: due timers fire (retransmits, RNR retries)",
+		Help:    "Virtual time ends at 2^62 ns (about 146 years), so that every timer's expiry still fits; advance goes no further.",
 		Args:    []argSpec{pos("DURATION", vDuration, true, "how far: 10ms, 1s")}, run: cmdAdvance}
 }
 
@@ -216,10 +217,15 @@ func cmdAdvance(c *call) error {
 		return usagef("advance 10ms", "bad duration %q: %v", c.a.pos[0].text, err)
 	}
 	start := st.Now()
-	target := start + d
-	if target < start { // overflow
-		target = time.Duration(1<<63 - 1)
+	if left := max(verbs.MaxVirtualTime-start, 0); d > left {
+		more := fmt.Sprintf("advance at most %s", left)
+		if left == 0 {
+			more = "it can go no further (reset starts a new session at 0)"
+		}
+		return usagef("advance 10ms", "virtual time ends at %s (2^62 ns, about 146 years) and is %s now: %s",
+			verbs.MaxVirtualTime, start, more)
 	}
+	target := start + d
 	// Time moves a slice at a time, so that one call holds a bounded
 	// number of events and Ctrl-C is looked at between slices; the slice
 	// grows while little happens and shrinks in a storm of retries.

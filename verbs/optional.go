@@ -74,6 +74,9 @@ type FabricEvent struct {
 
 // Stepper is a fabric whose packet delivery and timers can be driven by hand,
 // in virtual time.
+//
+// Virtual time ends at MaxVirtualTime: Advance goes no further, so that
+// every timer's expiry still fits in a time.Duration.
 type Stepper interface {
 	DeliveryMode() DeliveryMode
 	SetDeliveryMode(DeliveryMode)
@@ -91,6 +94,18 @@ type Stepper interface {
 	// Pending counts packets in flight and timers armed.
 	Pending() (packets, timers int)
 }
+
+// EventCounter is implemented by a CQ that counts the completion events
+// read from its channel (ibv_get_cq_event) and not yet acknowledged
+// (ibv_ack_cq_events): ibv_destroy_cq waits until they all are, and
+// acknowledging more than were read makes it wait for ever.
+type EventCounter interface {
+	UnackedEvents() int
+}
+
+// MaxVirtualTime is where a Stepper's virtual time ends: 2^62 ns, about
+// 146 years, half of what a time.Duration holds.
+const MaxVirtualTime = time.Duration(1 << 62)
 
 // PacketEvent describes one RoCEv2 packet seen on the fabric.
 type PacketEvent struct {

@@ -84,7 +84,7 @@ func (inProcess) send(p *packet) error {
 func (c inProcess) wait(d time.Duration, ready func() bool) {
 	f := c.f
 	f.runLocked()
-	limit := f.clock.now() + d
+	limit := min(f.clock.now()+min(d, verbs.MaxVirtualTime), verbs.MaxVirtualTime)
 	for i := 0; i < idleTimerBudget && !ready(); i++ {
 		t, ok := f.nextTimer()
 		if !ok || t.at > limit {

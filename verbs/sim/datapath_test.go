@@ -3,6 +3,7 @@ package sim
 import (
 	"bytes"
 	"encoding/binary"
+	"math"
 	"testing"
 	"time"
 
@@ -215,6 +216,27 @@ func TestRNR(t *testing.T) {
 	got := p.poll()
 	if len(got) != 2 || got[0].Status != verbs.WCSuccess || got[1].Status != verbs.WCSuccess {
 		t.Errorf("after RNR retry: %+v", got)
+	}
+}
+
+// TestAdvanceEndsAtMaxVirtualTime: Advance stops at verbs.MaxVirtualTime,
+// however far it is asked to go, and an RNR retry there still ends: no
+// timer's expiry overflows into the past.
+func TestAdvanceEndsAtMaxVirtualTime(t *testing.T) {
+	p := newPair(t, verbs.QPTypeRC, 0, 7)
+	p.f.SetDeliveryMode(verbs.DeliverStep)
+	p.f.Advance(time.Duration(math.MaxInt64))
+	if now := p.f.Now(); now != verbs.MaxVirtualTime {
+		t.Fatalf("Advance(MaxInt64) took the clock to %s; want %s", now, verbs.MaxVirtualTime)
+	}
+	p.f.Advance(time.Hour)
+	if now := p.f.Now(); now != verbs.MaxVirtualTime {
+		t.Fatalf("Advance past the end took the clock to %s", now)
+	}
+	_, err := p.a.PostSend([]verbs.SendWR{{WRID: 1, Opcode: verbs.WRSend, Flags: verbs.SendSignaled}})
+	mustT(t, err)
+	if evs := p.f.Run(); len(evs) > 10 {
+		t.Fatalf("a SEND at the end of time ran %d steps: %v", len(evs), evs[:10])
 	}
 }
 

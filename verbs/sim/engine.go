@@ -178,10 +178,8 @@ func (f *Fabric) advance(d time.Duration) []verbs.FabricEvent {
 	if d < 0 {
 		d = 0
 	}
-	limit := f.clock.now() + d
-	if limit < f.clock.now() { // overflow
-		limit = time.Duration(1<<63 - 1)
-	}
+	limit := f.clock.now() + min(d, verbs.MaxVirtualTime)
+	limit = min(limit, verbs.MaxVirtualTime)
 	n := &f.net
 	for i := 0; i < maxSteps; i++ {
 		if n.pkts.len() == 0 && len(n.held) > 0 {
