@@ -242,7 +242,9 @@ func (s *Shell) noEventHint(ch *object) string {
 func ackCQEventsCmd() *command {
 	return &command{Name: "ack_cq_events", Group: gCQ, Usage: "ack_cq_events CQ [n=1]",
 		Summary: "Acknowledge completion events (ibv_ack_cq_events)",
-		Args:    []argSpec{argCQ, key("n", vNum, "1", "how many events")}, run: cmdAckCQEvents}
+		Help: "ibv_destroy_cq waits until every event get_cq_event returned is acknowledged. libibverbs counts whatever n it is given, " +
+			"so acknowledging more events than were read makes ibv_destroy_cq wait for ever: vsh refuses that.",
+		Args: []argSpec{argCQ, key("n", vNum, "1", "how many events")}, run: cmdAckCQEvents}
 }
 
 func cmdAckCQEvents(c *call) error {
@@ -253,6 +255,17 @@ func cmdAckCQEvents(c *call) error {
 	n, err := c.count("n", 1<<20)
 	if err != nil {
 		return err
+	}
+	if ec, ok := o.cq.(verbs.EventCounter); ok && n > ec.UnackedEvents() {
+		// ibv_ack_cq_events returns nothing and counts whatever it is
+		// given: the hang comes later, in ibv_destroy_cq.
+		u, h := ec.UnackedEvents(), c.s.hn(o)
+		read, hint := fmt.Sprintf("only %d completion event%s of %s, read with get_cq_event, %s", u, plural(u), h, isAre(u)), fmt.Sprintf("ack_cq_events %s n=%d", h, u)
+		if u == 0 {
+			read, hint = "no completion event of "+h+", read with get_cq_event, is", "get_cq_event, then ack_cq_events "+h
+		}
+		return usagef(hint, "ibv_ack_cq_events(%s, %d) refused: %s not yet acknowledged; libibverbs would count all %d, "+
+			"and ibv_destroy_cq would then wait for ever for events that never come", h, n, read, n)
 	}
 	o.cq.AckEvents(n)
 	c.verbs(VerbCall{Name: "ibv_ack_cq_events", Args: fmt.Sprintf("%s, %d", c.s.hn(o), n)})

@@ -1,6 +1,7 @@
 package shell
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -79,6 +80,33 @@ func TestGetCQEventWireFirst(t *testing.T) {
 	if err != nil || wire < 0 || event < 0 || wire > event {
 		t.Errorf("get_cq_event: %v\n%s", err, out)
 	}
+}
+
+// TestAckNoMoreEventsThanRead: ack_cq_events refuses to acknowledge more
+// events than get_cq_event returned, which would make ibv_destroy_cq wait
+// for ever; the events read are acknowledged, and the CQ goes.
+func TestAckNoMoreEventsThanRead(t *testing.T) {
+	sh := newTestShell(t, 2, 1, true, nil)
+	defer sh.Close()
+	execAll(t, sh, "open_device A", "alloc_pd ctx0", "reg_mr pd0 length=64 access=local_write", "create_comp_channel ctx0",
+		"create_cq ctx0 channel=ch0", "create_qp pd0 type=rc send_cq=cq0 recv_cq=cq0", "create_qp pd0 type=rc send_cq=cq0 recv_cq=cq0",
+		"connect qp0 qp1")
+	for _, tc := range []struct{ before, want string }{
+		{"", "ibv_ack_cq_events(cq0, 1) refused: no completion event of cq0, read with get_cq_event, is not yet acknowledged"},
+		{"req_notify_cq cq0; post_recv qp1 mr=mr0; post_send qp0 mr=mr0; get_cq_event ch0 wait=1s",
+			"ibv_ack_cq_events(cq0, 2) refused: only 1 completion event of cq0, read with get_cq_event, is not yet acknowledged"},
+	} {
+		for _, l := range strings.Split(tc.before, "; ") {
+			if l != "" {
+				execAll(t, sh, l)
+			}
+		}
+		n := strings.Count(tc.before, "get_cq_event") + 1
+		if _, err := sh.Exec(fmt.Sprintf("ack_cq_events cq0 n=%d", n)); err == nil || !strings.Contains(sh.FormatError(err), tc.want) {
+			t.Errorf("ack_cq_events cq0 n=%d: %v; want %q", n, err, tc.want)
+		}
+	}
+	execAll(t, sh, "ack_cq_events cq0", "destroy_qp qp0", "destroy_qp qp1", "destroy_cq cq0")
 }
 
 // TestWhyNoCompletion: an empty poll says what holds the work back.

@@ -194,6 +194,14 @@ func (o *output) fit(width, indent int) []outLine {
 	return out
 }
 
+// isAre is "is" for one, "are" otherwise.
+func isAre(n int) string {
+	if n == 1 {
+		return "is"
+	}
+	return "are"
+}
+
 // plural is "s" unless n is 1.
 func plural(n int) string {
 	if n == 1 {

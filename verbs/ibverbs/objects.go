@@ -397,6 +397,13 @@ func (q *cq) AckEvents(n int) {
 	}
 }
 
+// UnackedEvents implements verbs.EventCounter.
+func (q *cq) UnackedEvents() int {
+	q.ctx.mu.Lock()
+	defer q.ctx.mu.Unlock()
+	return q.compUnacked
+}
+
 // Resize implements verbs.CQ (ibv_resize_cq).
 func (q *cq) Resize(cqe int) error {
 	const op = "ibv_resize_cq"

@@ -507,6 +507,14 @@ func (q *cq) AckEvents(n int) {
 	q.ackEvents(n)
 }
 
+// UnackedEvents implements verbs.EventCounter.
+func (q *cq) UnackedEvents() int {
+	f := q.ctx.fab()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return q.compUnacked
+}
+
 // Resize is resize under the fabric's lock.
 func (q *cq) Resize(n int) error {
 	f := q.ctx.fab()
