@@ -1234,31 +1234,30 @@ func (j *Judge) lookDiffs(m mapping, recs []Record) []Diff {
 			what = j.translateText(w.line)
 		}
 		d := Diff{Kind: DiffLook, Pending: true, Text: fmt.Sprintf("this step runs %s; you have not yet", what)}
-		for i, c := range mine {
-			if !used[i] && experiments[w.Cmd] && c.Cmd == w.Cmd && m.sameArgs(w.Args, c.Args) {
-				// The same experiment with other settings.
-				used[i] = true
+		// The learner's latest try at it is the one to speak of: the same
+		// experiment with other settings, the experiment on the same
+		// objects another way (bench op=send where the step runs op=all:
+		// said at once, as it is the learner's try at the step's; a look
+		// elsewhere, pp_dest on another QP, may be the learner's own), or
+		// the look narrowed to a part (query_gid index=5 where the step
+		// reads the table).
+		for i := len(mine) - 1; i >= 0; i-- {
+			c := mine[i]
+			if used[i] || c.Cmd != w.Cmd {
+				continue
+			}
+			switch {
+			case experiments[w.Cmd] && m.sameArgs(w.Args, c.Args):
 				d.Text, d.near = fmt.Sprintf("this step runs %s; yours ran it with %s", what, otherNumbers(w.Args, c.Args)), c.n
-				break
-			}
-		}
-		for i, c := range mine {
-			if d.near == 0 && !used[i] && experiments[w.Cmd] && c.Cmd == w.Cmd && c.line != "" && m.sameHandles(w.Args, c.Args) {
-				// The experiment on the same objects, another way (bench
-				// op=send where the step runs op=all): said at once, as
-				// it is the learner's try at the step's. A look elsewhere
-				// (pp_dest on another QP) may be the learner's own.
-				used[i] = true
+			case experiments[w.Cmd] && c.line != "" && m.sameHandles(w.Args, c.Args):
 				d.Text, d.near = fmt.Sprintf("this step runs %s; yours ran %s", what, c.line), c.n
-			}
-		}
-		for i, c := range mine {
-			if d.near == 0 && !used[i] && c.line != "" && c.Cmd == w.Cmd && m.sameArgs(w.Args, c.Args) && !sameSelection(w.Cmd, w.Args, c.Args) {
-				// The look narrowed to a part (query_gid index=5 where
-				// the step reads the table).
-				used[i] = true
+			case c.line != "" && m.sameArgs(w.Args, c.Args) && !sameSelection(w.Cmd, w.Args, c.Args):
 				d.Text = fmt.Sprintf("this step runs %s; yours ran %s, which shows only part of it", what, c.line)
+			default:
+				continue
 			}
+			used[i] = true
+			break
 		}
 		out = append(out, d)
 	}
