@@ -43,7 +43,7 @@ func TestNumbers(t *testing.T) {
 		{"reg_mr pd0 length=18446744073709551616", "bad length=18446744073709551616: too large (at most 9223372036854775807)"},
 		{"reg_mr pd0 length=2g", "bad length=2g: " + errNotSize},
 		{"reg_mr pd0 length=64 access=0b1", "bad access=0b1: " + errNotNumber},
-		{"post_send qp0 mr=mr0 wr_id=-1", "bad wr_id=-1: " + errNotNumber},
+		{"post_send qp0 mr=mr0 wr_id=-1", "bad wr_id=-1: negative: write 0 or more"},
 		{"post_send qp0 mr=mr0 wr_id=18446744073709551616", "bad wr_id=18446744073709551616: too large (at most 18446744073709551615)"},
 		{"post_send qp0 opcode=rdma_write mr=mr0 remote_addr=0x1000 rkey=0x1_0", "bad rkey=0x1_0: " + errNotNumber},
 		{"post_send qp0 opcode=rdma_write mr=mr0 remote_addr=0b1 rkey=1", "bad remote_addr=0b1: " + errNotNumber},

@@ -12,7 +12,8 @@
 //
 // and nothing else: no sign, no 0b binary, no 0o or C-style 0 octal, no _
 // between digits. Blanks around the number are ignored. An error says
-// either "not a number: write decimal or 0x hex" or "too large (at most N)".
+// "not a number: write decimal or 0x hex", "too large (at most N)" or, for
+// a number with a minus sign, "negative: write 0 or more".
 //
 //	n, err := number.Parse("0x2a", 32)     // 42
 //	sz, err := number.ParseSize("4k", 63)  // 4096

@@ -11,6 +11,7 @@ import (
 type Error struct {
 	Input    string // the text as given
 	TooLarge bool   // it is a number, larger than Max
+	Negative bool   // it is a number with a minus sign
 	Max      uint64 // the largest value allowed here
 	size     bool   // a size was expected, so k and m are mentioned
 }
@@ -19,6 +20,8 @@ func (e *Error) Error() string {
 	switch {
 	case e.TooLarge:
 		return fmt.Sprintf("too large (at most %d)", e.Max)
+	case e.Negative:
+		return "negative: write 0 or more"
 	case e.size:
 		return "not a number: write decimal or 0x hex, optionally with k or m (4k is 4096)"
 	}
@@ -48,6 +51,12 @@ func parse(s string, bitSize int, size bool) (uint64, error) {
 	}
 	bad := &Error{Input: s, Max: max, size: size}
 	t := strings.TrimSpace(s)
+	if rest, ok := strings.CutPrefix(t, "-"); ok {
+		if _, err := parse(rest, bitSize, size); err == nil || err.(*Error).TooLarge {
+			bad.Negative = true
+		}
+		return 0, bad
+	}
 	shift := 0
 	if size && t != "" {
 		switch t[len(t)-1] {

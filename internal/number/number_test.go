@@ -71,7 +71,10 @@ func TestParse(t *testing.T) {
 		{"0o17", 64, 0, notNumber},
 		{"1_000", 64, 0, notNumber},
 		{"0x_1", 64, 0, notNumber},
-		{"-1", 64, 0, notNumber},
+		{"-1", 64, 0, "negative: write 0 or more"},
+		{"-0x10", 8, 0, "negative: write 0 or more"},
+		{"--1", 64, 0, notNumber},
+		{"-", 64, 0, notNumber},
 		{"+1", 64, 0, notNumber},
 		{"1.5", 64, 0, notNumber},
 		{"12ab", 64, 0, notNumber},
@@ -104,7 +107,7 @@ func TestParseSize(t *testing.T) {
 		{"", 63, 0, notSize},
 		{"0b1k", 63, 0, notSize},
 		{"1_024", 63, 0, notSize},
-		{"-1", 63, 0, notSize},
+		{"-1", 63, 0, "negative: write 0 or more"},
 	})
 }
 
