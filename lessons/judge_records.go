@@ -588,8 +588,8 @@ func (j *Judge) postDiff(ref, le *snapshot, m mapping, sp, lp Post) string {
 			return fmt.Sprintf("uses address handle %s; this step's uses %s", orNone(lah), orNone(m.learner(sah)))
 		}
 		sq, lq := remoteQP(ref, s), remoteQP(le, l)
-		if m.learner(sq) != lq || (sq == "") != (lq == "") {
-			return fmt.Sprintf("goes to QP %s (remote_qpn 0x%06x); this step's goes to %s", orNone(lq), l.RemoteQPN, orNone(m.learner(sq)))
+		if m.learner(sq) != lq || (sq == "") != (lq == "") || (s.RemoteQPN == multicastQPN) != (l.RemoteQPN == multicastQPN) {
+			return fmt.Sprintf("goes to %s; this step's goes to %s", udDest(le, l, lq), udDest(ref, s, m.learner(sq)))
 		}
 		if s.RemoteQKey != l.RemoteQKey {
 			return fmt.Sprintf("has remote_qkey 0x%x; this step's has 0x%x", l.RemoteQKey, s.RemoteQKey)
@@ -618,14 +618,36 @@ func objName(sn *snapshot, o any) string {
 	return ""
 }
 
+// multicastQPN is the QP number a UD send to a multicast group carries.
+const multicastQPN = 0xffffff
+
 // remoteQP finds the QP a UD send goes to: numbered remote_qpn on the
-// device its address handle names.
+// device its address handle names; none for a multicast group's GID.
 func remoteQP(sn *snapshot, w verbs.SendWR) string {
-	dev := -1
-	if ah := sn.by[objName(sn, w.AH)]; ah != nil && ah.dgid.dev >= 0 {
-		dev = ah.dgid.dev
+	ah := sn.by[objName(sn, w.AH)]
+	if ah == nil || ah.dgid.dev < 0 {
+		return ""
 	}
-	return sn.qpAt(w.RemoteQPN, dev)
+	return sn.qpAt(w.RemoteQPN, ah.dgid.dev)
+}
+
+// udDest says where a UD send goes, q being the QP remoteQP found.
+func udDest(sn *snapshot, w verbs.SendWR, q string) string {
+	mcast := false
+	if ah := sn.by[objName(sn, w.AH)]; ah != nil && ah.dgid.dev < 0 && ah.dgid.raw.IsMulticast() {
+		mcast = true
+	}
+	switch {
+	case w.RemoteQPN == multicastQPN && mcast:
+		return "the multicast group (remote_qpn 0xffffff)"
+	case w.RemoteQPN == multicastQPN:
+		return "remote_qpn 0xffffff, the multicast QPN, on a unicast GID"
+	case mcast:
+		return fmt.Sprintf("remote_qpn 0x%06x on a multicast GID, which takes 0xffffff", w.RemoteQPN)
+	case q == "":
+		return fmt.Sprintf("remote_qpn 0x%06x, which no QP there has", w.RemoteQPN)
+	}
+	return fmt.Sprintf("QP %s (remote_qpn 0x%06x)", q, w.RemoteQPN)
 }
 
 // completionDiffs compares the completions polled in the step and those

@@ -297,6 +297,13 @@ func TestTutorJudgesState(t *testing.T) {
 			{"lesson goal", []string{"mtu=512, not 1024"}, []string{"min=2"}},
 			{"bench op=write mode=lat lat_iters=20", []string{"✓ goal reached"}, nil},
 		}},
+		// A unicast QPN to a multicast GID: said as such, not as one of the
+		// QPs that happen to have that number on some device.
+		{"a unicast QPN to a group", "layouts", 19, []turn{
+			{"post_send qp16 mr=mr0 length=13 ah=ah1 remote_qpn=qp17", []string{
+				"goes to remote_qpn 0x000019 on a multicast GID, which takes 0xffffff; this step's goes to the multicast group (remote_qpn 0xffffff)"},
+				[]string{"goes to QP qp16", "goes to none"}},
+		}},
 		{"closing the devices is no teardown", "lifecycle", 14, []turn{
 			{"close_device ctx0", []string{"out of reach from here: qp0 is gone already, so destroy_qp qp0 can no longer come where this step's goal puts it: " +
 				"[destroy_qp qp0, destroy_cq cq0, dealloc_pd pd0, close_device ctx0] in that order"}, []string{"goal reached", "hint:"}},
