@@ -796,15 +796,7 @@ func (j *Judge) diffs(le *snapshot, m mapping, recs []Record) []Diff {
 	out = append(out, j.lookDiffs(m, recs)...)
 	// An SRQ armed at another limit says so before its end state does.
 	out = append(j.armDiffs(m, recs), out...)
-	touched := map[string]bool{}
-	for _, r := range j.ref.cellRecs {
-		for _, c := range r.Calls {
-			if c.Cmd == "fault" {
-				touched["fault"] = true // even where the rule is spent by the step's end
-			}
-		}
-	}
-	out = append(settingDiffs(j.ref.before.settings, j.ref.after.settings, ref.settings, le.settings, j.start.settings, touched), out...)
+	out = append(settingDiffs(j.ref.before.settings, j.ref.after.settings, ref.settings, le.settings, j.start.settings), out...)
 	return out
 }
 

@@ -1462,10 +1462,8 @@ func (m mapping) callText(c Call) string {
 // and what the fabric holds where both step it by hand. One the learner has
 // not touched since the step began (start) is work to do; one they set
 // otherwise is a wrong turn. Settings the cell leaves alone are the
-// learner's to choose: tracing on while they watch, say; touched names
-// those the cell's commands set even where its end shows no change (a
-// fault rule spent by the step's end).
-func settingDiffs(before, final, ref, le, start []string, touched map[string]bool) []Diff {
+// learner's to choose: tracing on while they watch, say.
+func settingDiffs(before, final, ref, le, start []string) []Diff {
 	group := func(list []string) (map[string]string, []string) {
 		out := map[string]string{}
 		var keys []string
@@ -1495,7 +1493,7 @@ func settingDiffs(before, final, ref, le, start []string, touched map[string]boo
 	for _, k := range keys {
 		_, inL := lv[k]
 		_, inR := rv[k]
-		compared := bv[k] != fv[k] || touched[k] || k == "pending" && inL && inR
+		compared := bv[k] != fv[k] || k == "pending" && inL && inR
 		if !compared || lv[k] == rv[k] || k == "pending" && timersFired(lv[k], rv[k]) {
 			continue
 		}

@@ -304,17 +304,6 @@ func TestTutorJudgesState(t *testing.T) {
 				"goes to remote_qpn 0x000019 on a multicast GID, which takes 0xffffff; this step's goes to the multicast group (remote_qpn 0xffffff)"},
 				[]string{"goes to QP qp16", "goes to none"}},
 		}},
-		// A rule that dropped its one packet is spent, whether count=1
-		// retired it or nth=1 leaves it listed.
-		{"one drop by count", "wire", 9, []turn{
-			{"fault drop opcode=send_middle count=1", nil, nil},
-			{`fill mr0 "gobackn" offset=1024`, nil, nil},
-			{"post_recv qp1 mr=mr1 length=4096", nil, nil},
-			{"post_send qp0 mr=mr0 length=4096", nil, nil},
-			{"run", nil, nil},
-			{"poll_cq cq0", nil, nil},
-			{"poll_cq cq1", []string{"✓ goal reached"}, nil},
-		}},
 		{"closing the devices is no teardown", "lifecycle", 14, []turn{
 			{"close_device ctx0", []string{"out of reach from here: qp0 is gone already, so destroy_qp qp0 can no longer come where this step's goal puts it: " +
 				"[destroy_qp qp0, destroy_cq cq0, dealloc_pd pd0, close_device ctx0] in that order"}, []string{"goal reached", "hint:"}},

@@ -276,9 +276,6 @@ func (e lessonEnv) Settings() []string {
 	}
 	if fi, ok := s.prov.(verbs.FaultInjector); ok {
 		for _, r := range fi.Faults() {
-			if r.Nth > 0 && r.Hits > 0 {
-				continue // it acted on its nth packet and can act no more: as if gone
-			}
 			rule := r.Action.String()
 			if r.Opcode != "" {
 				rule += " opcode=" + strings.ToLower(r.Opcode)
