@@ -77,6 +77,26 @@ func TestAdvanceToTheEndOfTime(t *testing.T) {
 	if _, err := sh.Exec("advance 1s"); err == nil || !strings.Contains(sh.FormatError(err), "virtual time ends at") {
 		t.Errorf("advance past the end, near the end: %v", err)
 	}
+	// A packet delayed past the end arrives at it: the clock stops there,
+	// and the sends after it finish.
+	sh2 := newTestShell(t, 2, 1, true, nil)
+	defer sh2.Close()
+	execAll(t, sh2, pathsSetup...)
+	execAll(t, sh2, "fault delay opcode=send_only delay=2562047h47m16.85s count=1", "post_recv qp1 mr=mr1", "post_send qp0 mr=mr0 length=4")
+	go func() {
+		for _, l := range []string{"poll_cq cq0 wait=1s", "fault drop opcode=send_only count=1", "post_recv qp1 mr=mr1", "post_send qp0 mr=mr0 length=4", "poll_cq cq0 wait=100h"} {
+			sh2.Exec(l)
+		}
+		done <- ""
+	}()
+	select {
+	case <-done:
+		if now := sh2.prov.(verbs.Stepper).Now(); now > verbs.MaxVirtualTime {
+			t.Errorf("a delayed packet took virtual time to %s, past its end", now)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("sends after a packet delayed past the end of virtual time did not finish in 20 s")
+	}
 }
 
 // TestTraceBound: one cell's trace keeps maxTraceEvents packet events and

@@ -428,6 +428,9 @@ func (s *Shell) poll(cq verbs.CQ, wcs []verbs.WC, wait time.Duration) (got, call
 			d := min(step, wait-waited)
 			st.Advance(d)
 			waited += d
+			if st.Now() >= verbs.MaxVirtualTime {
+				break // time has ended: nothing more can come
+			}
 			n, err = cq.Poll(wcs[got:])
 			calls++
 			got += n

@@ -220,7 +220,7 @@ func cmdAdvance(c *call) error {
 	if left := max(verbs.MaxVirtualTime-start, 0); d > left {
 		more := fmt.Sprintf("advance at most %s", left)
 		if left == 0 {
-			more = "it can go no further (reset starts a new session at 0)"
+			more = "it can go no further (reset, or lesson reset in a lesson, starts again at 0)"
 		}
 		return usagef("advance 10ms", "virtual time ends at %s (2^62 ns, about 146 years) and is %s now: %s",
 			verbs.MaxVirtualTime, start, more)

@@ -854,6 +854,9 @@ func (v *virtualClock) idle() error {
 	if waited > v.limit {
 		return fmt.Errorf("for %v of virtual time only timers fired", v.limit)
 	}
+	if now >= verbs.MaxVirtualTime {
+		return fmt.Errorf("virtual time has reached its end (%v), and only timers past it are left", verbs.MaxVirtualTime)
+	}
 	// Small steps, so that what a timer sets off is seen close to when it
 	// happens: at most a thousandth of the time waited so far.
 	v.st.Advance(max(time.Microsecond, waited/1000))

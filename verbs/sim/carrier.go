@@ -109,9 +109,10 @@ type clock struct{ t time.Duration }
 // now is the time.
 func (c *clock) now() time.Duration { return c.t }
 
-// advance moves the clock to t if t is later.
+// advance moves the clock to t if t is later, and no further than
+// verbs.MaxVirtualTime: a packet delayed past the end arrives there.
 func (c *clock) advance(t time.Duration) {
 	if t > c.t {
-		c.t = t
+		c.t = min(t, verbs.MaxVirtualTime)
 	}
 }

@@ -178,7 +178,7 @@ func (f *Fabric) applyFaults(p *packet, arriving bool) (drop string, dup bool) {
 		case verbs.FaultReorder:
 			p.held = true
 		case verbs.FaultDelay:
-			p.at += r.Delay
+			p.at = min(p.at+min(r.Delay, verbs.MaxVirtualTime), verbs.MaxVirtualTime)
 		case verbs.FaultCorrupt:
 			p.corrupt = true
 		}
