@@ -1256,30 +1256,38 @@ func (j *Judge) lookDiffs(m mapping, recs []Record) []Diff {
 			what = j.translateText(w.line)
 		}
 		d := Diff{Kind: DiffLook, Pending: true, Text: fmt.Sprintf("this step runs %s; you have not yet", what)}
-		// The learner's latest try at it is the one to speak of: the same
-		// experiment with other settings, the experiment on the same
+		// The learner's try at it, the latest of the closest kind: the
+		// same experiment with other settings; the experiment on the same
 		// objects another way (bench op=send where the step runs op=all:
 		// said at once, as it is the learner's try at the step's; a look
-		// elsewhere, pp_dest on another QP, may be the learner's own), or
+		// elsewhere, pp_dest on another QP, may be the learner's own); or
 		// the look narrowed to a part (query_gid index=5 where the step
 		// reads the table).
-		for i := len(mine) - 1; i >= 0; i-- {
-			c := mine[i]
-			if used[i] || c.Cmd != w.Cmd {
-				continue
+		kinds := []func(c lookCall) bool{
+			func(c lookCall) bool { return experiments[w.Cmd] && m.sameArgs(w.Args, c.Args) },
+			func(c lookCall) bool { return experiments[w.Cmd] && c.line != "" && m.sameHandles(w.Args, c.Args) },
+			func(c lookCall) bool {
+				return c.line != "" && m.sameArgs(w.Args, c.Args) && !sameSelection(w.Cmd, w.Args, c.Args)
+			},
+		}
+	kinds:
+		for k, near := range kinds {
+			for i := len(mine) - 1; i >= 0; i-- {
+				c := mine[i]
+				if used[i] || c.Cmd != w.Cmd || !near(c) {
+					continue
+				}
+				used[i] = true
+				switch k {
+				case 0:
+					d.Text, d.near = fmt.Sprintf("this step runs %s; yours ran it with %s", what, otherNumbers(w.Args, c.Args)), c.n
+				case 1:
+					d.Text, d.near = fmt.Sprintf("this step runs %s; yours ran %s", what, c.line), c.n
+				default:
+					d.Text = fmt.Sprintf("this step runs %s; yours ran %s, which shows only part of it", what, c.line)
+				}
+				break kinds
 			}
-			switch {
-			case experiments[w.Cmd] && m.sameArgs(w.Args, c.Args):
-				d.Text, d.near = fmt.Sprintf("this step runs %s; yours ran it with %s", what, otherNumbers(w.Args, c.Args)), c.n
-			case experiments[w.Cmd] && c.line != "" && m.sameHandles(w.Args, c.Args):
-				d.Text, d.near = fmt.Sprintf("this step runs %s; yours ran %s", what, c.line), c.n
-			case c.line != "" && m.sameArgs(w.Args, c.Args) && !sameSelection(w.Cmd, w.Args, c.Args):
-				d.Text = fmt.Sprintf("this step runs %s; yours ran %s, which shows only part of it", what, c.line)
-			default:
-				continue
-			}
-			used[i] = true
-			break
 		}
 		out = append(out, d)
 	}
