@@ -52,7 +52,7 @@ func parse(s string, bitSize int, size bool) (uint64, error) {
 	bad := &Error{Input: s, Max: max, size: size}
 	t := strings.TrimSpace(s)
 	if rest, ok := strings.CutPrefix(t, "-"); ok {
-		if _, err := parse(rest, bitSize, size); err == nil || err.(*Error).TooLarge {
+		if n, err := parse(rest, bitSize, size); err == nil && n > 0 || err != nil && err.(*Error).TooLarge {
 			bad.Negative = true
 		}
 		return 0, bad

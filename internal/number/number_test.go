@@ -74,6 +74,7 @@ func TestParse(t *testing.T) {
 		{"-1", 64, 0, "negative: write 0 or more"},
 		{"-0x10", 8, 0, "negative: write 0 or more"},
 		{"--1", 64, 0, notNumber},
+		{"-0", 64, 0, notNumber},
 		{"-", 64, 0, notNumber},
 		{"+1", 64, 0, notNumber},
 		{"1.5", 64, 0, notNumber},
