@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"github.com/vsh-rdma/vsh/verbs/wire"
 	"maps"
 	"regexp"
 	"slices"
@@ -588,7 +589,7 @@ func (j *Judge) postDiff(ref, le *snapshot, m mapping, sp, lp Post) string {
 			return fmt.Sprintf("uses address handle %s; this step's uses %s", orNone(lah), orNone(m.learner(sah)))
 		}
 		sq, lq := remoteQP(ref, s), remoteQP(le, l)
-		if m.learner(sq) != lq || (sq == "") != (lq == "") || (s.RemoteQPN == multicastQPN) != (l.RemoteQPN == multicastQPN) {
+		if m.learner(sq) != lq || (sq == "") != (lq == "") || (s.RemoteQPN == wire.MulticastQPN) != (l.RemoteQPN == wire.MulticastQPN) {
 			return fmt.Sprintf("goes to %s; this step's goes to %s", udDest(le, l, lq), udDest(ref, s, m.learner(sq)))
 		}
 		if s.RemoteQKey != l.RemoteQKey {
@@ -618,9 +619,6 @@ func objName(sn *snapshot, o any) string {
 	return ""
 }
 
-// multicastQPN is the QP number a UD send to a multicast group carries.
-const multicastQPN = 0xffffff
-
 // remoteQP finds the QP a UD send goes to: numbered remote_qpn on the
 // device its address handle names; none for a multicast group's GID.
 func remoteQP(sn *snapshot, w verbs.SendWR) string {
@@ -638,9 +636,9 @@ func udDest(sn *snapshot, w verbs.SendWR, q string) string {
 		mcast = true
 	}
 	switch {
-	case w.RemoteQPN == multicastQPN && mcast:
+	case w.RemoteQPN == wire.MulticastQPN && mcast:
 		return "the multicast group (remote_qpn 0xffffff)"
-	case w.RemoteQPN == multicastQPN:
+	case w.RemoteQPN == wire.MulticastQPN:
 		return "remote_qpn 0xffffff, the multicast QPN, on a unicast GID"
 	case mcast:
 		return fmt.Sprintf("remote_qpn 0x%06x on a multicast GID, which takes 0xffffff", w.RemoteQPN)

@@ -498,6 +498,10 @@ func (t *Tutor) Observe() string {
 		return b.String()
 	}
 	last := recs[len(recs)-1]
+	var astray *Diff
+	if last.Err == nil {
+		astray = t.madeAstray(v, last)
+	}
 	switch d := v.Lost(); {
 	case d != nil:
 		if !t.said[d.Text] {
@@ -515,15 +519,14 @@ func (t *Tutor) Observe() string {
 			kind = d.Kind
 		}
 		b.WriteString(t.givenHint(kind))
-	case last.Err == nil && t.madeAstray(v, last) != nil:
+	case astray != nil:
 		// An object the step does not make, where it makes one of that
 		// kind: the learner's attempt at it, made otherwise.
-		d := t.madeAstray(v, last)
-		text := fmt.Sprintf("your %s is not what this step makes: %s", last.Created[len(last.Created)-1], d.Text)
+		text := fmt.Sprintf("your %s is not what this step makes: %s", last.Created[len(last.Created)-1], astray.Text)
 		if !t.said[text] {
 			t.said[text] = true
 			b.WriteString(t.wrapPrefixed("» not yet: ", text))
-			b.WriteString(t.givenHint(d.Kind))
+			b.WriteString(t.givenHint(astray.Kind))
 		}
 	default:
 		// A wrong turn the tutor has not pointed out yet: this command's,

@@ -84,7 +84,7 @@ func (inProcess) send(p *packet) error {
 func (c inProcess) wait(d time.Duration, ready func() bool) {
 	f := c.f
 	f.runLocked()
-	limit := min(f.clock.now()+min(d, verbs.MaxVirtualTime), verbs.MaxVirtualTime)
+	limit := f.clock.after(d)
 	for i := 0; i < idleTimerBudget && !ready(); i++ {
 		t, ok := f.nextTimer()
 		if !ok || t.at > limit {
@@ -108,6 +108,12 @@ type clock struct{ t time.Duration }
 
 // now is the time.
 func (c *clock) now() time.Duration { return c.t }
+
+// after is the time d from now, or the end of virtual time
+// (verbs.MaxVirtualTime) if that comes first.
+func (c *clock) after(d time.Duration) time.Duration {
+	return c.t + min(max(d, 0), max(verbs.MaxVirtualTime-c.t, 0))
+}
 
 // advance moves the clock to t if t is later, and no further than
 // verbs.MaxVirtualTime: a packet delayed past the end arrives there.

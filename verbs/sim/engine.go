@@ -175,11 +175,7 @@ func (f *Fabric) advance(d time.Duration) []verbs.FabricEvent {
 	f.net.record = &evs
 	defer func() { f.net.record = nil; f.settle() }()
 	f.runTasks()
-	if d < 0 {
-		d = 0
-	}
-	limit := f.clock.now() + min(d, verbs.MaxVirtualTime)
-	limit = min(limit, verbs.MaxVirtualTime)
+	limit := f.clock.after(d)
 	n := &f.net
 	for i := 0; i < maxSteps; i++ {
 		if n.pkts.len() == 0 && len(n.held) > 0 {
