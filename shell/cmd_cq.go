@@ -259,7 +259,7 @@ func cmdAckCQEvents(c *call) error {
 	if ec, ok := o.cq.(verbs.EventCounter); ok && n > ec.UnackedEvents() {
 		// ibv_ack_cq_events returns nothing and counts whatever it is
 		// given: the hang comes later, in ibv_destroy_cq.
-		u, h := ec.UnackedEvents(), c.s.hn(o)
+		u, h := ec.UnackedEvents(), o.name
 		read, hint := fmt.Sprintf("only %d completion event%s of %s, read with get_cq_event, %s", u, plural(u), h, isAre(u)), fmt.Sprintf("ack_cq_events %s n=%d", h, u)
 		if u == 0 {
 			read, hint = "no completion event of "+h+", read with get_cq_event, is", "get_cq_event, then ack_cq_events "+h
