@@ -796,7 +796,8 @@ func (j *Judge) diffs(le *snapshot, m mapping, recs []Record) []Diff {
 	out = append(out, j.lookDiffs(m, recs)...)
 	// An SRQ armed at another limit says so before its end state does.
 	out = append(j.armDiffs(m, recs), out...)
-	out = append(settingDiffs(j.ref.before.settings, j.ref.after.settings, ref.settings, le.settings, j.start.settings), out...)
+	out = append(settingDiffs(j.ref.before.settings, j.ref.after.settings, ref.settings, le.settings, j.start.settings,
+		setsRules(j.ref.cellRecs), rulesAdded(j.ref.cellRecs)), out...)
 	return out
 }
 

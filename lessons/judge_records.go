@@ -1464,12 +1464,15 @@ func (m mapping) callText(c Call) string {
 }
 
 // settingDiffs compares the session settings, key by key: le's with ref's,
-// where the step's cell changes them (from before to final),
-// and what the fabric holds where both step it by hand. One the learner has
-// not touched since the step began (start) is work to do; one they set
-// otherwise is a wrong turn. Settings the cell leaves alone are the
-// learner's to choose: tracing on while they watch, say.
-func settingDiffs(before, final, ref, le, start []string) []Diff {
+// where the step's cell changes them (from before to final) or its
+// commands set them (set: the fault rules, even where the step's end
+// shows them spent; a rule of a kind the cell adds (added) is to be
+// spent until it is), and what the fabric holds where both step it by
+// hand. One the learner has not touched since the step began (start) is
+// work to do; one they set otherwise is a wrong turn. Settings the cell
+// leaves alone are the learner's to choose: tracing on while they watch,
+// say.
+func settingDiffs(before, final, ref, le, start []string, set, added map[string]bool) []Diff {
 	group := func(list []string) (map[string]string, []string) {
 		out := map[string]string{}
 		var keys []string
@@ -1499,12 +1502,12 @@ func settingDiffs(before, final, ref, le, start []string) []Diff {
 	for _, k := range keys {
 		_, inL := lv[k]
 		_, inR := rv[k]
-		compared := bv[k] != fv[k] || k == "pending" && inL && inR
+		compared := bv[k] != fv[k] || set[k] || k == "pending" && inL && inR
 		if !compared || lv[k] == rv[k] || k == "pending" && timersFired(lv[k], rv[k]) {
 			continue
 		}
 		name, verb := settingName(k)
-		d := Diff{Kind: DiffSetting, Pending: lv[k] == sv[k],
+		d := Diff{Kind: DiffSetting, Pending: lv[k] == sv[k] || k == "fault" && toRetire(lv[k], rv[k], added),
 			Text: fmt.Sprintf("%s %s %s; after this step %s %s", name, verb, orNone(lv[k]), them2(verb), orNone(rv[k]))}
 		if k == "pending" {
 			// What is still on the wire after a step is its outcome.
@@ -1513,6 +1516,76 @@ func settingDiffs(before, final, ref, le, start []string) []Diff {
 		out = append(out, d)
 	}
 	return out
+}
+
+// toRetire reports whether the fault rules le holds beyond ref's are all
+// rules the step's cell adds, by action and opcode, that may yet act and
+// be spent (nth=, count=): such a rule is listed until it has acted on
+// the packet the step loses, and ref (the step's end) shows it no more.
+func toRetire(le, ref string, added map[string]bool) bool {
+	have := map[string]bool{}
+	for _, r := range strings.Split(le, "; ") {
+		have[r] = true
+	}
+	for _, r := range strings.Split(ref, "; ") {
+		if r != "" && !have[r] {
+			return false
+		}
+		delete(have, r)
+	}
+	for r := range have {
+		if !added[ruleKind(strings.Fields(r))] || !strings.Contains(r, " nth=") && !strings.Contains(r, " count=") {
+			return false
+		}
+	}
+	return len(have) > 0
+}
+
+// ruleKind is a fault rule's action and opcode= field, from its words.
+func ruleKind(words []string) string {
+	if len(words) == 0 {
+		return ""
+	}
+	k := words[0]
+	for _, w := range words[1:] {
+		if strings.HasPrefix(w, "opcode=") {
+			k += " " + strings.ToLower(w)
+		}
+	}
+	return k
+}
+
+// rulesAdded are the kinds (ruleKind) of the fault rules recs add.
+func rulesAdded(recs []Record) map[string]bool {
+	out := map[string]bool{}
+	for _, r := range recs {
+		for _, c := range ranCalls(r) {
+			if c.Cmd != "fault" || len(c.Args) == 0 {
+				continue
+			}
+			words := []string{c.Args[0].Value}
+			for _, a := range c.Args[1:] {
+				if a.Key == "opcode" {
+					words = append(words, "opcode="+a.Value)
+				}
+			}
+			out[ruleKind(words)] = true
+		}
+	}
+	return out
+}
+
+// setsRules reports the fault key as set where a cell's commands add,
+// remove or clear fault rules (fault and fault list only look).
+func setsRules(recs []Record) map[string]bool {
+	for _, r := range recs {
+		for _, c := range ranCalls(r) {
+			if c.Cmd == "fault" && len(c.Args) > 0 && c.Args[0].Value != "list" && c.Args[0].Value != "ls" {
+				return map[string]bool{"fault": true}
+			}
+		}
+	}
+	return nil
 }
 
 // timersFired reports whether what the learner's fabric holds differs

@@ -395,6 +395,47 @@ func TestTutorJudgesState(t *testing.T) {
 			{"poll_cq cq1", []string{"✓ goal reached"}, []string{"not yet"}},
 			{"lesson skip", []string{"step 9 of 12"}, nil},
 		}},
+		// count=1 drops the same packet as the step's nth=1, and retires
+		// the rule where nth=1 leaves it spent.
+		{"one packet dropped with count=1", "wire", 9, []turn{
+			{"fault drop opcode=send_middle count=1", nil, []string{"not yet", "goal reached"}},
+			{"fill mr0 \"gobackn\" offset=1024", nil, []string{"not yet", "goal reached"}},
+			{"post_recv qp1 mr=mr1 length=4096", nil, []string{"not yet", "goal reached"}},
+			{"post_send qp0 mr=mr0 length=4096", nil, []string{"not yet", "goal reached"}},
+			{"run", nil, []string{"not yet", "goal reached"}},
+			{"poll_cq cq0", nil, []string{"not yet", "goal reached"}},
+			{"poll_cq cq1", []string{"✓ goal reached"}, []string{"not yet"}},
+		}},
+		{"another packet dropped", "wire", 9, []turn{
+			{"fault drop opcode=send_middle nth=2", nil, []string{"goal reached"}},
+			{"fill mr0 \"gobackn\" offset=1024", nil, []string{"goal reached"}},
+			{"post_recv qp1 mr=mr1 length=4096", nil, []string{"goal reached"}},
+			{"post_send qp0 mr=mr0 length=4096", nil, []string{"goal reached"}},
+			{"run", nil, []string{"goal reached"}},
+			{"poll_cq cq0", nil, []string{"goal reached"}},
+			{"poll_cq cq1", []string{"not yet: packets.retransmissions is 2"}, []string{"goal reached"}},
+		}},
+		{"a rule added, then cleared", "wire", 9, []turn{
+			{"fault drop opcode=send_middle count=1", nil, []string{"goal reached"}},
+			{"fault clear", nil, []string{"goal reached"}},
+			{"fill mr0 \"gobackn\" offset=1024", nil, []string{"goal reached"}},
+			{"post_recv qp1 mr=mr1 length=4096", nil, []string{"goal reached"}},
+			{"post_send qp0 mr=mr0 length=4096", nil, []string{"goal reached"}},
+			{"run", nil, []string{"goal reached"}},
+			{"poll_cq cq0", nil, []string{"goal reached"}},
+			{"poll_cq cq1", []string{"not yet: packets.drops is 0"}, []string{"goal reached"}},
+		}},
+		{"a second rule left to act later", "wire", 9, []turn{
+			{"fault drop opcode=send_middle nth=1", nil, []string{"goal reached"}},
+			{"fault drop opcode=send_first nth=5", nil, []string{"goal reached"}},
+			{"fill mr0 \"gobackn\" offset=1024", nil, []string{"goal reached"}},
+			{"post_recv qp1 mr=mr1 length=4096", nil, []string{"goal reached"}},
+			{"post_send qp0 mr=mr0 length=4096", nil, []string{"goal reached"}},
+			{"run", nil, []string{"goal reached"}},
+			{"poll_cq cq0", nil, []string{"goal reached"}},
+			{"poll_cq cq1", nil, []string{"goal reached"}},
+			{"lesson goal", []string{"the fault rules are drop opcode=send_first nth=5; after this step they are none"}, nil},
+		}},
 		// A unicast AH's hop limit is the route's whatever it is given.
 		{"an AH with another hop limit", "ud-pingpong", 9, []turn{
 			{"create_ah pd0 dgid=B sgid_index=1", nil, []string{"not yet", "goal reached"}},

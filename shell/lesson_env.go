@@ -276,6 +276,9 @@ func (e lessonEnv) Settings() []string {
 	}
 	if fi, ok := s.prov.(verbs.FaultInjector); ok {
 		for _, r := range fi.Faults() {
+			if r.Nth > 0 && r.Hits > 0 {
+				continue // spent on its one packet, as a rule with count=1 is retired
+			}
 			rule := r.Action.String()
 			if r.Opcode != "" {
 				rule += " opcode=" + strings.ToLower(r.Opcode)

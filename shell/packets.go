@@ -17,6 +17,10 @@ type packetLog struct {
 	cancel func()
 	events []verbs.PacketEvent
 	sent   map[string]bool // requests seen: sender and summary
+	// inFlight are the packets an earlier drain handed out still on the
+	// wire, by Seq: their verdict (delivered, dropped) comes in a later
+	// cell (the fabric in step mode), and is written there.
+	inFlight map[uint64]*lessons.Packet
 }
 
 func (s *Shell) recordPackets(on bool) bool {
@@ -26,7 +30,7 @@ func (s *Shell) recordPackets(on bool) bool {
 	}
 	switch {
 	case on && s.pkts == nil:
-		pl := &packetLog{sent: map[string]bool{}}
+		pl := newPacketLog()
 		pl.cancel = obs.ObservePackets(pl.observe)
 		s.pkts = pl
 	case !on && s.pkts != nil:
@@ -36,6 +40,10 @@ func (s *Shell) recordPackets(on bool) bool {
 	return true
 }
 
+func newPacketLog() *packetLog {
+	return &packetLog{sent: map[string]bool{}, inFlight: map[uint64]*lessons.Packet{}}
+}
+
 func (pl *packetLog) observe(p verbs.PacketEvent) {
 	pl.mu.Lock()
 	defer pl.mu.Unlock()
@@ -43,14 +51,21 @@ func (pl *packetLog) observe(p verbs.PacketEvent) {
 	pl.events = append(pl.events, p)
 }
 
-// drain returns the packets since the last drain, each once with its
-// last verdict, in the order they were sent.
+// drain returns the packets sent since the last drain, each once with its
+// last verdict, in the order they were sent. A packet an earlier drain
+// returned is not returned again: its verdict is written where it was.
 func (pl *packetLog) drain() []lessons.Packet {
 	pl.mu.Lock()
 	defer pl.mu.Unlock()
 	out := []lessons.Packet{}
 	at := map[uint64]int{}
+	settled := map[uint64]bool{}
 	for _, e := range pl.events {
+		if p := pl.inFlight[e.Seq]; p != nil {
+			p.Dropped = dropVerdict(e.Verdict)
+			settled[e.Seq] = e.Verdict != "sent"
+			continue
+		}
 		i, seen := at[e.Seq]
 		if !seen {
 			op := wireOpcode(e.Summary)
@@ -64,11 +79,24 @@ func (pl *packetLog) drain() []lessons.Packet {
 			out = append(out, p)
 			i = len(out) - 1
 		}
-		v := e.Verdict
-		out[i].Dropped = strings.HasPrefix(v, "dropped") || strings.HasPrefix(v, "refused")
+		out[i].Dropped = dropVerdict(e.Verdict)
+		settled[e.Seq] = e.Verdict != "sent"
+	}
+	for seq, done := range settled {
+		switch i, ok := at[seq]; {
+		case done:
+			delete(pl.inFlight, seq)
+		case ok:
+			pl.inFlight[seq] = &out[i]
+		}
 	}
 	pl.events = nil
 	return out
+}
+
+// dropVerdict reports whether a packet's verdict loses it.
+func dropVerdict(v string) bool {
+	return strings.HasPrefix(v, "dropped") || strings.HasPrefix(v, "refused")
 }
 
 // wireOpcode is the opcode part of a packet's summary: its words before
