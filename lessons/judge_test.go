@@ -415,6 +415,16 @@ func TestTutorJudgesState(t *testing.T) {
 			{"poll_cq cq0", nil, []string{"goal reached"}},
 			{"poll_cq cq1", []string{"not yet: packets.retransmissions is 2"}, []string{"goal reached"}},
 		}},
+		// A second drop in the step cannot be taken back.
+		{"two packets dropped", "wire", 9, []turn{
+			{"fault drop opcode=send_middle count=2", nil, []string{"goal reached"}},
+			{"fill mr0 \"gobackn\" offset=1024", nil, []string{"goal reached"}},
+			{"post_recv qp1 mr=mr1 length=4096", nil, []string{"goal reached"}},
+			{"post_send qp0 mr=mr0 length=4096", []string{"this step's goal is out of reach from here: packets.drops is 2"}, []string{"goal reached"}},
+			{"run", nil, []string{"goal reached"}},
+			{"poll_cq cq0", nil, []string{"goal reached"}},
+			{"poll_cq cq1", nil, []string{"goal reached"}},
+		}},
 		{"a rule added, then cleared", "wire", 9, []turn{
 			{"fault drop opcode=send_middle count=1", nil, []string{"goal reached"}},
 			{"fault clear", nil, []string{"goal reached"}},
