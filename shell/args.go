@@ -421,6 +421,9 @@ func parseDuration(s string) (time.Duration, error) {
 	d, err := time.ParseDuration(t)
 	if err != nil {
 		if _, nerr := strconv.ParseFloat(t, 64); nerr == nil {
+			if strings.HasPrefix(t, "-") {
+				return 0, fmt.Errorf("%q is negative: write 0 or more, with a unit (500ms, 2s or 10us)", s)
+			}
 			return 0, fmt.Errorf("%q needs a unit: %sms, %ss or %sus", s, t, t, t)
 		}
 		if strings.Contains(err.Error(), "invalid duration") && durationShape.MatchString(t) {
@@ -429,7 +432,7 @@ func parseDuration(s string) (time.Duration, error) {
 		return 0, fmt.Errorf("%q is not a duration (write 500ms, 2s or 10us)", s)
 	}
 	if d < 0 {
-		return 0, fmt.Errorf("%q is negative", s)
+		return 0, fmt.Errorf("%q is negative: write 0 or more (500ms, 2s or 10us)", s)
 	}
 	return d, nil
 }

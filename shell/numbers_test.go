@@ -89,13 +89,16 @@ func TestFaultNth(t *testing.T) {
 }
 
 // TestDurationTooLong: a duration past time.Duration's range is called too
-// long, not "not a duration"; history n=0 is refused, not "no cells yet".
+// long, not "not a duration"; a negative one is called negative, even
+// without a unit; history n=0 is refused, not "no cells yet".
 func TestDurationTooLong(t *testing.T) {
 	for in, want := range map[string]string{
 		"99999999999999h": `"99999999999999h" is too long: a duration is at most 2562047h`,
 		"9999999999h":     `"9999999999h" is too long`,
 		"5xs":             `"5xs" is not a duration`,
 		"5":               `"5" needs a unit`,
+		"-1":              `"-1" is negative: write 0 or more, with a unit`,
+		"-1ms":            `"-1ms" is negative: write 0 or more`,
 	} {
 		_, err := parseDuration(in)
 		require.Error(t, err, in)
