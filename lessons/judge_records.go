@@ -1278,7 +1278,7 @@ func (j *Judge) lookDiffs(m mapping, recs []Record) []Diff {
 				used[i] = true
 				switch k {
 				case 0:
-					d.Text, d.near = fmt.Sprintf("this step runs %s; yours ran it with %s", what, otherNumbers(w.Args, c.Args)), c.n
+					d.Text, d.near = fmt.Sprintf("this step runs %s; yours ran it with %s", what, otherNumbers(w.Args, c.Args, c.line)), c.n
 				case 1:
 					d.Text, d.near = fmt.Sprintf("this step runs %s; yours ran %s", what, c.line), c.n
 				default:
@@ -1398,8 +1398,16 @@ func sameNumbers(s, l []Arg) bool {
 }
 
 // otherNumbers lists the settings of a learner's call l that differ from
-// the reference's s: "max=4096, not 1048576".
-func otherNumbers(s, l []Arg) string {
+// the reference's s: "max=4096, not 1048576". One the learner's line asked
+// for as the reference's, where the call ran with another (bench lowers
+// mtu= to the ports' active MTU), says so.
+func otherNumbers(s, l []Arg, line string) string {
+	asked := map[string]string{}
+	for _, w := range strings.Fields(line) {
+		if k, v, ok := strings.Cut(w, "="); ok {
+			asked[strings.ToLower(k)] = v
+		}
+	}
 	show := func(k, v string) string {
 		n, err := strconv.ParseUint(v, 10, 64)
 		switch {
@@ -1420,6 +1428,11 @@ func otherNumbers(s, l []Arg) string {
 		for _, b := range l {
 			if b.Kind == ArgNumber && b.Key == a.Key {
 				mine = show(b.Key, b.Value)
+			}
+		}
+		if v, ok := asked[a.Key]; ok && mine != "none" {
+			if n, err := number.ParseSize(v, 64); err == nil && strconv.FormatUint(n, 10) == a.Value {
+				mine += " (asked for " + v + ", lowered by the run)"
 			}
 		}
 		out = append(out, fmt.Sprintf("%s=%s, not %s", strings.TrimSuffix(a.Key, "_ns"), mine, show(a.Key, a.Value)))

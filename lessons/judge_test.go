@@ -297,6 +297,14 @@ func TestTutorJudgesState(t *testing.T) {
 			{"lesson goal", []string{"mtu=512, not 1024"}, []string{"min=2"}},
 			{"bench op=write mode=lat lat_iters=20", []string{"✓ goal reached"}, nil},
 		}},
+		// mtu= asked as the step's, lowered by the ports' active MTU: the
+		// run's MTU is told as lowered, not as the learner's choice.
+		{"jumbo frames forgotten", "sweep", 2, []turn{
+			{"bench op=write mode=lat min=256 max=16k lat_iters=10 mtu=4096", []string{
+				"yours ran it with mtu=1024 (asked for 4096, lowered by the run), not 4096", "without netdev_mtu=9000"}, []string{"goal reached"}},
+			{"bench op=write mode=lat min=256 max=16k lat_iters=10 mtu=1024", []string{"yours ran it with mtu=1024, not 4096"}, []string{"goal reached", "asked for"}},
+			{"bench op=write mode=lat min=256 max=16k lat_iters=10 mtu=4096 netdev_mtu=9000", []string{"✓ goal reached"}, nil},
+		}},
 		// A unicast QPN to a multicast GID: said as such, not as one of the
 		// QPs that happen to have that number on some device.
 		{"a unicast QPN to a group", "layouts", 19, []turn{
