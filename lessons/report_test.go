@@ -276,7 +276,7 @@ func TestExperimentSettings(t *testing.T) {
 		}
 	}
 	out, tu = playLesson(t, mtu, "lesson next", "lesson skip", "bench op=write mode=lat min=64 max=64 lat_iters=10 mtu=4096 chart=off")
-	if _, done := tu.Step(); done || !strings.Contains(strings.Join(strings.Fields(out), " "), "mtu=1024, not 4096") {
+	if _, done := tu.Step(); done || !strings.Contains(strings.Join(strings.Fields(out), " "), "mtu=1024 (asked for 4096, lowered by the run), not 4096") {
 		t.Errorf("mtu=4096 on a 1500-byte netdev (run at 1024) passed for the jumbo run, or was not named:\n%s", out)
 	}
 }
