@@ -81,7 +81,7 @@ func (j *Judge) postDiffs(le *snapshot, m mapping, recs []Record) (posted, outst
 		bad := ""
 		for i := 0; i < len(sp) && i < len(lp); i++ {
 			if d := j.postDiff(ref, le, m, sp[i], lp[i]); d != "" {
-				bad = fmt.Sprintf("%s %s you posted to %s %s", ordinalCap(i+1, len(lp)), noun(recv, 1), lq, d)
+				bad = fmt.Sprintf("%s %s you posted to %s %s", ordinalThe(i+1, len(lp)), noun(recv, 1), lq, d)
 				break
 			}
 		}
@@ -138,11 +138,12 @@ func (j *Judge) refilled(le *snapshot, m mapping, q string, recv bool) bool {
 	return l.sends == s.sends
 }
 
-func ordinalCap(i, n int) string {
+// ordinalThe is "the" or "the second": what follows a tutor's "not yet: ".
+func ordinalThe(i, n int) string {
 	if n == 1 {
-		return "The"
+		return "the"
 	}
-	return "The " + ordinalWord(i)
+	return "the " + ordinalWord(i)
 }
 
 func ordinalWord(i int) string {
@@ -583,6 +584,14 @@ func (j *Judge) postDiff(ref, le *snapshot, m mapping, sp, lp Post) string {
 	if s.Opcode.IsAtomic() && (s.CompareAdd != l.CompareAdd || s.Swap != l.Swap) {
 		return fmt.Sprintf("has compare_add %d swap %d; this step's has compare_add %d swap %d", l.CompareAdd, l.Swap, s.CompareAdd, s.Swap)
 	}
+	if q := ref.by[sp.Queue]; q != nil && q.qpType == verbs.QPTypeXRCSend {
+		// The SRQ remote_srqn names on the device the QP is connected to
+		// (a number no SRQ there has is as good as another).
+		sq, lq := xrcTarget(ref, sp.Queue, s), xrcTarget(le, lp.Queue, l)
+		if m.learner(sq) != lq || (sq == "") != (lq == "") {
+			return fmt.Sprintf("goes to %s; this step's goes to %s", srqDest(lq, l.RemoteSRQN), srqDest(m.learner(sq), s.RemoteSRQN))
+		}
+	}
 	if q := ref.by[sp.Queue]; q != nil && q.qpType == verbs.QPTypeUD {
 		sah, lah := objName(ref, s.AH), objName(le, l.AH)
 		if m.learner(sah) != lah {
@@ -627,6 +636,24 @@ func remoteQP(sn *snapshot, w verbs.SendWR) string {
 		return ""
 	}
 	return sn.qpAt(w.RemoteQPN, ah.dgid.dev)
+}
+
+// xrcTarget finds the XRC SRQ an XRC send on queue qp goes to: numbered
+// remote_srqn on the device the QP is connected to.
+func xrcTarget(sn *snapshot, qp string, w verbs.SendWR) string {
+	q := sn.by[qp]
+	if q == nil || q.dgid.dev < 0 {
+		return ""
+	}
+	return sn.srqAt(w.RemoteSRQN, q.dgid.dev)
+}
+
+// srqDest says which SRQ an XRC send goes to.
+func srqDest(srq string, n uint32) string {
+	if srq == "" {
+		return fmt.Sprintf("remote_srqn 0x%06x, which no XRC SRQ there has", n)
+	}
+	return fmt.Sprintf("SRQ %s (remote_srqn 0x%06x)", srq, n)
 }
 
 // udDest says where a UD send goes, q being the QP remoteQP found.
@@ -690,7 +717,7 @@ func (j *Judge) completionDiffs(le *snapshot, m mapping, recs []Record) []Diff {
 			nS, nL = nS+len(a), nL+len(b)
 			for i := 0; i < len(a) && i < len(b) && bad == ""; i++ {
 				if mine, theirs := wcDiff(ref, le, m, s.dev, a[i], b[i]); mine != "" {
-					bad, badDetail = outcome(fmt.Sprintf("%s completion of %s you polled from %s (wr_id %d)", ordinalCap(i+1, len(b)), m.learner(streamQP(k)), lq, b[i].WRID), mine, theirs, "what this step gets")
+					bad, badDetail = outcome(fmt.Sprintf("%s completion of %s you polled from %s (wr_id %d)", ordinalThe(i+1, len(b)), m.learner(streamQP(k)), lq, b[i].WRID), mine, theirs, "what this step gets")
 				}
 			}
 			if bad == "" && len(b) > len(a) {

@@ -305,6 +305,14 @@ func TestTutorJudgesState(t *testing.T) {
 			{"bench op=write mode=lat min=256 max=16k lat_iters=10 mtu=1024", []string{"yours ran it with mtu=1024, not 4096"}, []string{"goal reached", "asked for"}},
 			{"bench op=write mode=lat min=256 max=16k lat_iters=10 mtu=4096 netdev_mtu=9000", []string{"✓ goal reached"}, nil},
 		}},
+		// An XRC send goes to the SRQ its remote_srqn numbers on the
+		// peer's device: another SRQ there is another destination.
+		{"an XRC send to another SRQ", "xrc", 8, []turn{
+			{"create_srq_ex pd1 type=xrc xrcd=xrcd0 cq=cq1 max_wr=4 max_sge=1", nil, []string{"goal reached"}},
+			{"post_srq_recv srq0 mr=mr1 wr_id=1", nil, []string{"goal reached"}},
+			{"post_send qp1 mr=mr0 length=64 wr_id=2 remote_srqn=srq1", []string{
+				"out of reach from here: the send you posted to qp1 goes to SRQ srq1 (remote_srqn 0x020002); this step's goes to SRQ srq0"}, []string{"goal reached"}},
+		}},
 		// A unicast QPN to a multicast GID: said as such, not as one of the
 		// QPs that happen to have that number on some device.
 		{"a unicast QPN to a group", "layouts", 19, []turn{

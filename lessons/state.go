@@ -62,6 +62,7 @@ type objSnap struct {
 	srqAttr          verbs.SRQAttr
 	srqType          verbs.SRQType // SRQ: basic or XRC
 	srqXRCD, srqCQ   string        // XRC SRQ: its domain and the CQ its receives complete on
+	srqn             uint32        // XRC SRQ: its number (ibv_get_srq_num), 0 when none
 	file             string        // XRC domain: the file it was opened on, "" for none
 	ahAttr           verbs.AHAttr
 	queryErr         error // a query that failed
@@ -233,6 +234,11 @@ func takeSnapshot(env Env, gids *gidTables) *snapshot {
 			if ex, ok := x.(verbs.ExtendedSRQ); ok {
 				os.srqType = ex.Type()
 				os.srqXRCD, os.srqCQ = name(ex.XRCD()), name(ex.CQ())
+				if os.srqType == verbs.SRQTypeXRC {
+					if n, err := x.Num(); err == nil {
+						os.srqn = n
+					}
+				}
 			}
 			if a, err := x.Query(); err == nil {
 				os.srqAttr = a
@@ -283,6 +289,16 @@ func takeSnapshot(env Env, gids *gidTables) *snapshot {
 func (s *snapshot) qpAt(qpn uint32, dev int) string {
 	for _, o := range s.objs {
 		if o.kind == "qp" && o.qpn == qpn && (dev < 0 || o.dev == dev) {
+			return o.h
+		}
+	}
+	return ""
+}
+
+// srqAt finds the XRC SRQ numbered n on device dev.
+func (s *snapshot) srqAt(n uint32, dev int) string {
+	for _, o := range s.objs {
+		if o.kind == "srq" && o.srqn != 0 && o.srqn == n && o.dev == dev {
 			return o.h
 		}
 	}
