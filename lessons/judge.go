@@ -234,7 +234,11 @@ func (r *Reference) At(i int) error {
 	r.before = takeSnapshot(r.sh, &r.gids)
 	r.inFlight = inFlight(r.before, r.sh.Records(0)[:r.before.recs])
 	r.trail = nil
+	// The packets the cell puts on the wire, where its expectations count
+	// them: the learner's are recorded too (Judge.Begin).
+	r.sh.RecordPackets(wantsPackets(r.l.Steps[i].Cell))
 	recs, err := r.runTrail(r.l.Steps[i].Cell)
+	r.sh.RecordPackets(false)
 	if err != nil {
 		r.Close()
 		return err
@@ -797,7 +801,7 @@ func (j *Judge) diffs(le *snapshot, m mapping, recs []Record) []Diff {
 	// An SRQ armed at another limit says so before its end state does.
 	out = append(j.armDiffs(m, recs), out...)
 	out = append(settingDiffs(j.ref.before.settings, j.ref.after.settings, ref.settings, le.settings, j.start.settings,
-		setsRules(j.ref.cellRecs), rulesAdded(j.ref.cellRecs)), out...)
+		setsRules(j.ref.cellRecs), rulesAdded(j.ref.cellRecs, recs)), out...)
 	return out
 }
 

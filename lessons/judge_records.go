@@ -1265,8 +1265,8 @@ func (j *Judge) lookDiffs(m mapping, recs []Record) []Diff {
 	found := make([]bool, len(want))
 	for k, w := range want {
 		for i, c := range mine {
-			if !used[i] && c.Cmd == w.Cmd && m.sameArgs(w.Args, c.Args) && sameSelection(w.Cmd, w.Args, c.Args) &&
-				(!experiments[w.Cmd] || sameNumbers(w.Args, c.Args)) {
+			if !used[i] && c.Cmd == w.Cmd && (sameRuleAction(w.Call, c.Call) || m.sameArgs(w.Args, c.Args) && sameSelection(w.Cmd, w.Args, c.Args) &&
+				(!experiments[w.Cmd] || sameNumbers(w.Args, c.Args))) {
 				used[i], found[k] = true, true
 				break
 			}
@@ -1317,6 +1317,14 @@ func (j *Judge) lookDiffs(m mapping, recs []Record) []Diff {
 		out = append(out, d)
 	}
 	return out
+}
+
+// sameRuleAction reports whether two fault calls add a rule of one action
+// (drop, duplicate ...): which packets it picks (opcode=, psn=, nth=,
+// count=) shows in what the step's packets and its settings do, which a
+// step that breaks the wire on purpose compares.
+func sameRuleAction(s, l Call) bool {
+	return s.Cmd == "fault" && l.Cmd == "fault" && len(s.Args) > 0 && len(l.Args) > 0 && s.Args[0] == l.Args[0]
 }
 
 // sameArgs compares a reference call's arguments with a learner's, what
@@ -1512,7 +1520,7 @@ func (m mapping) callText(c Call) string {
 // work to do; one they set otherwise is a wrong turn. Settings the cell
 // leaves alone are the learner's to choose: tracing on while they watch,
 // say.
-func settingDiffs(before, final, ref, le, start []string, set, added map[string]bool) []Diff {
+func settingDiffs(before, final, ref, le, start []string, set map[string]bool, added map[string][]string) []Diff {
 	group := func(list []string) (map[string]string, []string) {
 		out := map[string]string{}
 		var keys []string
@@ -1559,10 +1567,11 @@ func settingDiffs(before, final, ref, le, start []string, set, added map[string]
 }
 
 // toRetire reports whether the fault rules le holds beyond ref's are all
-// rules the step's cell adds, by action and opcode, that may yet act and
-// be spent (nth=, count=): such a rule is listed until it has acted on
-// the packet the step loses, and ref (the step's end) shows it no more.
-func toRetire(le, ref string, added map[string]bool) bool {
+// rules the step's cell adds (added: by action, the opcode= texts) that
+// may yet act and be spent (nth=, count=) on a packet the cell's rule
+// could pick: such a rule is listed until it has acted on the packet the
+// step loses, and ref (the step's end) shows it no more.
+func toRetire(le, ref string, added map[string][]string) bool {
 	have := map[string]bool{}
 	for _, r := range strings.Split(le, "; ") {
 		have[r] = true
@@ -1574,42 +1583,63 @@ func toRetire(le, ref string, added map[string]bool) bool {
 		delete(have, r)
 	}
 	for r := range have {
-		if !added[ruleKind(strings.Fields(r))] || !strings.Contains(r, " nth=") && !strings.Contains(r, " count=") {
+		words := strings.Fields(r)
+		if len(words) == 0 || !strings.Contains(r, " nth=") && !strings.Contains(r, " count=") {
+			return false
+		}
+		op := ""
+		for _, w := range words[1:] {
+			if v, ok := strings.CutPrefix(w, "opcode="); ok {
+				op = v
+			}
+		}
+		ops, ok := added[words[0]]
+		if !ok || !slices.ContainsFunc(ops, func(o string) bool { return sameOpcodes(o, op) }) {
 			return false
 		}
 	}
 	return len(have) > 0
 }
 
-// ruleKind is a fault rule's action and opcode= field, from its words.
-func ruleKind(words []string) string {
-	if len(words) == 0 {
-		return ""
-	}
-	k := words[0]
-	for _, w := range words[1:] {
-		if strings.HasPrefix(w, "opcode=") {
-			k += " " + strings.ToLower(w)
+// sameOpcodes reports whether some packet opcode matches both opcode=
+// texts ("" matches any).
+func sameOpcodes(a, b string) bool {
+	for _, op := range wire.Opcodes() {
+		if (a == "" || op.Matches(a)) && (b == "" || op.Matches(b)) {
+			return true
 		}
 	}
-	return k
+	return false
 }
 
-// rulesAdded are the kinds (ruleKind) of the fault rules recs add.
-func rulesAdded(recs []Record) map[string]bool {
-	out := map[string]bool{}
-	for _, r := range recs {
+// rulesAdded are the fault rules the reference's records add, by action,
+// with their opcode= texts, while the learner's (recs) have put fewer
+// packets on the wire than the reference's: once as many are out, a rule
+// still to act is one too many.
+func rulesAdded(ref, recs []Record) map[string][]string {
+	count := func(rs []Record) int {
+		n := 0
+		for _, r := range rs {
+			n += len(r.Packets)
+		}
+		return n
+	}
+	out := map[string][]string{}
+	if want := count(ref); want > 0 && count(recs) >= want {
+		return out
+	}
+	for _, r := range ref {
 		for _, c := range ranCalls(r) {
 			if c.Cmd != "fault" || len(c.Args) == 0 {
 				continue
 			}
-			words := []string{c.Args[0].Value}
+			op := ""
 			for _, a := range c.Args[1:] {
 				if a.Key == "opcode" {
-					words = append(words, "opcode="+a.Value)
+					op = a.Value
 				}
 			}
-			out[ruleKind(words)] = true
+			out[c.Args[0].Value] = append(out[c.Args[0].Value], op)
 		}
 	}
 	return out

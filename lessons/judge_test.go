@@ -422,14 +422,49 @@ func TestTutorJudgesState(t *testing.T) {
 			{"poll_cq cq0", nil, []string{"not yet", "goal reached"}},
 			{"poll_cq cq1", []string{"✓ goal reached"}, []string{"not yet"}},
 		}},
+		// Another rule for the same packet is the same work.
+		{"the packet picked by its PSN", "wire", 9, []turn{
+			{"fault drop psn=9 count=1", nil, []string{"not yet", "goal reached"}},
+			{"fill mr0 \"gobackn\" offset=1024", nil, []string{"not yet", "goal reached"}},
+			{"post_recv qp1 mr=mr1 length=4096", nil, []string{"not yet", "goal reached"}},
+			{"post_send qp0 mr=mr0 length=4096", nil, []string{"not yet", "goal reached"}},
+			{"run", nil, []string{"not yet", "goal reached"}},
+			{"poll_cq cq0", nil, []string{"not yet", "goal reached"}},
+			{"poll_cq cq1", []string{"✓ goal reached"}, []string{"not yet"}},
+		}},
 		{"another packet dropped", "wire", 9, []turn{
 			{"fault drop opcode=send_middle nth=2", nil, []string{"goal reached"}},
 			{"fill mr0 \"gobackn\" offset=1024", nil, []string{"goal reached"}},
 			{"post_recv qp1 mr=mr1 length=4096", nil, []string{"goal reached"}},
 			{"post_send qp0 mr=mr0 length=4096", nil, []string{"goal reached"}},
-			{"run", nil, []string{"goal reached"}},
+			{"run", []string{"out of reach from here: packets is [RC SEND_FIRST"}, []string{"goal reached"}},
 			{"poll_cq cq0", nil, []string{"goal reached"}},
-			{"poll_cq cq1", []string{"not yet: packets.retransmissions is 2"}, []string{"goal reached"}},
+			{"poll_cq cq1", nil, []string{"goal reached"}},
+		}},
+		// Held back, then a resend dropped: one drop, three resends, and
+		// not the step's packets.
+		{"a reorder, then a resend dropped", "wire", 9, []turn{
+			{"fault reorder opcode=send_middle count=1", nil, []string{"goal reached"}},
+			{"fault drop opcode=send_middle nth=3", nil, []string{"goal reached"}},
+			{"fill mr0 \"gobackn\" offset=1024", nil, []string{"goal reached"}},
+			{"post_recv qp1 mr=mr1 length=4096", nil, []string{"goal reached"}},
+			{"post_send qp0 mr=mr0 length=4096", nil, []string{"goal reached"}},
+			{"run", []string{"out of reach from here: packets is [RC SEND_FIRST"}, []string{"goal reached"}},
+			{"poll_cq cq0", nil, []string{"goal reached"}},
+			{"poll_cq cq1", nil, []string{"goal reached"}},
+		}},
+		// A duplicate delivered in a later cell (step mode) is no resend.
+		{"the next packet dropped, a duplicate stepped", "wire", 9, []turn{
+			{"fault drop opcode=send_middle nth=2", nil, []string{"goal reached"}},
+			{"fault duplicate opcode=send_first count=1", nil, []string{"goal reached"}},
+			{"fill mr0 \"gobackn\" offset=1024", nil, []string{"goal reached"}},
+			{"post_recv qp1 mr=mr1 length=4096", nil, []string{"goal reached"}},
+			{"post_send qp0 mr=mr0 length=4096", nil, []string{"goal reached"}},
+			{"step", nil, []string{"goal reached"}},
+			{"step", nil, []string{"goal reached"}},
+			{"run", []string{"out of reach from here: packets is [RC SEND_FIRST"}, []string{"goal reached"}},
+			{"poll_cq cq0", nil, []string{"goal reached"}},
+			{"poll_cq cq1", nil, []string{"goal reached"}},
 		}},
 		// A second drop in the step cannot be taken back.
 		{"two packets dropped", "wire", 9, []turn{
@@ -449,7 +484,7 @@ func TestTutorJudgesState(t *testing.T) {
 			{"post_send qp0 mr=mr0 length=4096", nil, []string{"goal reached"}},
 			{"run", nil, []string{"goal reached"}},
 			{"poll_cq cq0", nil, []string{"goal reached"}},
-			{"poll_cq cq1", []string{"not yet: packets.drops is 0"}, []string{"goal reached"}},
+			{"poll_cq cq1", []string{"not yet: packets is [RC SEND_FIRST"}, []string{"goal reached"}},
 		}},
 		{"a second rule left to act later", "wire", 9, []turn{
 			{"fault drop opcode=send_middle nth=1", nil, []string{"goal reached"}},
@@ -457,7 +492,9 @@ func TestTutorJudgesState(t *testing.T) {
 			{"fill mr0 \"gobackn\" offset=1024", nil, []string{"goal reached"}},
 			{"post_recv qp1 mr=mr1 length=4096", nil, []string{"goal reached"}},
 			{"post_send qp0 mr=mr0 length=4096", nil, []string{"goal reached"}},
-			{"run", nil, []string{"goal reached"}},
+			// Once the step's packets are out, a rule still to act is one
+			// too many, said at once.
+			{"run", []string{"not yet: the fault rules are drop opcode=send_first nth=5"}, []string{"goal reached"}},
 			{"poll_cq cq0", nil, []string{"goal reached"}},
 			{"poll_cq cq1", nil, []string{"goal reached"}},
 			{"lesson goal", []string{"the fault rules are drop opcode=send_first nth=5; after this step they are none"}, nil},

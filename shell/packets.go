@@ -21,6 +21,10 @@ type packetLog struct {
 	// wire, by Seq: their verdict (delivered, dropped) comes in a later
 	// cell (the fabric in step mode), and is written there.
 	inFlight map[uint64]*lessons.Packet
+	// last is the highest Seq handed out: a later event of a settled
+	// packet (a duplicate delivered again, a multicast copy) is not a new
+	// packet.
+	last uint64
 }
 
 func (s *Shell) recordPackets(on bool) bool {
@@ -66,6 +70,9 @@ func (pl *packetLog) drain() []lessons.Packet {
 			settled[e.Seq] = e.Verdict != "sent"
 			continue
 		}
+		if e.Seq <= pl.last {
+			continue // settled in an earlier cell
+		}
 		i, seen := at[e.Seq]
 		if !seen {
 			op := wireOpcode(e.Summary)
@@ -81,6 +88,9 @@ func (pl *packetLog) drain() []lessons.Packet {
 		}
 		out[i].Dropped = dropVerdict(e.Verdict)
 		settled[e.Seq] = e.Verdict != "sent"
+	}
+	for seq := range at {
+		pl.last = max(pl.last, seq)
 	}
 	for seq, done := range settled {
 		switch i, ok := at[seq]; {

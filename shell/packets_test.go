@@ -11,7 +11,9 @@ import (
 
 // TestPacketLogAcrossCells: a packet sent in one cell and delivered (or
 // dropped) in a later one, as in step mode, is listed once, in the cell
-// that sent it, with its last verdict; a resend is a retransmission.
+// that sent it, with its last verdict; a copy of a packet settled in an
+// earlier cell (a duplicate) is no new packet; a resend is a
+// retransmission.
 func TestPacketLogAcrossCells(t *testing.T) {
 	ev := func(seq uint64, from, summary, verdict string) verbs.PacketEvent {
 		return verbs.PacketEvent{Seq: seq, From: from, Summary: summary, Verdict: verdict}
@@ -33,6 +35,13 @@ func TestPacketLogAcrossCells(t *testing.T) {
 		}, [][]lessons.Packet{
 			{{Opcode: "RC SEND_FIRST"}, {Opcode: "RC SEND_MIDDLE"}},
 			{{Opcode: "RC ACKNOWLEDGE"}},
+		}},
+		{"delivered twice, the copy in a later cell", [][]verbs.PacketEvent{
+			{ev(1, "sim0", first, "sent"), ev(1, "sim0", first, "delivered")},
+			{ev(1, "sim0", first, "delivered"), ev(2, "sim0", middle, "sent"), ev(2, "sim0", middle, "delivered")},
+		}, [][]lessons.Packet{
+			{{Opcode: "RC SEND_FIRST"}},
+			{{Opcode: "RC SEND_MIDDLE"}},
 		}},
 		{"sent, then dropped by a later cell, then resent", [][]verbs.PacketEvent{
 			{ev(1, "sim0", middle, "sent")},

@@ -128,19 +128,11 @@ func (f *Fabric) mcastName(name string) bool {
 // opcodeTextKnown reports whether some opcode's name contains s.
 func opcodeTextKnown(s string) bool {
 	for _, op := range wire.Opcodes() {
-		if opcodeMatches(op, s) {
+		if op.Matches(s) {
 			return true
 		}
 	}
 	return false
-}
-
-// opcodeMatches reports whether op's full name ("RC SEND_ONLY", also
-// spelt RC_SEND_ONLY) contains s, case-insensitively.
-func opcodeMatches(op wire.Opcode, s string) bool {
-	s = strings.ToUpper(strings.TrimSpace(s))
-	full := op.Transport().String() + " " + op.Name()
-	return strings.Contains(full, s) || strings.Contains(op.String(), s)
 }
 
 // applyFaults lets the rules act on p. It returns why p is dropped ("" if
@@ -211,7 +203,7 @@ func (f *Fabric) faultMatches(r *verbs.FaultRule, p *packet) bool {
 	if r.HasPSN && uint32(p.hdr.BTH.PSN) != r.PSN {
 		return false
 	}
-	if r.Opcode != "" && !opcodeMatches(p.hdr.BTH.Opcode, r.Opcode) {
+	if r.Opcode != "" && !p.hdr.BTH.Opcode.Matches(r.Opcode) {
 		return false
 	}
 	return true

@@ -124,3 +124,17 @@ func ExamplePcapWriter() {
 	// Output:
 	// 180 bytes of pcap
 }
+
+// ExampleOpcode_Matches: opcode= in a fault rule is any part of the full
+// name, in any case.
+func ExampleOpcode_Matches() {
+	for _, text := range []string{"send_middle", "middle", "RC SEND", "uc_send", "ack"} {
+		fmt.Println(text, wire.RCSendMiddle.Matches(text))
+	}
+	// Output:
+	// send_middle true
+	// middle true
+	// RC SEND true
+	// uc_send false
+	// ack false
+}

@@ -406,6 +406,14 @@ func (op Opcode) String() string {
 	return op.Transport().String() + "_" + op.Name()
 }
 
+// Matches reports whether the opcode's full name ("RC SEND_ONLY", also
+// spelt RC_SEND_ONLY) contains text, case-insensitively: how a fault rule's
+// opcode= picks packets.
+func (op Opcode) Matches(text string) bool {
+	text = strings.ToUpper(strings.TrimSpace(text))
+	return strings.Contains(op.Transport().String()+" "+op.Name(), text) || strings.Contains(op.String(), text)
+}
+
 // Headers returns the extension headers the opcode carries after its BTH.
 func (op Opcode) Headers() Headers { return opTable[op].headers }
 
