@@ -278,6 +278,11 @@ func sendTemplate(c *call, o *object) (verbs.SendWR, string, []string, error) {
 	if o.qpType == verbs.QPTypeUD && !hasQPN {
 		return verbs.SendWR{}, "", nil, usagef("add remote_qpn=qp1 (or its number)", "a UD send needs remote_qpn=")
 	}
+	if o.qpType == verbs.QPTypeUD && hasAH && ah.ah.Attr().IsGlobal {
+		if note := c.qpnNote("remote_qpn", qpn, ah.ah.Attr().GRH.DGID, ah.name+" sends to", "the datagram goes"); note != "" {
+			notes = append(notes, note)
+		}
+	}
 	srqn, hasSRQN, err := c.remoteSRQN() // cmd_xrc.go
 	if err != nil {
 		return verbs.SendWR{}, "", nil, err
@@ -342,7 +347,12 @@ func describeSendWR(s *Shell, o *object, w verbs.SendWR, sge, qpnArg string) str
 	}
 	if o.qpType == verbs.QPTypeUD {
 		qpn := hex24(w.RemoteQPN)
-		if k, ok := kindOfName(qpnArg); ok && k == kQP {
+		if w.AH != nil && w.AH.Attr().IsGlobal {
+			// The QP the number reaches: the one on the AH's device.
+			if q := s.qpAtGID(w.RemoteQPN, w.AH.Attr().GRH.DGID); q != nil {
+				qpn += " (" + q.name + ")"
+			}
+		} else if k, ok := kindOfName(qpnArg); ok && k == kQP {
 			qpn += " (" + strings.ToLower(qpnArg) + ")"
 		}
 		d += fmt.Sprintf(" remote_qpn %s remote_qkey 0x%x", qpn, w.RemoteQKey)

@@ -474,25 +474,39 @@ func modifyQP(c *call, o *object, sameAs bool) error {
 // dgid= sends to: the number is then taken as that device's QP, which two
 // devices that number their QPs alike make work by accident ("" else).
 func (c *call) destNote(attr *verbs.QPAttr, mask verbs.QPAttrMask) string {
-	v := c.a.kv["dest_qpn"]
-	if k, isHandle := kindOfName(v); !isHandle || k != kQP || mask&verbs.AttrAV == 0 || !attr.AH.IsGlobal {
+	if mask&verbs.AttrAV == 0 || !attr.AH.IsGlobal {
+		return ""
+	}
+	return c.qpnNote("dest_qpn", attr.DestQPN, attr.AH.GRH.DGID, "dgid= is", "the packets go")
+}
+
+// qpnNote says when key= (dest_qpn=, remote_qpn=) names by its handle a QP
+// on another device than dg's, the GID the QP number is sent to ("" else).
+func (c *call) qpnNote(key string, qpn uint32, dg verbs.GID, where, goes string) string {
+	v := c.a.kv[key]
+	if k, isHandle := kindOfName(v); !isHandle || k != kQP {
 		return ""
 	}
 	named, err := c.s.h.lookup(v, kQP)
-	if err != nil {
+	if err != nil || hasGID(ctxOf(named), dg) {
 		return ""
 	}
-	dg := attr.AH.GRH.DGID
-	if hasGID(ctxOf(named), dg) {
-		return ""
+	if q := c.s.qpAtGID(qpn, dg); q != nil {
+		return fmt.Sprintf("%s=%s names %s, but %s another device's GID, where QP number %s is %s: %s to %s "+
+			"(two devices number their QPs alike); say %s=%s", key, v, c.s.hn(named), where, hex24(qpn), c.s.hn(q), goes, c.s.hn(q), key, q.name)
 	}
-	for _, q := range c.s.h.ofKind(kQP) {
-		if q.qp.Num() == attr.DestQPN && hasGID(ctxOf(q), dg) {
-			return fmt.Sprintf("dest_qpn=%s names %s, but dgid= is another device's GID, where QP number %s is %s: the packets go to %s "+
-				"(two devices number their QPs alike); say dest_qpn=%s", v, c.s.hn(named), hex24(attr.DestQPN), c.s.hn(q), c.s.hn(q), q.name)
+	return fmt.Sprintf("%s=%s names %s, but %s another device's GID, where no QP of this session has the number %s", key, v, c.s.hn(named), where, hex24(qpn))
+}
+
+// qpAtGID finds the session's QP numbered qpn on the device that has GID
+// dg, or nil.
+func (s *Shell) qpAtGID(qpn uint32, dg verbs.GID) *object {
+	for _, q := range s.h.ofKind(kQP) {
+		if q.qp.Num() == qpn && hasGID(ctxOf(q), dg) {
+			return q
 		}
 	}
-	return fmt.Sprintf("dest_qpn=%s names %s, but dgid= is another device's GID, where no QP of this session has the number %s", v, c.s.hn(named), hex24(attr.DestQPN))
+	return nil
 }
 
 // hasGID reports whether port 1 of ctx has g in its GID table.

@@ -36,3 +36,36 @@ func TestDestQPNOnAnotherDevice(t *testing.T) {
 		sh.Close()
 	}
 }
+
+// TestRemoteQPNOnAnotherDevice: a UD send whose remote_qpn= names a QP of
+// another device than its AH's gets a note, and the number is labelled
+// with the QP it reaches; the right QP, or a number, get no note.
+func TestRemoteQPNOnAnotherDevice(t *testing.T) {
+	tests := []struct {
+		line, label, note string
+	}{
+		{"post_send qp0 mr=mr0 length=8 ah=ah0 remote_qpn=qp0 remote_qkey=0x11111111", "remote_qpn 0x000011 (qp1)",
+			"note: remote_qpn=qp0 names qp0, but ah0 sends to another device's GID, where QP number 0x000011 is qp1: the datagram goes to qp1"},
+		{"post_send qp0 mr=mr0 length=8 ah=ah0 remote_qpn=qp1 remote_qkey=0x11111111", "remote_qpn 0x000011 (qp1)", ""},
+		{"post_send qp0 mr=mr0 length=8 ah=ah0 remote_qpn=0x11 remote_qkey=0x11111111", "remote_qpn 0x000011 (qp1)", ""},
+	}
+	for _, tc := range tests {
+		sh := newTestShell(t, 2, 1, true, nil)
+		for _, l := range []string{"open_device A", "open_device B", "alloc_pd ctx0", "alloc_pd ctx1", "create_cq ctx0", "create_cq ctx1",
+			"reg_mr pd0 length=64 access=local_write", "create_qp pd0 type=ud send_cq=cq0 recv_cq=cq0",
+			"create_qp pd1 type=ud send_cq=cq1 recv_cq=cq1", "connect qp0 qp1", "create_ah pd0 dgid=B sgid_index=1"} {
+			if out, err := sh.Exec(l); err != nil {
+				t.Fatalf("%s: %s%s", l, out, sh.FormatError(err))
+			}
+		}
+		out, err := sh.Exec(tc.line)
+		if err != nil {
+			t.Fatalf("%s: %s%s", tc.line, out, sh.FormatError(err))
+		}
+		flat := strings.Join(strings.Fields(out), " ")
+		if !strings.Contains(flat, tc.label) || tc.note == "" && strings.Contains(flat, "note: remote_qpn") || tc.note != "" && !strings.Contains(flat, tc.note) {
+			t.Errorf("%s said:\n%s\nwant label %q, note %q", tc.line, out, tc.label, tc.note)
+		}
+		sh.Close()
+	}
+}
