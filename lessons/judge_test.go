@@ -313,6 +313,12 @@ func TestTutorJudgesState(t *testing.T) {
 			{"post_send qp1 mr=mr0 length=64 wr_id=2 remote_srqn=srq1", []string{
 				"out of reach from here: the send you posted to qp1 goes to SRQ srq1 (remote_srqn 0x020002); this step's goes to SRQ srq0"}, []string{"goal reached"}},
 		}},
+		// explain of a word it does not know is no try at the step: no
+		// hint, no "not yet".
+		{"explain of an unknown word", "rc-pingpong", 2, []turn{
+			{"explain xyzzy", []string{"nothing to explain"}, []string{"hint: create_qp", "not yet", "lesson hint"}},
+			{"help xyzzy", nil, []string{"hint: create_qp", "not yet", "lesson hint"}},
+		}},
 		// A unicast QPN to a multicast GID: said as such, not as one of the
 		// QPs that happen to have that number on some device.
 		{"a unicast QPN to a group", "layouts", 19, []turn{

@@ -509,6 +509,9 @@ func (t *Tutor) Observe() string {
 			b.WriteString(t.wrapPrefixed("» this step's goal is out of reach from here: ", d.Text))
 			b.WriteString("» lesson reset rebuilds the session as it was at this step's start; lesson skip does the step for you\n")
 		}
+	case last.Err != nil && asksForHelp[lastCall(last).Cmd]:
+		// explain or help of a word it does not know: the shell said so,
+		// and it is no try at the step.
 	case last.Err != nil && !last.ExpectFail && !t.expectedFailure(last):
 		// The shell said what failed; the tutor adds the difference about
 		// what the command was for, if any, and the step's hint.
@@ -943,6 +946,10 @@ func Rebuild(env Env, l *Lesson, absent []*SkippedSection, to int) (int, error) 
 	}
 	return n, nil
 }
+
+// asksForHelp are the commands that only explain vsh itself: one that
+// fails is no try at the step.
+var asksForHelp = map[string]bool{"help": true, "explain": true, "history": true}
 
 // TutorCommand reports whether a command talks to the tutor rather than to
 // the verbs (lesson, predict): the judge leaves it out of what the learner

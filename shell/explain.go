@@ -141,29 +141,49 @@ var sendFlagText = map[verbs.SendFlags]string{
 	verbs.SendIPCsum:    "Offload the IP checksum (raw packet QPs).",
 }
 
+// qpTypeExplain explains each QP type: what it promises and what it carries.
+var qpTypeExplain = map[verbs.QPType]string{
+	verbs.QPTypeRC: "Reliable Connected: the QP talks to one peer QP (dest_qpn). The responder acknowledges every message and the " +
+		"requester resends what is lost (Go-Back-N from the lost PSN), so messages arrive once, in order, or the QP reports an error. " +
+		"It carries SEND, RDMA WRITE, RDMA READ and atomics, messages of up to 2 GiB cut into path-MTU packets.",
+	verbs.QPTypeUC: "Unreliable Connected: connected to one peer QP like RC, but nothing is acknowledged or resent: a lost packet " +
+		"loses its whole message, silently, and the sender still completes it. It carries SEND and RDMA WRITE (no READ, no atomics).",
+	verbs.QPTypeUD: "Unreliable Datagram: connected to no one; each send names where it goes (an address handle, remote_qpn and " +
+		"remote_qkey), and one QP reaches any number of peers, or a multicast group. A message is one packet (at most the path MTU); " +
+		"only SEND; the receiver gets a 40-byte GRH in front of each message, and nothing is acknowledged or resent.",
+	verbs.QPTypeRawPacket: "Raw packet: whole Ethernet frames, sent and received with no RDMA transport; it needs CAP_NET_RAW and a " +
+		"device that offers it (kernel rxe does not).",
+	verbs.QPTypeXRCSend: "XRC sending QP (create_qp_ex type=xrc_send): reliable and connected like RC, to one XRC_RECV QP of the peer, " +
+		"with no receive side; each send names the peer's XRC SRQ that takes it (post_send remote_srqn=).",
+	verbs.QPTypeXRCRecv: "XRC receiving QP (create_qp_ex CTX type=xrc_recv): lives in an XRC domain, with no PD, CQs or queues of its " +
+		"own; it hands each message to the XRC SRQ its sender names, and the completion goes to that SRQ's CQ.",
+}
+
 // concepts explains the words of RDMA a learner meets first.
 var concepts = map[string]string{
-	"lkey":     "Local key: names an MR in a local SGE. ibv_reg_mr returns it; post_send and post_recv put it in each SGE.",
-	"rkey":     "Remote key: what the peer puts in an RDMA READ, WRITE or atomic to reach this MR. Send it to the peer with the address (rc_pingpong's exchange carries it).",
-	"psn":      "Packet Sequence Number: 24 bits counting the packets of a QP. rq_psn (RTR) is the first PSN expected from the peer, sq_psn (RTS) the first one sent; the two sides must agree.",
-	"qpn":      "QP number (qp_num): 24 bits naming a QP on its device; the peer needs it as dest_qpn.",
-	"gid":      "Global identifier: on RoCE an IPv6 address (an IPv4 address in its ::ffff:a.b.c.d form) from the port's GID table; the peer needs it as dgid.",
-	"grh":      "Global Route Header: the IPv6-like header an address vector with is_global=1 produces. RoCE requires it; on UD the receiver gets its 40 bytes in front of each message.",
-	"mtu":      "Path MTU: the largest payload of one packet (256 to 4096). Longer messages are cut into FIRST, MIDDLE and LAST packets. Keep path_mtu within the port's active_mtu.",
-	"rnr":      "Receiver Not Ready: a SEND arrived with no receive WQE posted. The responder answers with an RNR NAK carrying min_rnr_timer; the requester waits and retries, rnr_retry times (7: forever).",
-	"qkey":     "Q_Key: a 32-bit key UD QPs check on every datagram: a datagram whose Q_Key differs from the receiving QP's is dropped silently.",
-	"ack":      "Acknowledgement: on RC the responder ACKs (or NAKs) requests; the requester retires a WQE when its ACK arrives and retransmits after the timeout when none does.",
-	"nak":      "Negative acknowledgement: an ACKNOWLEDGE packet whose AETH syndrome says PSN sequence error, invalid request, remote access error or remote operational error.",
-	"icrc":     "Invariant CRC: the 4-byte CRC at the end of every RoCE packet, over the fields no router changes; a corrupt packet fails it and is dropped.",
-	"roce":     "RDMA over Converged Ethernet: InfiniBand transport packets in UDP (port 4791) over IP (RoCE v2). rxe implements it in the kernel.",
-	"signaled": "A signaled WR generates a completion. post_send in vsh signals by default (flags=signaled); flags=0 posts unsignaled.",
-	"inline":   "Inline data is copied into the WQE at post time, so the buffer needs no MR and can be reused at once.",
-	"sge":      "Scatter/gather element: (address, length, lkey) of one piece of a buffer. A WR lists several to gather a send from, or scatter a receive into, pieces.",
-	"wqe":      "Work queue entry: a posted work request as it sits in a send or receive queue until it completes.",
-	"cqe":      "Completion queue entry: one work completion, read with poll_cq.",
-	"xrc":      xrcText,
-	"xrcd":     "XRC domain (open_xrcd): the set of XRC SRQs and XRC_RECV QPs that serve each other; processes share one by opening the same file.",
-	"srqn":     "SRQ number (get_srq_num): 24 bits naming an SRQ on its device; an XRC sender puts it in every request (post_send remote_srqn=), in the XRCETH header.",
+	"lkey":        "Local key: names an MR in a local SGE. ibv_reg_mr returns it; post_send and post_recv put it in each SGE.",
+	"rkey":        "Remote key: what the peer puts in an RDMA READ, WRITE or atomic to reach this MR. Send it to the peer with the address (rc_pingpong's exchange carries it).",
+	"psn":         "Packet Sequence Number: 24 bits counting the packets of a QP. rq_psn (RTR) is the first PSN expected from the peer, sq_psn (RTS) the first one sent; the two sides must agree.",
+	"qpn":         "QP number (qp_num): 24 bits naming a QP on its device; the peer needs it as dest_qpn.",
+	"gid":         "Global identifier: on RoCE an IPv6 address (an IPv4 address in its ::ffff:a.b.c.d form) from the port's GID table; the peer needs it as dgid.",
+	"grh":         "Global Route Header: the IPv6-like header an address vector with is_global=1 produces. RoCE requires it; on UD the receiver gets its 40 bytes in front of each message.",
+	"mtu":         "Path MTU: the largest payload of one packet (256 to 4096). Longer messages are cut into FIRST, MIDDLE and LAST packets. Keep path_mtu within the port's active_mtu.",
+	"rnr":         "Receiver Not Ready: a SEND arrived with no receive WQE posted. The responder answers with an RNR NAK carrying min_rnr_timer; the requester waits and retries, rnr_retry times (7: forever).",
+	"qkey":        "Q_Key: a 32-bit key UD QPs check on every datagram: a datagram whose Q_Key differs from the receiving QP's is dropped silently.",
+	"ack":         "Acknowledgement: on RC the responder ACKs (or NAKs) requests; the requester retires a WQE when its ACK arrives and retransmits after the timeout when none does.",
+	"nak":         "Negative acknowledgement: an ACKNOWLEDGE packet whose AETH syndrome says PSN sequence error, invalid request, remote access error or remote operational error.",
+	"icrc":        "Invariant CRC: the 4-byte CRC at the end of every RoCE packet, over the fields no router changes; a corrupt packet fails it and is dropped.",
+	"roce":        "RDMA over Converged Ethernet: InfiniBand transport packets in UDP (port 4791) over IP (RoCE v2). rxe implements it in the kernel.",
+	"signaled":    "A signaled WR generates a completion. post_send in vsh signals by default (flags=signaled); flags=0 posts unsignaled.",
+	"inline":      "Inline data is copied into the WQE at post time, so the buffer needs no MR and can be reused at once.",
+	"sge":         "Scatter/gather element: (address, length, lkey) of one piece of a buffer. A WR lists several to gather a send from, or scatter a receive into, pieces.",
+	"wqe":         "Work queue entry: a posted work request as it sits in a send or receive queue until it completes.",
+	"cqe":         "Completion queue entry: one work completion, read with poll_cq.",
+	"xrc":         xrcText,
+	"xrcd":        "XRC domain (open_xrcd): the set of XRC SRQs and XRC_RECV QPs that serve each other; processes share one by opening the same file.",
+	"srqn":        "SRQ number (get_srq_num): 24 bits naming an SRQ on its device; an XRC sender puts it in every request (post_send remote_srqn=), in the XRCETH header.",
+	"remote_srqn": "What an XRC send names: the number of the peer's XRC SRQ that takes it (get_srq_num prints it), carried in the XRCETH header of every request.",
+	"remote_qpn":  "What a UD send names: the number of the QP it goes to, on the device its address handle reaches (two devices may number their QPs alike). 0xffffff is a multicast group's.",
 }
 
 // explainTopics lists every name explain knows, for completion.
@@ -192,6 +212,9 @@ func explainTopics() []Suggestion {
 	for _, n := range verbs.SendFlagNames() {
 		add(n, "send flag")
 	}
+	for _, n := range verbs.QPTypeNames() {
+		add(n, "QP type")
+	}
 	for k := range concepts {
 		add(k, "concept")
 	}
@@ -212,7 +235,7 @@ func dedupe(in []Suggestion) []Suggestion {
 
 func explainCmd() *command {
 	return &command{Name: "explain", Group: gSession, Usage: "explain IBV_WC_RNR_RETRY_EXC_ERR | EINVAL | rts | rdma_write | rdma_write_first | ...",
-		Summary: "Explain a completion status, errno, QP state, opcode (work request or wire), flag or attribute",
+		Summary: "Explain a completion status, errno, QP state or type, opcode (work request or wire), flag or attribute",
 		rawArgs: true, meta: true, run: cmdExplain, complete: completeExplain}
 }
 
@@ -233,7 +256,7 @@ func cmdExplain(c *call) error {
 			names = append(names, strings.ToLower(s.Text))
 		}
 		norm := strings.ToLower(strings.ReplaceAll(topic, " ", "_"))
-		hint := "explain knows completion statuses, errnos, QP states, opcodes (work request and wire), access and send flags, QP attributes, async events and a few words (rkey, psn, rnr)"
+		hint := "explain knows completion statuses, errnos, QP states and types, opcodes (work request and wire), access and send flags, QP attributes, async events and a few words (rkey, psn, rnr)"
 		if near := nearest(norm, names); near != "" {
 			return usagef(hint, "nothing to explain for %q; did you mean %s?", topic, near)
 		}
@@ -316,6 +339,12 @@ func explain(o *output, topic string) int {
 	if m, err := verbs.ParseQPAttrMask(t); err == nil && len(m.Bits()) == 1 && (strings.HasPrefix(up, "IBV_QP_") || verbs.AttrHint(m) != "") {
 		if h := verbs.AttrHint(m); h != "" && low != "state" {
 			section(fmt.Sprintf("%s: QP attribute (modify_qp mask bit)", m), "Give it as "+h+".")
+		}
+	}
+	// QP types.
+	if qt, err := verbs.ParseQPType(t); err == nil {
+		if txt, ok := qpTypeExplain[qt]; ok {
+			section(fmt.Sprintf("%s (%d): QP type", qt, qt), txt)
 		}
 	}
 	// Async events.
