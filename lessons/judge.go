@@ -862,7 +862,7 @@ func (j *Judge) Mapping() map[string]string {
 }
 
 // handleWord finds handles in a command line.
-var handleWord = regexp.MustCompile(`\b(ctx|pd|mr|ch|cq|srq|qp|ah)[0-9]+\b`)
+var handleWord = regexp.MustCompile(`\b(ctx|pd|mr|ch|cq|srq|qp|ah|xrcd)[0-9]+\b`)
 
 // Translate rewrites a command of the lesson for the learner's session:
 // every handle of the lesson becomes the learner's object paired with it.

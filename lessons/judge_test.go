@@ -313,6 +313,13 @@ func TestTutorJudgesState(t *testing.T) {
 			{"post_send qp1 mr=mr0 length=64 wr_id=2 remote_srqn=srq1", []string{
 				"out of reach from here: the send you posted to qp1 goes to SRQ srq1 (remote_srqn 0x020002); this step's goes to SRQ srq0"}, []string{"goal reached"}},
 		}},
+		// The learner's XRC domain is named in the goal and hints of the
+		// steps after, as any other handle.
+		{"an XRC domain of another name", "xrc", 2, []turn{
+			{"open_xrcd ctx0 file=/tmp/xrc_domain oflags=O_CREAT", nil, []string{"goal reached"}},
+			{"open_xrcd ctx1 file=/tmp/xrc_domain oflags=O_CREAT", []string{"✓ goal reached", "your turn: Create an XRC SRQ on B in xrcd1"}, nil},
+			{"lesson hint", []string{"hint: create_srq_ex pd1 type=xrc xrcd=xrcd1 cq=cq1"}, []string{"xrcd=xrcd0"}},
+		}},
 		// explain of a word it does not know is no try at the step: no
 		// hint, no "not yet".
 		{"explain of an unknown word", "rc-pingpong", 2, []turn{
