@@ -25,6 +25,9 @@ type Unmet struct {
 	// Order is set for commands contains [A, B] when the step ran them
 	// all, but not in that order.
 	Order bool
+	// Short names the command of a calls.CMD count below an == or >=
+	// goal: more calls would meet it.
+	Short string
 }
 
 func (u *Unmet) Error() string { return u.Why }
@@ -225,6 +228,9 @@ func (e *Expect) checkWant(x *evalCtx, want []value) error {
 		}
 		err := e.unmet("this step ran %s %d %s; the goal is %s %s", call, n, times, e.op, want[0])
 		err.(*Unmet).Final = n > want[0].n && (e.op == "==" || e.op == "<=" || e.op == "<")
+		if n < want[0].n && (e.op == "==" || e.op == ">=" || e.op == ">") {
+			err.(*Unmet).Short = s.field
+		}
 		return err
 	case subjHandles:
 		var got []value

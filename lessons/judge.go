@@ -550,10 +550,36 @@ func (j *Judge) Verdict() *Verdict {
 		if u, ok := err.(*Unmet); ok && u.Final {
 			d.Pending, d.Lost = false, true
 		}
+		if u, ok := err.(*Unmet); ok && postsDone(u.Short, v.Diffs) {
+			// More posts would post more than the step does.
+			d.Pending, d.Lost = false, true
+			d.Text = head(j.translateMsg(err.Error())) + ", and every work request this step posts is posted: one more " + u.Short + " would post more"
+		}
 		v.Diffs = append(v.Diffs, d)
 	}
 	v.Met = len(v.Diffs) == 0
 	return v
+}
+
+// postsDone reports whether cmd is a post verb and the learner's session
+// posted as many work requests as the step does: no difference about what
+// is posted is left.
+func postsDone(cmd string, diffs []Diff) bool {
+	if cmd != "post_send" && cmd != "post_recv" && cmd != "post_srq_recv" {
+		return false
+	}
+	for _, d := range diffs {
+		if d.Kind == DiffPosted || d.Kind == DiffWR {
+			return false
+		}
+	}
+	return true
+}
+
+// head is an unmet expectation's finding, without what the goal is.
+func head(msg string) string {
+	h, _, _ := strings.Cut(msg, "; the goal is ")
+	return h
 }
 
 // goneSinceStart reports whether the learner's object paired at the

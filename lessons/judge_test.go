@@ -261,8 +261,9 @@ func TestTutorJudgesState(t *testing.T) {
 		}},
 		{"four sends in one call where the step makes four", "paths", 5, []turn{
 			{"post_recv qp0 mr=mr0 length=64 count=4", nil, []string{"goal reached"}},
-			{"post_send qp0 mr=mr0 offset=2048 length=8 count=4", nil, []string{"goal reached"}},
-			{"poll_cq cq0 n=8 wait=5s", []string{"this step ran post_send 1 time, not what this step's goal asks for"}, []string{"goal reached"}},
+			{"post_send qp0 mr=mr0 offset=2048 length=8 count=4", []string{
+				"out of reach from here: this step ran post_send 1 time, and every work request this step posts is posted: one more post_send would post more"}, []string{"goal reached"}},
+			{"poll_cq cq0 n=8 wait=5s", nil, []string{"goal reached"}},
 		}},
 		{"four sends in four calls where the step makes one", "paths", 7, []turn{
 			{"post_recv qp0 mr=mr0 length=64 count=4", nil, []string{"goal reached"}},
@@ -319,6 +320,15 @@ func TestTutorJudgesState(t *testing.T) {
 			{"open_xrcd ctx0 file=/tmp/xrc_domain oflags=O_CREAT", nil, []string{"goal reached"}},
 			{"open_xrcd ctx1 file=/tmp/xrc_domain oflags=O_CREAT", []string{"✓ goal reached", "your turn: Create an XRC SRQ on B in xrcd1"}, nil},
 			{"lesson hint", []string{"hint: create_srq_ex pd1 type=xrc xrcd=xrcd1 cq=cq1"}, []string{"xrcd=xrcd0"}},
+		}},
+		// Four sends posted in three calls where the step makes four: a
+		// fourth call would post a fifth send.
+		{"four sends in three calls", "paths", 5, []turn{
+			{"post_recv qp0 mr=mr0 length=64 count=4", nil, []string{"goal reached", "out of reach"}},
+			{"post_send qp0 mr=mr0 offset=2048 length=8 count=2", nil, []string{"goal reached", "out of reach"}},
+			{"post_send qp0 mr=mr0 offset=2048 length=8", nil, []string{"goal reached", "out of reach"}},
+			{"post_send qp0 mr=mr0 offset=2048 length=8", []string{
+				"out of reach from here: this step ran post_send 3 times, and every work request this step posts is posted: one more post_send would post more"}, []string{"goal reached"}},
 		}},
 		// explain of a word it does not know is no try at the step: no
 		// hint, no "not yet".
