@@ -25,8 +25,9 @@ type Unmet struct {
 	// Order is set for commands contains [A, B] when the step ran them
 	// all, but not in that order.
 	Order bool
-	// Short names the command of a calls.CMD count below an == or >=
-	// goal: more calls would meet it.
+	// Short names the post verb a calls.CMD count below an == or >= goal,
+	// or a commands contains [...] goal, still awaits: one more would
+	// meet it.
 	Short string
 }
 
@@ -471,6 +472,7 @@ func (e *Expect) compareList(x *evalCtx, got, want []value) error {
 			}
 			err := e.unmet("%s is %s, without %s in that order", name, gotText, listText(want))
 			err.(*Unmet).Order = containsAll(got, want)
+			err.(*Unmet).Short = postAwaited(got, want)
 			return err
 		}
 		if e.subj.kind == subjCommands {
@@ -551,6 +553,24 @@ func (x *evalCtx) destroyedTooSoon(e *Expect, got, want []value) error {
 
 // subsequence reports whether want's values occur in got in their order,
 // others between them allowed.
+// postAwaited is the first post verb of want that got, matched in order
+// as far as it goes, still lacks ("" for none): a commands goal that
+// only another post could meet.
+func postAwaited(got, want []value) string {
+	i := 0
+	for _, g := range got {
+		if i < len(want) && g.equal(want[i]) {
+			i++
+		}
+	}
+	for _, w := range want[i:] {
+		if w.t == tCall && (w.s == "post_send" || w.s == "post_recv" || w.s == "post_srq_recv") {
+			return w.s
+		}
+	}
+	return ""
+}
+
 func subsequence(got, want []value) bool {
 	i := 0
 	for _, g := range got {
