@@ -402,7 +402,7 @@ func TestCPUWritesBeforeTheWire(t *testing.T) {
 		{"write-read", "Fill B's whole buffer with 0x5a", nil, []string{"fabric step", "post_send qp0 opcode=rdma_read mr=mr0 remote=mr1",
 			"fill mr1 0x5a", "fabric auto", "run", "poll_cq cq0"}, false},
 		// A do line: the fill comes before the send that takes its bytes.
-		{"qp-types", "Post a receive on B's qp1, send", nil, []string{`do post_recv qp1 mr=mr1 length=4096; fill mr0 "over RC"; post_send qp0 mr=mr0 length=7; poll_cq cq0; poll_cq cq1`}, true},
+		{"qp-types", "Post a receive of B's whole 4096-byte mr1 on qp1, send", nil, []string{`do post_recv qp1 mr=mr1 length=4096; fill mr0 "over RC"; post_send qp0 mr=mr0 length=7; poll_cq cq0; poll_cq cq1`}, true},
 	}
 	for _, tc := range tests {
 		l, ok := lessons.Find(tc.lesson)
