@@ -104,7 +104,7 @@ func TestTutorJudgesState(t *testing.T) {
 			{"post_send qp1 mr=mr1 length=5000", []string{
 				"~» this step's goal is out of reach from here: qp1 went to IBV_QPS_ERR at cell \\[\\d+\\] \\(post_send qp1 mr=mr1 length=5000\\), which this step does not expect",
 				"cq1 got IBV_WC_LOC_PROT_ERR for wr_id 1 — Local protection error",
-				"lesson reset rebuilds the session as it was at this step's start"}, []string{"goal reached"}},
+				"lesson reset rebuilds the session with the lesson's own commands up to this step"}, []string{"goal reached"}},
 			{"post_send qp0 mr=mr0 wr_id=2", nil, []string{"goal reached"}},
 			{"lesson reset", []string{"the session is rebuilt"}, nil},
 			{"post_send qp0 mr=mr0 wr_id=2", []string{"✓ goal reached"}, nil},

@@ -91,10 +91,10 @@ func (t *Tutor) overCap() bool {
 // Tutor commands, as the shell's lesson command takes them.
 var TutorCommands = []struct{ Name, Doc string }{
 	{"next", "go on to the next step (once its goal is reached)"},
-	{"back", "go back one step: the session is rebuilt as it was at that step's start"},
+	{"back", "go back one step: the session is rebuilt with the lesson's own commands up to that step"},
 	{"hint", "a hint for this step; twice: the lesson's own commands"},
 	{"skip", "let the tutor do this step, and go on"},
-	{"reset", "rebuild the session as it was at this step's start (replays the earlier steps on a fresh backend)"},
+	{"reset", "rebuild the session as the lesson has it at this step's start: its own commands of the earlier steps, on a fresh backend, under its handles"},
 	{"goal", "this step's goal and what is still missing; goal --detail: everything the tutor compares"},
 	{"quit", "leave the lesson; the session stays as it is"},
 }
@@ -507,7 +507,7 @@ func (t *Tutor) Observe() string {
 		if !t.said[d.Text] {
 			t.said[d.Text] = true
 			b.WriteString(t.wrapPrefixed("» this step's goal is out of reach from here: ", d.Text))
-			b.WriteString("» lesson reset rebuilds the session as it was at this step's start; lesson skip does the step for you\n")
+			b.WriteString("» lesson reset rebuilds the session with the lesson's own commands up to this step; lesson skip does the step for you\n")
 		}
 	case last.Err != nil && asksForHelp[lastCall(last).Cmd]:
 		// explain or help of a word it does not know: the shell said so,
@@ -904,7 +904,7 @@ func (t *Tutor) rebuild(to int, b *strings.Builder) error {
 		}
 		t.solved[i], t.skip[i] = false, false
 	}
-	fmt.Fprintf(b, "» the session is rebuilt: a fresh backend, then the lesson's %d command%s before step %d\n", n, plural(n), to+1)
+	fmt.Fprintf(b, "» the session is rebuilt: a fresh backend, then the lesson's %d command%s before step %d (its objects, under its handles)\n", n, plural(n), to+1)
 	t.enter(to, b)
 	return nil
 }

@@ -24,10 +24,10 @@ func lessonCmd() *command {
 			"lesson alone shows the current step again. Starting a lesson while another is in progress asks first; " +
 			"--force leaves it without asking (off a terminal, where no one can answer, --force is needed).\n\n" +
 			"\tlesson next    go on (once the goal is reached)\n" +
-			"\tlesson back    go back one step (the session is rebuilt as it was then)\n" +
+			"\tlesson back    go back one step (the session is rebuilt with the lesson's commands up to it)\n" +
 			"\tlesson hint    a hint; twice: the lesson's own commands\n" +
 			"\tlesson skip    the tutor does the step for you\n" +
-			"\tlesson reset   rebuild the session as it was at the step's start (the shell's reset still resets everything)\n" +
+			"\tlesson reset   rebuild the session with the lesson's commands up to the step's start, under its handles (the shell's reset still resets everything)\n" +
 			"\tlesson goal    the step's goal, and what is still missing (--detail: all the tutor compares)\n" +
 			"\tlesson quit    leave the lesson\n" +
 			"\tlesson resume  back to the step where you left the last lesson you did not finish (resume ID: that lesson's); " +
