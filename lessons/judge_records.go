@@ -1440,7 +1440,11 @@ func otherNumbers(s, l []Arg, line string) string {
 	asked := map[string]string{}
 	for _, w := range strings.Fields(line) {
 		if k, v, ok := strings.Cut(w, "="); ok {
-			asked[strings.ToLower(k)] = v
+			k = strings.ToLower(k)
+			if a, ok := argAliases[k]; ok {
+				k = a
+			}
+			asked[k] = v
 		}
 	}
 	show := func(k, v string) string {
@@ -1474,6 +1478,10 @@ func otherNumbers(s, l []Arg, line string) string {
 	}
 	return strings.Join(out, "; ")
 }
+
+// argAliases are the other names a learner may give a setting otherNumbers
+// reads from the line.
+var argAliases = map[string]string{"path_mtu": "mtu"}
 
 // hexArgs are the settings shown in hex, as the programs print them.
 var hexArgs = map[string]bool{"psn": true, "sq_psn": true, "rq_psn": true, "qkey": true, "rkey": true, "addr": true, "imm": true}

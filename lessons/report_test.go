@@ -662,3 +662,32 @@ func ExampleTutor_Report() {
 	//   How many entries does the device give it? you said 7; it was 7
 	// step 3 A PD: skipped, 0 command(s), 4 s
 }
+
+// TestPostsShortNotLost: a calls.post_send count below its goal, with
+// every work request posted, is out of reach only where another call
+// would post more: not where the step's own last post fails (a refused
+// post counts and posts nothing), nor in a step judged by expectations.
+func TestPostsShortNotLost(t *testing.T) {
+	full := lessonHead("full", "Full") + rcPair + "Fill.\n\n```vsh\npost_send qp0 mr=mr0 length=8 count=31\n! post_send qp0 mr=mr0 length=8\n```\n" +
+		"goal: Fill qp0's send queue, then try one more.\nexpect: error == ENOMEM\nexpect: calls.post_send == 2\n"
+	loose := lessonHead("loose", "Loose") + rcPair + "Two.\n\n```vsh\npost_recv qp1 mr=mr1 length=64 count=2\npost_send qp0 mr=mr0 length=8\npost_send qp0 mr=mr0 length=8\npoll_cq cq0 n=2 wait=1s\n```\n" +
+		"goal: Two receives, two sends in two calls, then poll.\njudge: expect\nexpect: calls.post_send == 2\nexpect: commands contains [post_recv qp1, post_send qp0]\nexpect: cq0 completions.count == 2\n"
+	for _, tc := range []struct {
+		name, src string
+		lines     []string
+	}{
+		{"a failing post to come", full, []string{"lesson next", "post_send qp0 mr=mr0 length=8 count=31", "post_send qp0 mr=mr0 length=8"}},
+		{"judged by expectations", loose, []string{"lesson next", "post_recv qp1 mr=mr1 length=64 count=2", "post_send qp0 mr=mr0 length=8",
+			"post_send qp0 mr=mr0 length=8", "poll_cq cq0 n=2 wait=1s"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out, tu := playLesson(t, tc.src, tc.lines...)
+			if strings.Contains(out, "out of reach") {
+				t.Errorf("said out of reach:\n%s", out)
+			}
+			if _, done := tu.Step(); !done {
+				t.Errorf("not done:\n%s", out)
+			}
+		})
+	}
+}

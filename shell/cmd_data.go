@@ -278,7 +278,7 @@ func sendTemplate(c *call, o *object) (verbs.SendWR, string, []string, error) {
 	if o.qpType == verbs.QPTypeUD && !hasQPN {
 		return verbs.SendWR{}, "", nil, usagef("add remote_qpn=qp1 (or its number)", "a UD send needs remote_qpn=")
 	}
-	if o.qpType == verbs.QPTypeUD && hasAH && ah.ah.Attr().IsGlobal {
+	if o.qpType == verbs.QPTypeUD && hasAH && ah.ah.Attr().IsGlobal && !ah.ah.Attr().GRH.DGID.IsMulticast() {
 		if note := c.qpnNote("remote_qpn", qpn, ah.ah.Attr().GRH.DGID, ah.name+" sends to", "the datagram goes"); note != "" {
 			notes = append(notes, note)
 		}
@@ -347,7 +347,7 @@ func describeSendWR(s *Shell, o *object, w verbs.SendWR, sge, qpnArg string) str
 	}
 	if o.qpType == verbs.QPTypeUD {
 		qpn := hex24(w.RemoteQPN)
-		if w.AH != nil && w.AH.Attr().IsGlobal {
+		if w.AH != nil && w.AH.Attr().IsGlobal && !w.AH.Attr().GRH.DGID.IsMulticast() {
 			// The QP the number reaches: the one on the AH's device.
 			if q := s.qpAtGID(w.RemoteQPN, w.AH.Attr().GRH.DGID); q != nil {
 				qpn += " (" + q.name + ")"

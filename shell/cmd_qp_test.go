@@ -48,12 +48,14 @@ func TestRemoteQPNOnAnotherDevice(t *testing.T) {
 			"note: remote_qpn=qp0 names qp0, but ah0 sends to another device's GID, where QP number 0x000011 is qp1: the datagram goes to qp1"},
 		{"post_send qp0 mr=mr0 length=8 ah=ah0 remote_qpn=qp1 remote_qkey=0x11111111", "remote_qpn 0x000011 (qp1)", ""},
 		{"post_send qp0 mr=mr0 length=8 ah=ah0 remote_qpn=0x11 remote_qkey=0x11111111", "remote_qpn 0x000011 (qp1)", ""},
+		// A multicast group is no device: the QPN is the group's business.
+		{"post_send qp0 mr=mr0 length=8 ah=ah1 remote_qpn=qp1 remote_qkey=0x11111111", "remote_qpn 0x000011 (qp1)", ""},
 	}
 	for _, tc := range tests {
 		sh := newTestShell(t, 2, 1, true, nil)
 		for _, l := range []string{"open_device A", "open_device B", "alloc_pd ctx0", "alloc_pd ctx1", "create_cq ctx0", "create_cq ctx1",
 			"reg_mr pd0 length=64 access=local_write", "create_qp pd0 type=ud send_cq=cq0 recv_cq=cq0",
-			"create_qp pd1 type=ud send_cq=cq1 recv_cq=cq1", "connect qp0 qp1", "create_ah pd0 dgid=B sgid_index=1"} {
+			"create_qp pd1 type=ud send_cq=cq1 recv_cq=cq1", "connect qp0 qp1", "create_ah pd0 dgid=B sgid_index=1", "create_ah pd0 dgid=ff02::1 sgid_index=1"} {
 			if out, err := sh.Exec(l); err != nil {
 				t.Fatalf("%s: %s%s", l, out, sh.FormatError(err))
 			}

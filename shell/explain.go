@@ -145,7 +145,7 @@ var sendFlagText = map[verbs.SendFlags]string{
 var qpTypeExplain = map[verbs.QPType]string{
 	verbs.QPTypeRC: "Reliable Connected: the QP talks to one peer QP (dest_qpn). The responder acknowledges every message and the " +
 		"requester resends what is lost (Go-Back-N from the lost PSN), so messages arrive once, in order, or the QP reports an error. " +
-		"It carries SEND, RDMA WRITE, RDMA READ and atomics, messages of up to 2 GiB cut into path-MTU packets.",
+		"It carries SEND, RDMA WRITE, RDMA READ and atomics, messages of up to the port's max_msg_sz (8 MiB on rxe) cut into path-MTU packets.",
 	verbs.QPTypeUC: "Unreliable Connected: connected to one peer QP like RC, but nothing is acknowledged or resent: a lost packet " +
 		"loses its whole message, silently, and the sender still completes it. It carries SEND and RDMA WRITE (no READ, no atomics).",
 	verbs.QPTypeUD: "Unreliable Datagram: connected to no one; each send names where it goes (an address handle, remote_qpn and " +
@@ -161,27 +161,29 @@ var qpTypeExplain = map[verbs.QPType]string{
 
 // concepts explains the words of RDMA a learner meets first.
 var concepts = map[string]string{
-	"lkey":        "Local key: names an MR in a local SGE. ibv_reg_mr returns it; post_send and post_recv put it in each SGE.",
-	"rkey":        "Remote key: what the peer puts in an RDMA READ, WRITE or atomic to reach this MR. Send it to the peer with the address (rc_pingpong's exchange carries it).",
-	"psn":         "Packet Sequence Number: 24 bits counting the packets of a QP. rq_psn (RTR) is the first PSN expected from the peer, sq_psn (RTS) the first one sent; the two sides must agree.",
-	"qpn":         "QP number (qp_num): 24 bits naming a QP on its device; the peer needs it as dest_qpn.",
-	"gid":         "Global identifier: on RoCE an IPv6 address (an IPv4 address in its ::ffff:a.b.c.d form) from the port's GID table; the peer needs it as dgid.",
-	"grh":         "Global Route Header: the IPv6-like header an address vector with is_global=1 produces. RoCE requires it; on UD the receiver gets its 40 bytes in front of each message.",
-	"mtu":         "Path MTU: the largest payload of one packet (256 to 4096). Longer messages are cut into FIRST, MIDDLE and LAST packets. Keep path_mtu within the port's active_mtu.",
-	"rnr":         "Receiver Not Ready: a SEND arrived with no receive WQE posted. The responder answers with an RNR NAK carrying min_rnr_timer; the requester waits and retries, rnr_retry times (7: forever).",
-	"qkey":        "Q_Key: a 32-bit key UD QPs check on every datagram: a datagram whose Q_Key differs from the receiving QP's is dropped silently.",
-	"ack":         "Acknowledgement: on RC the responder ACKs (or NAKs) requests; the requester retires a WQE when its ACK arrives and retransmits after the timeout when none does.",
-	"nak":         "Negative acknowledgement: an ACKNOWLEDGE packet whose AETH syndrome says PSN sequence error, invalid request, remote access error or remote operational error.",
-	"icrc":        "Invariant CRC: the 4-byte CRC at the end of every RoCE packet, over the fields no router changes; a corrupt packet fails it and is dropped.",
-	"roce":        "RDMA over Converged Ethernet: InfiniBand transport packets in UDP (port 4791) over IP (RoCE v2). rxe implements it in the kernel.",
-	"signaled":    "A signaled WR generates a completion. post_send in vsh signals by default (flags=signaled); flags=0 posts unsignaled.",
-	"inline":      "Inline data is copied into the WQE at post time, so the buffer needs no MR and can be reused at once.",
-	"sge":         "Scatter/gather element: (address, length, lkey) of one piece of a buffer. A WR lists several to gather a send from, or scatter a receive into, pieces.",
-	"wqe":         "Work queue entry: a posted work request as it sits in a send or receive queue until it completes.",
-	"cqe":         "Completion queue entry: one work completion, read with poll_cq.",
-	"xrc":         xrcText,
-	"xrcd":        "XRC domain (open_xrcd): the set of XRC SRQs and XRC_RECV QPs that serve each other; processes share one by opening the same file.",
-	"srqn":        "SRQ number (get_srq_num): 24 bits naming an SRQ on its device; an XRC sender puts it in every request (post_send remote_srqn=), in the XRCETH header.",
+	"lkey":     "Local key: names an MR in a local SGE. ibv_reg_mr returns it; post_send and post_recv put it in each SGE.",
+	"rkey":     "Remote key: what the peer puts in an RDMA READ, WRITE or atomic to reach this MR. Send it to the peer with the address (rc_pingpong's exchange carries it).",
+	"psn":      "Packet Sequence Number: 24 bits counting the packets of a QP. rq_psn (RTR) is the first PSN expected from the peer, sq_psn (RTS) the first one sent; the two sides must agree.",
+	"qpn":      "QP number (qp_num): 24 bits naming a QP on its device; the peer needs it as dest_qpn.",
+	"gid":      "Global identifier: on RoCE an IPv6 address (an IPv4 address in its ::ffff:a.b.c.d form) from the port's GID table; the peer needs it as dgid.",
+	"grh":      "Global Route Header: the IPv6-like header an address vector with is_global=1 produces. RoCE requires it; on UD the receiver gets its 40 bytes in front of each message.",
+	"mtu":      "Path MTU: the largest payload of one packet (256 to 4096). Longer messages are cut into FIRST, MIDDLE and LAST packets. Keep path_mtu within the port's active_mtu.",
+	"rnr":      "Receiver Not Ready: a SEND arrived with no receive WQE posted. The responder answers with an RNR NAK carrying min_rnr_timer; the requester waits and retries, rnr_retry times (7: forever).",
+	"qkey":     "Q_Key: a 32-bit key UD QPs check on every datagram: a datagram whose Q_Key differs from the receiving QP's is dropped silently.",
+	"ack":      "Acknowledgement: on RC the responder ACKs (or NAKs) requests; the requester retires a WQE when its ACK arrives and retransmits after the timeout when none does.",
+	"nak":      "Negative acknowledgement: an ACKNOWLEDGE packet whose AETH syndrome says PSN sequence error, invalid request, remote access error or remote operational error.",
+	"icrc":     "Invariant CRC: the 4-byte CRC at the end of every RoCE packet, over the fields no router changes; a corrupt packet fails it and is dropped.",
+	"roce":     "RDMA over Converged Ethernet: InfiniBand transport packets in UDP (port 4791) over IP (RoCE v2). rxe implements it in the kernel.",
+	"signaled": "A signaled WR generates a completion. post_send in vsh signals by default (flags=signaled); flags=0 posts unsignaled.",
+	"inline":   "Inline data is copied into the WQE at post time, so the buffer needs no MR and can be reused at once.",
+	"sge":      "Scatter/gather element: (address, length, lkey) of one piece of a buffer. A WR lists several to gather a send from, or scatter a receive into, pieces.",
+	"wqe":      "Work queue entry: a posted work request as it sits in a send or receive queue until it completes.",
+	"cqe":      "Completion queue entry: one work completion, read with poll_cq.",
+	"xrc":      xrcText,
+	"xrcd":     "XRC domain (open_xrcd): the set of XRC SRQs and XRC_RECV QPs that serve each other; processes share one by opening the same file.",
+	"srqn":     "SRQ number (get_srq_num): 24 bits naming an SRQ on its device; an XRC sender puts it in every request (post_send remote_srqn=), in the XRCETH header.",
+	"srq": "Shared receive queue (create_srq): one pool of receive WQEs that several QPs take from, so that receive buffers need not be posted per QP; " +
+		"it warns (IBV_EVENT_SRQ_LIMIT_REACHED) when fewer than its armed limit are left.",
 	"remote_srqn": "What an XRC send names: the number of the peer's XRC SRQ that takes it (get_srq_num prints it), carried in the XRCETH header of every request.",
 	"remote_qpn":  "What a UD send names: the number of the QP it goes to, on the device its address handle reaches (two devices may number their QPs alike). 0xffffff is a multicast group's.",
 }

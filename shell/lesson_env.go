@@ -290,7 +290,7 @@ func (e lessonEnv) Settings() []string {
 				rule += " to=" + devName(r.To)
 			}
 			if r.HasPSN {
-				rule += " psn"
+				rule += " psn=(one PSN)" // which one differs from session to session
 			}
 			if r.Nth > 0 {
 				rule += fmt.Sprintf(" nth=%d", r.Nth)
