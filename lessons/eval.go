@@ -146,40 +146,7 @@ func (e *Expect) checkWant(x *evalCtx, want []value) error {
 	case subjView:
 		return e.checkView(x, want[0])
 	case subjPackets:
-		var got []value
-		n := uint64(0)
-		for _, r := range x.recs {
-			for _, p := range r.Packets {
-				switch {
-				case e.subj.field == "retransmissions" && p.Retransmitted:
-					n++
-				case e.subj.field == "drops" && p.Dropped:
-					n++
-				}
-				got = append(got, value{t: tWireOp, s: p.Opcode})
-			}
-		}
-		if !x.packets {
-			return e.unmet("the packets of this step are not known: the backend shows no trace (the lesson needs: trace)")
-		}
-		if e.subj.field == "opcode" && !e.subj.count && e.op == "==" {
-			err := e.compareList(x, got, want)
-			if u, ok := err.(*Unmet); ok {
-				// Packets are only added: a list that does not begin the
-				// goal's never will.
-				u.Final = !prefixOf(got, want)
-			}
-			return err
-		}
-		if e.subj.field == "retransmissions" || e.subj.field == "drops" {
-			err := e.compare(e.subjText(), value{t: tNum, n: n}, want[0])
-			if u, ok := err.(*Unmet); ok {
-				// The step's packets only grow in number.
-				u.Final = n > want[0].n && (e.op == "==" || e.op == "<=" || e.op == "<")
-			}
-			return err
-		}
-		return e.compareList(x, got, want)
+		return e.checkPackets(x, want)
 	case subjError:
 		return e.checkError(x, want[0])
 	case subjCompletions:
@@ -406,6 +373,45 @@ func (e *Expect) compare(name string, got, want value) error {
 }
 
 // compareList checks a list subject: its elements, or its .count.
+// checkPackets checks an expectation about the packets the step's commands
+// put on the wire: their opcodes, how many, how many resent or dropped.
+func (e *Expect) checkPackets(x *evalCtx, want []value) error {
+	var got []value
+	n := uint64(0)
+	for _, r := range x.recs {
+		for _, p := range r.Packets {
+			switch {
+			case e.subj.field == "retransmissions" && p.Retransmitted:
+				n++
+			case e.subj.field == "drops" && p.Dropped:
+				n++
+			}
+			got = append(got, value{t: tWireOp, s: p.Opcode})
+		}
+	}
+	if !x.packets {
+		return e.unmet("the packets of this step are not known: the backend shows no trace (the lesson needs: trace)")
+	}
+	if e.subj.field == "opcode" && !e.subj.count && e.op == "==" {
+		err := e.compareList(x, got, want)
+		if u, ok := err.(*Unmet); ok {
+			// Packets are only added: a list that does not begin the
+			// goal's never will.
+			u.Final = !prefixOf(got, want)
+		}
+		return err
+	}
+	if e.subj.field == "retransmissions" || e.subj.field == "drops" {
+		err := e.compare(e.subjText(), value{t: tNum, n: n}, want[0])
+		if u, ok := err.(*Unmet); ok {
+			// The step's packets only grow in number.
+			u.Final = n > want[0].n && (e.op == "==" || e.op == "<=" || e.op == "<")
+		}
+		return err
+	}
+	return e.compareList(x, got, want)
+}
+
 // prefixOf reports whether got is the start of want, element by element.
 func prefixOf(got, want []value) bool {
 	if len(got) > len(want) {

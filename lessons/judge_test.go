@@ -331,6 +331,18 @@ func TestTutorJudgesState(t *testing.T) {
 			{"post_send qp0 mr=mr0 offset=2048 length=8", []string{
 				"out of reach from here: this step ran post_send 3 times, and every work request this step posts is posted: one more post_send would post more"}, []string{"goal reached"}},
 		}},
+		// The server answers only once it has polled its receive: the
+		// pending bits.
+		{"the server answers before it polls its receive", "rc-pingpong", 10, []turn{
+			{"post_send qp1 mr=mr1 wr_id=2", []string{"out of reach from here: every work request this step posts is posted, but not in the order this step's goal asks for"}, []string{"goal reached"}},
+			{"poll_cq cq1 n=1", nil, []string{"goal reached", "out of reach"}},
+		}},
+		// A's receive goes in before B's SEND that needs it.
+		{"the descriptor sent before its receive", "write-read", 4, []turn{
+			{"store mr1 u64=mr1.addr u32=mr1.rkey u32=4096", nil, []string{"goal reached", "out of reach"}},
+			{"post_send qp1 mr=mr1 length=16", nil, []string{"goal reached", "out of reach"}},
+			{"post_recv qp0 mr=mr0 length=64", []string{"out of reach from here"}, []string{"goal reached"}},
+		}},
 		// explain of a word it does not know is no try at the step: no
 		// hint, no "not yet".
 		{"explain of an unknown word", "rc-pingpong", 2, []turn{
