@@ -593,6 +593,42 @@ func (j *Judge) refFails(cmd string) bool {
 	return false
 }
 
+// wireWritten marks lost the bytes the wire brought otherwise than the
+// step does, where nothing more can come: every work request the step
+// posts is posted, nothing is on the wire, and the step's commands wrote
+// none of that MR with the CPU. Another post would post more, and a CPU
+// write where the wire's bytes belong is no mend (cpuDiffs).
+func wireWritten(mem, posted []Diff, le *snapshot, recs []Record) []Diff {
+	if !postsDone("post_send", posted) {
+		return mem
+	}
+	for _, s := range le.settings {
+		if k, v, _ := strings.Cut(s, "="); k == "pending" && !strings.HasPrefix(v, "0 packets") {
+			return mem
+		}
+	}
+	for i, d := range mem {
+		if d.Pending || cpuWrote(recs, d.Handle) {
+			continue
+		}
+		mem[i].Lost = true
+		mem[i].Text += "; they came over the wire, and every work request this step posts is posted"
+	}
+	return mem
+}
+
+// cpuWrote reports whether the records wrote MR h with the CPU.
+func cpuWrote(recs []Record, h string) bool {
+	for _, r := range recs {
+		for _, c := range ranCalls(r) {
+			if cpuWrites[c.Cmd] && c.Wrote != nil && firstHandle(c) == h {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // head is an unmet expectation's finding, without what the goal is.
 func head(msg string) string {
 	h, _, _ := strings.Cut(msg, "; the goal is ")
@@ -836,7 +872,7 @@ func (j *Judge) diffs(le *snapshot, m mapping, recs []Record) []Diff {
 	posted, outstanding := j.postDiffs(le, m, recs)
 	out = append(out, posted...)
 	out = append(out, j.completionDiffs(le, m, recs)...)
-	out = append(out, j.memoryDiffs(le, m, recs)...)
+	out = append(out, wireWritten(j.memoryDiffs(le, m, recs), posted, le, recs)...)
 	out = append(out, j.cpuDiffs(le, m, recs)...)
 	out = append(out, outstanding...)
 	out = append(out, j.failureDiffs(m, recs)...)

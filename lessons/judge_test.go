@@ -343,6 +343,12 @@ func TestTutorJudgesState(t *testing.T) {
 			{"post_send qp1 mr=mr1 length=16", nil, []string{"goal reached", "out of reach"}},
 			{"post_recv qp0 mr=mr0 length=64", []string{"out of reach from here"}, []string{"goal reached"}},
 		}},
+		// Wrong bytes sent: every send of the step is posted, so nothing
+		// but another send could change what arrived.
+		{"the wrong bytes sent", "lifecycle", 10, []turn{
+			{`fill mr0 "hellp"`, nil, []string{"goal reached", "out of reach"}},
+			{"post_send qp0 mr=mr0 length=5", []string{"out of reach from here: mr1 bytes 4..20 are", "they came over the wire, and every work request this step posts is posted"}, []string{"goal reached"}},
+		}},
 		// explain of a word it does not know is no try at the step: no
 		// hint, no "not yet".
 		{"explain of an unknown word", "rc-pingpong", 2, []turn{
