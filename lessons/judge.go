@@ -595,9 +595,10 @@ func (j *Judge) refFails(cmd string) bool {
 
 // wireWritten marks lost the bytes the wire brought otherwise than the
 // step does, where nothing more can come: every work request the step
-// posts is posted, the fabric holds nothing, and the step's commands wrote
-// none of that MR with the CPU. Another post would post more, and a CPU
-// write where the wire's bytes belong is no mend (cpuDiffs).
+// posts is posted and retired, the fabric holds nothing, and the step's
+// commands wrote none of that MR with the CPU. Another post would post
+// more, and a CPU write where the wire's bytes belong is no mend
+// (cpuDiffs).
 func wireWritten(mem, posted []Diff, le *snapshot, recs []Record) []Diff {
 	if !postsDone("post_send", posted) {
 		return mem
@@ -615,6 +616,25 @@ func wireWritten(mem, posted []Diff, le *snapshot, recs []Record) []Diff {
 	}
 	if still {
 		return mem
+	}
+	// Each send not yet polled has its completion waiting: none can
+	// bring more (a retransmission after a timer).
+	type qpOf struct {
+		dev int
+		qpn uint32
+	}
+	done := map[qpOf]int{}
+	for _, o := range le.objs {
+		for _, wc := range o.wcs {
+			if o.kind == "cq" && !wc.Opcode.IsRecv() {
+				done[qpOf{o.dev, wc.QPNum}]++
+			}
+		}
+	}
+	for _, o := range le.objs {
+		if o.kind == "qp" && o.sends > done[qpOf{o.dev, o.qpn}] {
+			return mem
+		}
 	}
 	for i, d := range mem {
 		if d.Pending || cpuWrote(recs, d.Handle) {
