@@ -969,6 +969,25 @@ func (j *Judge) Mapping() map[string]string {
 	return out
 }
 
+// renamedCounted returns a kind of handle that text counts out with {i}
+// (qp{i}) and that the learner's session names otherwise than the lesson
+// (its qp1 is the learner's qp16): the text cannot be translated, only its
+// commands expanded. "" when there is none.
+func (j *Judge) renamedCounted(text string) string {
+	m := j.shownMapping()
+	for _, sub := range countedHandle.FindAllStringSubmatch(text, -1) {
+		for s, l := range m {
+			if s != l && strings.HasPrefix(s, sub[1]) && handleWord.MatchString(s) && strings.TrimLeft(s[len(sub[1]):], "0123456789") == "" {
+				return sub[1]
+			}
+		}
+	}
+	return ""
+}
+
+// countedHandle finds a handle counted out with {i}: qp{i}, qp{i+16}.
+var countedHandle = regexp.MustCompile(`\b(ctx|pd|mr|ch|cq|srq|qp|ah|xrcd)\{i`)
+
 // handleWord finds handles in a command line.
 var handleWord = regexp.MustCompile(`\b(ctx|pd|mr|ch|cq|srq|qp|ah|xrcd)[0-9]+\b`)
 

@@ -349,6 +349,15 @@ func TestTutorJudgesState(t *testing.T) {
 			{`fill mr0 "hellp"`, nil, []string{"goal reached", "out of reach"}},
 			{"post_send qp0 mr=mr0 length=5", []string{"out of reach from here: mr1 bytes 4..20 are", "they came over the wire, and every work request this step posts is posted"}, []string{"goal reached"}},
 		}},
+		// QPs made A, B, A, B ...: the hint's qp{i} counts the lesson's
+		// handles, which are not the learner's; the tutor says so.
+		{"a counted hint where the handles differ", "srq-pingpong", 4, []turn{
+			{"repeat 16 do create_qp pd0 type=rc send_cq=cq0 recv_cq=cq0 srq=srq0 max_send_wr=1; create_qp pd1 type=rc send_cq=cq1 recv_cq=cq1 srq=srq1 max_send_wr=1", []string{"✓ goal reached"}, nil},
+			{"pp_dest qp0 gid_index=1", nil, nil},
+			{"pp_dest qp1 gid_index=1", []string{"✓ goal reached"}, nil},
+			{"lesson hint", []string{"hint: repeat 16 connect qp{i} qp{i+16} access=0", "» {i} in the hint counts the lesson's QPs, numbered otherwise than yours: lesson hint again shows its commands in your handles"}, []string{"lesson hint again: the lesson's own commands"}},
+			{"lesson hint", []string{"connect qp0 qp1 access=0", "connect qp30 qp31 access=0"}, nil},
+		}},
 		// explain of a word it does not know is no try at the step: no
 		// hint, no "not yet".
 		{"explain of an unknown word", "rc-pingpong", 2, []turn{

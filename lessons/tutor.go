@@ -630,6 +630,11 @@ func (t *Tutor) hintText(solution bool, kind DiffKind) string {
 			for _, l := range strings.Split(t.j.translateText(hint), "\n") {
 				b.WriteString("hint: " + l + "\n")
 			}
+			if k := t.j.renamedCounted(hint); k != "" {
+				// qp{i} counts the lesson's QPs, which are not the learner's.
+				b.WriteString("» {i} in the hint counts the lesson's " + kindPlural(k) + ", numbered otherwise than yours: lesson hint again shows its commands in your handles\n")
+				again = ""
+			}
 		} else {
 			b.WriteString("hint: this step has no hint of its own; " + goal + " shows what is still missing\n")
 		}
@@ -643,6 +648,19 @@ func (t *Tutor) hintText(solution bool, kind DiffKind) string {
 		}
 	}
 	return b.String()
+}
+
+// kindPlural names the objects of a handle's kind: QPs, CQs, XRC domains.
+func kindPlural(k string) string {
+	switch k {
+	case "ctx":
+		return "device contexts"
+	case "ch":
+		return "completion channels"
+	case "xrcd":
+		return "XRC domains"
+	}
+	return strings.ToUpper(k) + "s"
 }
 
 // ErrNoStep is returned by a tutor command that needs a step when the
