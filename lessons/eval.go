@@ -372,7 +372,6 @@ func (e *Expect) compare(name string, got, want value) error {
 	return e.unmet("%s is %s; the goal is %s %s", name, got, e.op, want)
 }
 
-// compareList checks a list subject: its elements, or its .count.
 // checkPackets checks an expectation about the packets the step's commands
 // put on the wire: their opcodes, how many, how many resent or dropped.
 func (e *Expect) checkPackets(x *evalCtx, want []value) error {
@@ -425,6 +424,7 @@ func prefixOf(got, want []value) bool {
 	return true
 }
 
+// compareList checks a list subject: its elements, or its .count.
 func (e *Expect) compareList(x *evalCtx, got, want []value) error {
 	name := e.subjText()
 	if e.subj.count {

@@ -355,8 +355,16 @@ func TestTutorJudgesState(t *testing.T) {
 			{"repeat 16 do create_qp pd0 type=rc send_cq=cq0 recv_cq=cq0 srq=srq0 max_send_wr=1; create_qp pd1 type=rc send_cq=cq1 recv_cq=cq1 srq=srq1 max_send_wr=1", []string{"✓ goal reached"}, nil},
 			{"pp_dest qp0 gid_index=1", nil, nil},
 			{"pp_dest qp1 gid_index=1", []string{"✓ goal reached"}, nil},
-			{"lesson hint", []string{"hint: repeat 16 connect qp{i} qp{i+16} access=0", "» {i} in the hint counts the lesson's QPs, numbered otherwise than yours: lesson hint again shows its commands in your handles"}, []string{"lesson hint again: the lesson's own commands"}},
+			{"lesson hint", []string{"hint: repeat 16 connect qp{i} qp{i+16} access=0", "» {i} in the hint counts the lesson's QPs, numbered otherwise than yours: put yours in their places (lesson hint again gives the lesson's commands in your handles, as the step's solution)"}, []string{"lesson hint again: the lesson's own commands"}},
 			{"lesson hint", []string{"connect qp0 qp1 access=0", "connect qp30 qp31 access=0"}, nil},
+		}},
+		{"the doorbell rung before its receive", "write-imm", 6, []turn{
+			{"post_send qp0 opcode=rdma_write_with_imm mr=mr0 length=0 remote=mr1 imm=0xbeef", nil, []string{"goal reached"}},
+			{"post_recv qp1 mr=mr1 length=0 wr_id=13", []string{"out of reach from here"}, []string{"goal reached"}},
+		}},
+		{"the long send before its short receive", "break-it", 18, []turn{
+			{"post_send qp0 mr=mr0 length=64", nil, []string{"goal reached"}},
+			{"post_recv qp1 mr=mr1 length=16", []string{"out of reach from here"}, []string{"goal reached"}},
 		}},
 		// explain of a word it does not know is no try at the step: no
 		// hint, no "not yet".

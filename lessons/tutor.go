@@ -632,7 +632,7 @@ func (t *Tutor) hintText(solution bool, kind DiffKind) string {
 			}
 			if k := t.j.renamedCounted(hint); k != "" {
 				// qp{i} counts the lesson's QPs, which are not the learner's.
-				b.WriteString("» {i} in the hint counts the lesson's " + kindPlural(k) + ", numbered otherwise than yours: lesson hint again shows its commands in your handles\n")
+				b.WriteString("» {i} in the hint counts the lesson's " + kindPlural(k) + ", numbered otherwise than yours: put yours in their places (lesson hint again gives the lesson's commands in your handles, as the step's solution)\n")
 				again = ""
 			}
 		} else {
