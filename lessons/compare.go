@@ -278,6 +278,17 @@ func (d *objDiff) link(what, sv, lv string) {
 	}
 }
 
+// sending reports whether a QP of the session has sends not yet polled:
+// work that may still complete somewhere.
+func sending(le *snapshot) bool {
+	for _, o := range le.objs {
+		if o.kind == "qp" && o.sends > 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // cq compares a CQ: its size, channel and, where both sides inspect, its
 // arming, events and overflow.
 func (d *objDiff) cq(ref, le *snapshot) {
@@ -290,6 +301,11 @@ func (d *objDiff) cq(ref, le *snapshot) {
 		switch {
 		case s.armed && !l.armed:
 			d.add(DiffEvent, true, "%s is not armed; after this step it is (req_notify_cq)", l.h)
+		case !s.armed && l.armed && !ref.sends && !sending(le):
+			// Only a completion takes an arm back, and none can come
+			// where the step posts nothing.
+			d.add(DiffEvent, false, "%s is armed; after this step it is not, and only a completion on it would take the arm back: this step posts nothing", l.h)
+			d.out[len(d.out)-1].Lost = true
 		case !s.armed && l.armed:
 			d.add(DiffEvent, false, "%s is armed; after this step it is not", l.h)
 		case s.armed && s.solicited != l.solicited:

@@ -366,6 +366,12 @@ func TestTutorJudgesState(t *testing.T) {
 			{"post_send qp0 mr=mr0 length=64", nil, []string{"goal reached"}},
 			{"post_recv qp1 mr=mr1 length=16", []string{"out of reach from here"}, []string{"goal reached"}},
 		}},
+		// An arm only a completion takes back, in a step that posts
+		// nothing: out of reach, not "not yet" for good.
+		{"the wrong CQ armed", "events", 3, []turn{
+			{"req_notify_cq cq0", []string{"out of reach from here: cq0 is armed; after this step it is not, and only a completion on it would take the arm back"}, []string{"goal reached"}},
+			{"req_notify_cq cq1", nil, []string{"goal reached", "out of reach"}},
+		}},
 		// explain of a word it does not know is no try at the step: no
 		// hint, no "not yet".
 		{"explain of an unknown word", "rc-pingpong", 2, []turn{
