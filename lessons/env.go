@@ -60,6 +60,10 @@ type Env interface {
 	// differ: repeat N CMD with {i} in it is N commands, {i} counted out;
 	// any other line is itself.
 	Expand(line string) []string
+	// Unroll returns the single commands a repeat or do line runs, in
+	// order ({i} counted out, do's parts each), or nil for a line that is
+	// one command already, or too many (more than a few hundred).
+	Unroll(line string) []string
 	// RecordPackets turns on (or off) the recording of the packets each
 	// command puts on the wire, in Record.Packets; it reports false where
 	// the backend shows no packets.

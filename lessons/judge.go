@@ -168,6 +168,11 @@ type Reference struct {
 	// trail is the reference after each command of the cell but the last:
 	// a learner whose session matches one is on the way.
 	trail []*target
+	// fine is the reference after each single command of the cell, its
+	// repeat and do lines unrolled (fineTrail builds it when first asked;
+	// fineAt is the step it is of, -1 for none yet).
+	fine   []*target
+	fineAt int
 	// effect is set when the cell changes what a snapshot shows, or posts,
 	// polls or fails; a cell that does not (query_port, an empty poll) asks
 	// the learner to run its commands.
@@ -190,7 +195,7 @@ func NewReference(l *Lesson, absent []*SkippedSection, open func() (Env, func() 
 	if len(absent) < len(l.Steps) {
 		absent = append(append([]*SkippedSection(nil), absent...), make([]*SkippedSection, len(l.Steps)-len(absent))...)
 	}
-	return &Reference{l: l, absent: absent, open: open, step: -1}
+	return &Reference{l: l, absent: absent, open: open, step: -1, fineAt: -1}
 }
 
 // Close ends the reference session.
@@ -318,6 +323,81 @@ func (r *Reference) runTrail(c *Cell) ([]Record, error) {
 		r.trail = append(r.trail, &target{after: sn, recs: r.sh.Records(r.before.recs)})
 	}
 	return recs, nil
+}
+
+// fineTrail returns the reference after each single command a repeat or
+// do line of the step's cell runs (a learner typing a loop's rounds one by
+// one is on the way after each), or nil where the cell has none. It
+// replays the lesson to the step in a session of its own, once per step.
+func (r *Reference) fineTrail() []*target {
+	if r.fineAt == r.step || r.step < 0 {
+		return r.fine
+	}
+	r.fine, r.fineAt = nil, r.step
+	c := r.l.Steps[r.step].Cell
+	var lines [][]string
+	compound := false
+	for _, cmd := range c.Commands {
+		if isComment(cmd.Text) {
+			continue
+		}
+		sub := r.sh.Unroll(cmd.Text)
+		if sub == nil || strings.HasPrefix(strings.TrimSpace(cmd.Text), "!") {
+			sub = []string{cmd.Text}
+		} else {
+			compound = true
+		}
+		lines = append(lines, sub)
+	}
+	if !compound {
+		return nil
+	}
+	sh, closeFn, err := r.open()
+	if err != nil {
+		return nil
+	}
+	defer closeFn()
+	if switchOn(sh, r.l) != nil {
+		return nil
+	}
+	for k := 0; k < r.step; k++ {
+		if kc := r.l.Steps[k].Cell; kc != nil && r.absent[k] == nil {
+			for _, cmd := range kc.Commands {
+				if !isComment(cmd.Text) {
+					if _, err := sh.Exec(cmd.Text); err != nil {
+						return nil
+					}
+				}
+			}
+		}
+	}
+	start := sh.RecordCount()
+	var out []*target
+	for _, sub := range lines {
+		for _, l := range sub {
+			if _, err := sh.Exec(l); err != nil && !strings.HasPrefix(strings.TrimSpace(l), "!") {
+				return nil
+			}
+			sn := takeSnapshot(sh, &r.gids)
+			sn.fillUnpolled(sh, nil, 0)
+			for _, o := range sn.objs {
+				o.asked = r.asked[o.h]
+				if o.kind == "mr" && o.mrBytes != nil && o.length <= maxKept {
+					kept := append([]byte(nil), o.mrBytes()...)
+					o.mrBytes = func() []byte { return kept }
+				} else if o.kind == "mr" {
+					o.mrBytes = nil
+				}
+			}
+			recs := sh.Records(start)
+			for _, rec := range recs {
+				sn.sends = sn.sends || len(rec.Posts) > 0
+			}
+			out = append(out, &target{after: sn, recs: recs})
+		}
+	}
+	r.fine = out
+	return out
 }
 
 // changed reports whether a cell did anything a judge compares: made,
@@ -799,6 +879,7 @@ func (j *Judge) onTheWay(le *snapshot, recs []Record) int {
 	defer func() { j.tg = &target{after: j.ref.after, recs: j.ref.cellRecs} }()
 	final := match(j.ref.after, le, j.prev, j.in)
 	points := append([]*target{{after: j.ref.before}}, j.ref.trail...)
+	points = append(points, j.ref.fineTrail()...)
 	for k := len(points) - 1; k >= 0; k-- {
 		tg := points[k]
 		m := match(tg.after, le, j.prev, j.in)

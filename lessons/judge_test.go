@@ -372,6 +372,16 @@ func TestTutorJudgesState(t *testing.T) {
 			{"req_notify_cq cq0", []string{"out of reach from here: cq0 is armed; after this step it is not, and only a completion on it would take the arm back"}, []string{"goal reached"}},
 			{"req_notify_cq cq1", nil, []string{"goal reached", "out of reach"}},
 		}},
+		// A loop's rounds typed one by one: on the way after each.
+		{"three rounds typed one post at a time", "atomics", 5, []turn{
+			{"post_send qp0 opcode=atomic_fetch_and_add mr=mr0 offset=0 remote=mr1 add=1", nil, []string{"not yet", "goal reached"}},
+			{"post_send qp2 opcode=atomic_fetch_and_add mr=mr0 offset=8 remote=mr1 add=1", nil, []string{"not yet", "goal reached"}},
+			{"post_send qp0 opcode=atomic_fetch_and_add mr=mr0 offset=0 remote=mr1 add=1", nil, []string{"not yet", "goal reached"}},
+			{"post_send qp2 opcode=atomic_fetch_and_add mr=mr0 offset=8 remote=mr1 add=1", nil, []string{"not yet", "goal reached"}},
+			{"post_send qp0 opcode=atomic_fetch_and_add mr=mr0 offset=0 remote=mr1 add=1", nil, []string{"not yet", "goal reached"}},
+			{"post_send qp2 opcode=atomic_fetch_and_add mr=mr0 offset=8 remote=mr1 add=1", nil, []string{"not yet", "goal reached"}},
+			{"poll_cq cq0", []string{"✓ goal reached"}, []string{"not yet"}},
+		}},
 		// explain of a word it does not know is no try at the step: no
 		// hint, no "not yet".
 		{"explain of an unknown word", "rc-pingpong", 2, []turn{

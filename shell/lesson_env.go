@@ -198,6 +198,58 @@ func (e lessonEnv) Expand(line string) []string {
 	return out
 }
 
+func (e lessonEnv) Unroll(line string) []string {
+	out, ok := e.s.unroll(line, 0)
+	if !ok || len(out) < 2 {
+		return nil
+	}
+	return out
+}
+
+// maxUnrolled bounds the commands Unroll lists.
+const maxUnrolled = 256
+
+// unroll lists the single commands line runs: repeat N CMD N times, {i}
+// counted out; do A; B each of its parts; any other line itself. It
+// reports false past maxUnrolled commands, or for a line it cannot read.
+func (s *Shell) unroll(line string, depth int) ([]string, bool) {
+	toks, err := tokenize(line)
+	if err != nil || len(toks) == 0 || depth > 3 {
+		return nil, false
+	}
+	switch name := strings.ToLower(toks[0].text); {
+	case name == "repeat" && len(toks) >= 3:
+		n, err := parseUint(toks[1].text, 31)
+		if err != nil || n > maxUnrolled {
+			return nil, false
+		}
+		var out []string
+		for i := 0; i < int(n); i++ {
+			part, ok := s.unroll(substituteIndex(line[toks[2].start:], i), depth+1)
+			if !ok || len(out)+len(part) > maxUnrolled {
+				return nil, false
+			}
+			out = append(out, part...)
+		}
+		return out, true
+	case name == "do" && len(toks) >= 2:
+		parts, err := splitSemicolons(line[toks[1].start:])
+		if err != nil {
+			return nil, false
+		}
+		var out []string
+		for _, p := range parts {
+			part, ok := s.unroll(p, depth+1)
+			if !ok || len(out)+len(part) > maxUnrolled {
+				return nil, false
+			}
+			out = append(out, part...)
+		}
+		return out, true
+	}
+	return []string{strings.TrimSpace(line)}, true
+}
+
 func (e lessonEnv) Info(handle string) (lessons.ObjectInfo, bool) {
 	o, ok := e.s.h.byName[strings.ToLower(handle)]
 	if !ok {
