@@ -303,26 +303,33 @@ func (r *Reference) runTrail(c *Cell) ([]Record, error) {
 		if k == len(cmds)-1 {
 			break
 		}
-		sn := takeSnapshot(r.sh, &r.gids)
-		sn.fillUnpolled(r.sh, nil, 0)
-		for _, o := range sn.objs {
-			o.asked = r.asked[o.h]
-			if o.kind != "mr" || o.mrBytes == nil {
-				continue
-			}
-			if o.length <= maxKept {
-				kept := append([]byte(nil), o.mrBytes()...)
-				o.mrBytes = func() []byte { return kept }
-			} else {
-				o.mrBytes = nil
-			}
-		}
-		for _, rec := range r.sh.Records(r.before.recs) {
-			sn.sends = sn.sends || len(rec.Posts) > 0
-		}
-		r.trail = append(r.trail, &target{after: sn, recs: r.sh.Records(r.before.recs)})
+		r.trail = append(r.trail, r.point(r.sh, r.before.recs))
 	}
 	return recs, nil
+}
+
+// point is a state of the trail: session sh now, with the records of the
+// cell since record start, the MR bytes kept (up to maxKept).
+func (r *Reference) point(sh Env, start int) *target {
+	sn := takeSnapshot(sh, &r.gids)
+	sn.fillUnpolled(sh, nil, 0)
+	for _, o := range sn.objs {
+		o.asked = r.asked[o.h]
+		if o.kind != "mr" || o.mrBytes == nil {
+			continue
+		}
+		if o.length <= maxKept {
+			kept := append([]byte(nil), o.mrBytes()...)
+			o.mrBytes = func() []byte { return kept }
+		} else {
+			o.mrBytes = nil
+		}
+	}
+	recs := sh.Records(start)
+	for _, rec := range recs {
+		sn.sends = sn.sends || len(rec.Posts) > 0
+	}
+	return &target{after: sn, recs: recs}
 }
 
 // fineTrail returns the reference after each single command a repeat or
@@ -378,22 +385,7 @@ func (r *Reference) fineTrail() []*target {
 			if _, err := sh.Exec(l); err != nil && !strings.HasPrefix(strings.TrimSpace(l), "!") {
 				return nil
 			}
-			sn := takeSnapshot(sh, &r.gids)
-			sn.fillUnpolled(sh, nil, 0)
-			for _, o := range sn.objs {
-				o.asked = r.asked[o.h]
-				if o.kind == "mr" && o.mrBytes != nil && o.length <= maxKept {
-					kept := append([]byte(nil), o.mrBytes()...)
-					o.mrBytes = func() []byte { return kept }
-				} else if o.kind == "mr" {
-					o.mrBytes = nil
-				}
-			}
-			recs := sh.Records(start)
-			for _, rec := range recs {
-				sn.sends = sn.sends || len(rec.Posts) > 0
-			}
-			out = append(out, &target{after: sn, recs: recs})
+			out = append(out, r.point(sh, start))
 		}
 	}
 	r.fine = out
