@@ -301,10 +301,10 @@ func (d *objDiff) cq(ref, le *snapshot) {
 		switch {
 		case s.armed && !l.armed:
 			d.add(DiffEvent, true, "%s is not armed; after this step it is (req_notify_cq)", l.h)
-		case !s.armed && l.armed && !ref.sends && !sending(le):
+		case !s.armed && l.armed && ref.still && !sending(le):
 			// Only a completion takes an arm back, and none can come
-			// where the step posts nothing.
-			d.add(DiffEvent, false, "%s is armed; after this step it is not, and only a completion on it would take the arm back: this step posts nothing", l.h)
+			// where the step completes nothing (no post, no flush).
+			d.add(DiffEvent, false, "%s is armed; after this step it is not, and only a completion on it would take the arm back: nothing in this step completes", l.h)
 			d.out[len(d.out)-1].Lost = true
 		case !s.armed && l.armed:
 			d.add(DiffEvent, false, "%s is armed; after this step it is not", l.h)

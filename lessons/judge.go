@@ -254,8 +254,13 @@ func (r *Reference) At(i int) error {
 	r.after = takeSnapshot(r.sh, &r.gids)
 	r.after.fillUnpolled(r.sh, nil, 0)
 	r.effect = changed(r.before, r.after, r.cellRecs)
+	r.after.still = true
 	for _, rec := range r.cellRecs {
 		r.after.sends = r.after.sends || len(rec.Posts) > 0
+		r.after.still = r.after.still && len(rec.Posts) == 0 && len(rec.Completions) == 0
+	}
+	for _, o := range r.after.objs {
+		r.after.still = r.after.still && len(o.wcs) == 0
 	}
 	for _, sn := range []*snapshot{r.before, r.after} {
 		for _, o := range sn.objs {
@@ -337,7 +342,10 @@ func (r *Reference) point(sh Env, start int) *target {
 // one is on the way after each), or nil where the cell has none. It
 // replays the lesson to the step in a session of its own, once per step.
 func (r *Reference) fineTrail() []*target {
-	if r.fineAt == r.step || r.step < 0 {
+	if r.step < 0 {
+		return nil
+	}
+	if r.fineAt == r.step {
 		return r.fine
 	}
 	r.fine, r.fineAt = nil, r.step
@@ -587,7 +595,7 @@ func (j *Judge) Verdict() *Verdict {
 	if !j.l.Steps[j.step].Cell.ByExpect {
 		v.Diffs = j.diffs(le, m, recs)
 	}
-	if j.astray(v.Diffs) && j.onTheWay(le, recs) >= 0 {
+	if _, on := j.onTheWay(le, recs); j.astray(v.Diffs) && on {
 		// The learner's session is the reference's after some of the
 		// cell's commands: nothing is wrong, the rest is to do.
 		for i := range v.Diffs {
@@ -866,27 +874,36 @@ func (j *Judge) astray(diffs []Diff) bool {
 // session is as far as — it matches the reference after them: no
 // difference, and no object the learner made for one of the cell's that is
 // not there yet (a wrong MR is not an extra object of the learner's own) —
-// or -1. The state before the cell counts as 0, the end as them all.
-func (j *Judge) onTheWay(le *snapshot, recs []Record) int {
+// or -1. The state before the cell counts as 0, the end as them all. on
+// reports whether the session is on the way at all: also inside a repeat
+// or do line, after some of its single commands (-1, true).
+func (j *Judge) onTheWay(le *snapshot, recs []Record) (k int, on bool) {
 	defer func() { j.tg = &target{after: j.ref.after, recs: j.ref.cellRecs} }()
 	final := match(j.ref.after, le, j.prev, j.in)
-	points := append([]*target{{after: j.ref.before}}, j.ref.trail...)
-	points = append(points, j.ref.fineTrail()...)
-	for k := len(points) - 1; k >= 0; k-- {
-		tg := points[k]
+	at := func(tg *target) bool {
 		m := match(tg.after, le, j.prev, j.in)
-		ok := true
 		for l := range final.l2s {
 			if m.l2s[l] == "" {
-				ok = false // stands for an object the cell makes later, or is wrong
+				return false // stands for an object the cell makes later, or is wrong
 			}
 		}
 		j.tg = tg
-		if ok && len(j.diffs(le, m, recs)) == 0 {
-			return k
+		return len(j.diffs(le, m, recs)) == 0
+	}
+	points := append([]*target{{after: j.ref.before}}, j.ref.trail...)
+	for k := len(points) - 1; k >= 0; k-- {
+		if at(points[k]) {
+			return k, true
 		}
 	}
-	return -1
+	// Inside a repeat or do line: on the way, after no whole command.
+	fine := j.ref.fineTrail()
+	for k := len(fine) - 1; k >= 0; k-- {
+		if at(fine[k]) {
+			return -1, true
+		}
+	}
+	return -1, false
 }
 
 // Done reports how many of the step's cell's commands the learner's
@@ -902,7 +919,8 @@ func (j *Judge) Done() int {
 	}
 	le := takeSnapshot(j.env, &j.gidsL)
 	le.fillUnpolled(j.env, nil, 0)
-	return j.onTheWay(le, j.learnerRecords())
+	k, _ := j.onTheWay(le, j.learnerRecords())
+	return k
 }
 
 func expectsUnmet(c *Cell, x *evalCtx) []error {

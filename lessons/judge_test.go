@@ -369,7 +369,7 @@ func TestTutorJudgesState(t *testing.T) {
 		// An arm only a completion takes back, in a step that posts
 		// nothing: out of reach, not "not yet" for good.
 		{"the wrong CQ armed", "events", 3, []turn{
-			{"req_notify_cq cq0", []string{"out of reach from here: cq0 is armed; after this step it is not, and only a completion on it would take the arm back"}, []string{"goal reached"}},
+			{"req_notify_cq cq0", []string{"out of reach from here: cq0 is armed; after this step it is not, and only a completion on it would take the arm back: nothing in this step completes"}, []string{"goal reached"}},
 			{"req_notify_cq cq1", nil, []string{"goal reached", "out of reach"}},
 		}},
 		// A loop's rounds typed one by one: on the way after each.
@@ -381,6 +381,20 @@ func TestTutorJudgesState(t *testing.T) {
 			{"post_send qp0 opcode=atomic_fetch_and_add mr=mr0 offset=0 remote=mr1 add=1", nil, []string{"not yet", "goal reached"}},
 			{"post_send qp2 opcode=atomic_fetch_and_add mr=mr0 offset=8 remote=mr1 add=1", nil, []string{"not yet", "goal reached"}},
 			{"poll_cq cq0", []string{"✓ goal reached"}, []string{"not yet"}},
+		}},
+		// An arm the step's own move to ERR takes back (its flushed
+		// receives complete): not out of reach.
+		{"armed before the step's flush", "events", 11, []turn{
+			{"req_notify_cq cq1", nil, []string{"out of reach", "goal reached"}},
+			{"modify_qp qp1 state=err", nil, []string{"out of reach"}},
+			{"get_cq_event ch0 wait=1s", nil, []string{"out of reach"}},
+			{"poll_cq cq1", []string{"✓ goal reached"}, []string{"out of reach"}},
+		}},
+		// lesson skip after the first of a cell's repeat lines replays
+		// the rest, not the whole session.
+		{"skip after the first repeat line", "rc-pingpong", 4, []turn{
+			{"repeat 4 post_recv qp0 mr=mr0 wr_id=1", nil, []string{"goal reached", "not yet"}},
+			{"lesson skip", []string{"repeat 4 post_recv qp1 mr=mr1 wr_id=1"}, []string{"drifted", "rebuilt"}},
 		}},
 		// explain of a word it does not know is no try at the step: no
 		// hint, no "not yet".

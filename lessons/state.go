@@ -22,6 +22,9 @@ type snapshot struct {
 	recs int // the session's record count when it was taken
 	// sends is set on the reference after a cell that posted work.
 	sends bool
+	// still is set on the reference after a cell that neither posted
+	// work nor left or took a completion: nothing it did completed.
+	still bool
 }
 
 // objSnap is one object of a snapshot.
