@@ -278,17 +278,6 @@ func (d *objDiff) link(what, sv, lv string) {
 	}
 }
 
-// sending reports whether a QP of the session has sends not yet polled:
-// work that may still complete somewhere.
-func sending(le *snapshot) bool {
-	for _, o := range le.objs {
-		if o.kind == "qp" && o.sends > 0 {
-			return true
-		}
-	}
-	return false
-}
-
 // cq compares a CQ: its size, channel and, where both sides inspect, its
 // arming, events and overflow.
 func (d *objDiff) cq(ref, le *snapshot) {
@@ -301,7 +290,7 @@ func (d *objDiff) cq(ref, le *snapshot) {
 		switch {
 		case s.armed && !l.armed:
 			d.add(DiffEvent, true, "%s is not armed; after this step it is (req_notify_cq)", l.h)
-		case !s.armed && l.armed && ref.still && !sending(le):
+		case !s.armed && l.armed && ref.still && !sendsUnfinished(le):
 			// Only a completion takes an arm back, and none can come
 			// where the step completes nothing (no post, no flush).
 			d.add(DiffEvent, false, "%s is armed; after this step it is not, and only a completion on it would take the arm back: nothing in this step completes", l.h)

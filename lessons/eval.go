@@ -557,8 +557,6 @@ func (x *evalCtx) destroyedTooSoon(e *Expect, got, want []value) error {
 	return nil
 }
 
-// subsequence reports whether want's values occur in got in their order,
-// others between them allowed.
 // postAwaited is the first post verb of want that got, matched in order
 // as far as it goes, still lacks ("" for none): a commands goal that
 // only another post could meet.
@@ -577,6 +575,8 @@ func postAwaited(got, want []value) string {
 	return ""
 }
 
+// subsequence reports whether want's values occur in got in their order,
+// others between them allowed.
 func subsequence(got, want []value) bool {
 	i := 0
 	for _, g := range got {

@@ -377,12 +377,8 @@ func (r *Reference) fineTrail() []*target {
 	}
 	for k := 0; k < r.step; k++ {
 		if kc := r.l.Steps[k].Cell; kc != nil && r.absent[k] == nil {
-			for _, cmd := range kc.Commands {
-				if !isComment(cmd.Text) {
-					if _, err := sh.Exec(cmd.Text); err != nil {
-						return nil
-					}
-				}
+			if _, err := r.runOn(sh, kc); err != nil {
+				return nil
 			}
 		}
 	}
@@ -431,15 +427,18 @@ func changed(before, after *snapshot, recs []Record) bool {
 
 // run runs a cell in the reference session and returns each command's
 // record.
-func (r *Reference) run(c *Cell) ([]Record, error) {
+func (r *Reference) run(c *Cell) ([]Record, error) { return r.runOn(r.sh, c) }
+
+// runOn runs a cell's commands in session sh.
+func (r *Reference) runOn(sh Env, c *Cell) ([]Record, error) {
 	var recs []Record
 	for _, cmd := range c.Commands {
 		if isComment(cmd.Text) {
 			continue
 		}
-		n := r.sh.RecordCount()
-		_, err := r.sh.Exec(cmd.Text)
-		rs := r.sh.Records(n)
+		n := sh.RecordCount()
+		_, err := sh.Exec(cmd.Text)
+		rs := sh.Records(n)
 		if err != nil {
 			return nil, fmt.Errorf("line %d of %s, in the reference session: %s", cmd.Line, r.l.Name, firstLine(err.Error()))
 		}
@@ -612,11 +611,11 @@ func (j *Judge) Verdict() *Verdict {
 	}
 	for _, err := range expectsUnmet(j.l.Steps[j.step].Cell, x) {
 		full := j.translateMsg(err.Error())
-		text := full
+		finding, text := full, full // finding: without what the goal is
 		for _, cut := range []string{"; the goal is ", ", without "} {
 			if head, _, ok := strings.Cut(full, cut); ok {
 				// What the goal wants is what the learner is to find.
-				text = head + ", not what this step's goal asks for"
+				finding, text = head, head+", not what this step's goal asks for"
 				if u, ok := err.(*Unmet); ok && u.Order {
 					text = head + ", not in the order this step's goal asks for; where more commands cannot mend that, lesson reset starts the step over"
 				}
@@ -633,7 +632,7 @@ func (j *Judge) Verdict() *Verdict {
 		if u, ok := err.(*Unmet); ok && !j.l.Steps[j.step].Cell.ByExpect && postsDone(u.Short, v.Diffs) && !j.refFails(u.Short) {
 			// More posts would post more than the step does.
 			d.Pending, d.Lost = false, true
-			d.Text = head(j.translateMsg(err.Error())) + ", and every work request this step posts is posted: one more " + u.Short + " would post more"
+			d.Text = finding + ", and every work request this step posts is posted: one more " + u.Short + " would post more"
 			if u.Expect != nil && u.Expect.subj.kind == subjCommands {
 				// Said once: not with the command list, which grows.
 				d.Text = "every work request this step posts is posted, but not in the order this step's goal asks for: only one more " +
@@ -680,25 +679,25 @@ func (j *Judge) refFails(cmd string) bool {
 // more, and a CPU write where the wire's bytes belong is no mend
 // (cpuDiffs).
 func wireWritten(mem, posted []Diff, le *snapshot, recs []Record) []Diff {
-	if !postsDone("post_send", posted) {
-		return mem
-	}
 	// Only a fabric that shows what it holds says nothing more comes
 	// (the simulator's; on a real device bytes land in real time).
-	still := true
-	for _, s := range le.settings {
-		switch k, v, _ := strings.Cut(s, "="); {
-		case k == "fabric":
-			still = false
-		case k == "pending" && !strings.HasPrefix(v, "0 packets"):
-			return mem
-		}
-	}
-	if still {
+	if !postsDone("post_send", posted) || !le.fabric || le.onWire > 0 || sendsUnfinished(le) {
 		return mem
 	}
-	// Each send not yet polled has its completion waiting: none can
-	// bring more (a retransmission after a timer).
+	for i, d := range mem {
+		if d.Pending || cpuWrote(recs, d.Handle) {
+			continue
+		}
+		mem[i].Lost = true
+		mem[i].Text += "; they came over the wire, and every work request this step posts is posted"
+	}
+	return mem
+}
+
+// sendsUnfinished reports whether a QP of the session has a send whose
+// completion is neither polled nor waiting in a CQ: work that may still
+// bring bytes or complete (a retransmission after a timer).
+func sendsUnfinished(le *snapshot) bool {
 	type qpOf struct {
 		dev int
 		qpn uint32
@@ -713,17 +712,10 @@ func wireWritten(mem, posted []Diff, le *snapshot, recs []Record) []Diff {
 	}
 	for _, o := range le.objs {
 		if o.kind == "qp" && o.sends > done[qpOf{o.dev, o.qpn}] {
-			return mem
+			return true
 		}
 	}
-	for i, d := range mem {
-		if d.Pending || cpuWrote(recs, d.Handle) {
-			continue
-		}
-		mem[i].Lost = true
-		mem[i].Text += "; they came over the wire, and every work request this step posts is posted"
-	}
-	return mem
+	return false
 }
 
 // cpuWrote reports whether the records wrote MR h with the CPU.
@@ -736,12 +728,6 @@ func cpuWrote(recs []Record, h string) bool {
 		}
 	}
 	return false
-}
-
-// head is an unmet expectation's finding, without what the goal is.
-func head(msg string) string {
-	h, _, _ := strings.Cut(msg, "; the goal is ")
-	return h
 }
 
 // goneSinceStart reports whether the learner's object paired at the

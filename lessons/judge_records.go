@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
-	"github.com/vsh-rdma/vsh/verbs/wire"
 	"maps"
 	"regexp"
 	"slices"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/vsh-rdma/vsh/internal/number"
 	"github.com/vsh-rdma/vsh/verbs"
+	"github.com/vsh-rdma/vsh/verbs/wire"
 )
 
 // The judge's comparisons of what the step's commands did: the work they
@@ -1521,14 +1521,14 @@ func (m mapping) callText(c Call) string {
 
 // settingDiffs compares the session settings, key by key: le's with ref's,
 // where the step's cell changes them (from before to final) or its
-// commands set them (set: the fault rules, even where the step's end
+// commands set them (rulesSet: the fault rules, even where the step's end
 // shows them spent; a rule of a kind the cell adds (added) is to be
 // spent until it is), and what the fabric holds where both step it by
 // hand. One the learner has not touched since the step began (start) is
 // work to do; one they set otherwise is a wrong turn. Settings the cell
 // leaves alone are the learner's to choose: tracing on while they watch,
 // say.
-func settingDiffs(before, final, ref, le, start []string, set map[string]bool, added map[string][]string) []Diff {
+func settingDiffs(before, final, ref, le, start []string, rulesSet bool, added map[string][]string) []Diff {
 	group := func(list []string) (map[string]string, []string) {
 		out := map[string]string{}
 		var keys []string
@@ -1558,7 +1558,7 @@ func settingDiffs(before, final, ref, le, start []string, set map[string]bool, a
 	for _, k := range keys {
 		_, inL := lv[k]
 		_, inR := rv[k]
-		compared := bv[k] != fv[k] || set[k] || k == "pending" && inL && inR
+		compared := bv[k] != fv[k] || k == "fault" && rulesSet || k == "pending" && inL && inR
 		if !compared || lv[k] == rv[k] || k == "pending" && timersFired(lv[k], rv[k]) {
 			continue
 		}
@@ -1653,17 +1653,17 @@ func rulesAdded(ref, recs []Record) map[string][]string {
 	return out
 }
 
-// setsRules reports the fault key as set where a cell's commands add,
-// remove or clear fault rules (fault and fault list only look).
-func setsRules(recs []Record) map[string]bool {
+// setsRules reports whether a cell's commands add, remove or clear fault
+// rules (fault and fault list only look).
+func setsRules(recs []Record) bool {
 	for _, r := range recs {
 		for _, c := range ranCalls(r) {
 			if c.Cmd == "fault" && len(c.Args) > 0 && c.Args[0].Value != "list" && c.Args[0].Value != "ls" {
-				return map[string]bool{"fault": true}
+				return true
 			}
 		}
 	}
-	return nil
+	return false
 }
 
 // timersFired reports whether what the learner's fabric holds differs

@@ -3,6 +3,7 @@ package lessons_test
 import (
 	"os"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -43,6 +44,28 @@ func takeLesson(t *testing.T, id string, step int) *shell.Shell {
 	}
 	return sh
 }
+
+// goBackN is wire's Go-Back-N step after its fault rule: mark the bytes,
+// post the receive, send.
+var goBackN = []string{`fill mr0 "gobackn" offset=1024`, "post_recv qp1 mr=mr1 length=4096", "post_send qp0 mr=mr0 length=4096"}
+
+// notMet and notYet are what a turn on the way must not hear.
+var (
+	notMet = []string{"goal reached"}
+	notYet = []string{"not yet", "goal reached"}
+)
+
+// quiet is turns after which the tutor says none of never.
+func quiet(never []string, lines ...string) []turn {
+	out := make([]turn, len(lines))
+	for i, l := range lines {
+		out[i] = turn{l, nil, never}
+	}
+	return out
+}
+
+// seq joins runs of turns.
+func seq(parts ...[]turn) []turn { return slices.Concat(parts...) }
 
 // play types the turns and checks what the tutor says after each.
 func play(t *testing.T, sh *shell.Shell, turns []turn) {
@@ -505,92 +528,41 @@ func TestTutorJudgesState(t *testing.T) {
 		}},
 		// count=1 drops the same packet as the step's nth=1, and retires
 		// the rule where nth=1 leaves it spent.
-		{"one packet dropped with count=1", "wire", 9, []turn{
-			{"fault drop opcode=send_middle count=1", nil, []string{"not yet", "goal reached"}},
-			{"fill mr0 \"gobackn\" offset=1024", nil, []string{"not yet", "goal reached"}},
-			{"post_recv qp1 mr=mr1 length=4096", nil, []string{"not yet", "goal reached"}},
-			{"post_send qp0 mr=mr0 length=4096", nil, []string{"not yet", "goal reached"}},
-			{"run", nil, []string{"not yet", "goal reached"}},
-			{"poll_cq cq0", nil, []string{"not yet", "goal reached"}},
-			{"poll_cq cq1", []string{"✓ goal reached"}, []string{"not yet"}},
-		}},
+		{"one packet dropped with count=1", "wire", 9, seq(
+			quiet(notYet, "fault drop opcode=send_middle count=1"), quiet(notYet, goBackN...), quiet(notYet, "run", "poll_cq cq0"),
+			[]turn{{"poll_cq cq1", []string{"✓ goal reached"}, []string{"not yet"}}})},
 		// Another rule for the same packet is the same work.
-		{"the packet picked by its PSN", "wire", 9, []turn{
-			{"fault drop psn=9 count=1", nil, []string{"not yet", "goal reached"}},
-			{"fill mr0 \"gobackn\" offset=1024", nil, []string{"not yet", "goal reached"}},
-			{"post_recv qp1 mr=mr1 length=4096", nil, []string{"not yet", "goal reached"}},
-			{"post_send qp0 mr=mr0 length=4096", nil, []string{"not yet", "goal reached"}},
-			{"run", nil, []string{"not yet", "goal reached"}},
-			{"poll_cq cq0", nil, []string{"not yet", "goal reached"}},
-			{"poll_cq cq1", []string{"✓ goal reached"}, []string{"not yet"}},
-		}},
-		{"another packet dropped", "wire", 9, []turn{
-			{"fault drop opcode=send_middle nth=2", nil, []string{"goal reached"}},
-			{"fill mr0 \"gobackn\" offset=1024", nil, []string{"goal reached"}},
-			{"post_recv qp1 mr=mr1 length=4096", nil, []string{"goal reached"}},
-			{"post_send qp0 mr=mr0 length=4096", nil, []string{"goal reached"}},
-			{"run", []string{"out of reach from here: packets is [RC SEND_FIRST"}, []string{"goal reached"}},
-			{"poll_cq cq0", nil, []string{"goal reached"}},
-			{"poll_cq cq1", nil, []string{"goal reached"}},
-		}},
+		{"the packet picked by its PSN", "wire", 9, seq(
+			quiet(notYet, "fault drop psn=9 count=1"), quiet(notYet, goBackN...), quiet(notYet, "run", "poll_cq cq0"),
+			[]turn{{"poll_cq cq1", []string{"✓ goal reached"}, []string{"not yet"}}})},
+		{"another packet dropped", "wire", 9, seq(
+			quiet(notMet, "fault drop opcode=send_middle nth=2"), quiet(notMet, goBackN...),
+			[]turn{{"run", []string{"out of reach from here: packets is [RC SEND_FIRST"}, notMet}}, quiet(notMet, "poll_cq cq0", "poll_cq cq1"))},
 		// Held back, then a resend dropped: one drop, three resends, and
 		// not the step's packets.
-		{"a reorder, then a resend dropped", "wire", 9, []turn{
-			{"fault reorder opcode=send_middle count=1", nil, []string{"goal reached"}},
-			{"fault drop opcode=send_middle nth=3", nil, []string{"goal reached"}},
-			{"fill mr0 \"gobackn\" offset=1024", nil, []string{"goal reached"}},
-			{"post_recv qp1 mr=mr1 length=4096", nil, []string{"goal reached"}},
-			{"post_send qp0 mr=mr0 length=4096", nil, []string{"goal reached"}},
-			{"run", []string{"out of reach from here: packets is [RC SEND_FIRST"}, []string{"goal reached"}},
-			{"poll_cq cq0", nil, []string{"goal reached"}},
-			{"poll_cq cq1", nil, []string{"goal reached"}},
-		}},
+		{"a reorder, then a resend dropped", "wire", 9, seq(
+			quiet(notMet, "fault reorder opcode=send_middle count=1", "fault drop opcode=send_middle nth=3"), quiet(notMet, goBackN...),
+			[]turn{{"run", []string{"out of reach from here: packets is [RC SEND_FIRST"}, notMet}}, quiet(notMet, "poll_cq cq0", "poll_cq cq1"))},
 		// A duplicate delivered in a later cell (step mode) is no resend.
-		{"the next packet dropped, a duplicate stepped", "wire", 9, []turn{
-			{"fault drop opcode=send_middle nth=2", nil, []string{"goal reached"}},
-			{"fault duplicate opcode=send_first count=1", nil, []string{"goal reached"}},
-			{"fill mr0 \"gobackn\" offset=1024", nil, []string{"goal reached"}},
-			{"post_recv qp1 mr=mr1 length=4096", nil, []string{"goal reached"}},
-			{"post_send qp0 mr=mr0 length=4096", nil, []string{"goal reached"}},
-			{"step", nil, []string{"goal reached"}},
-			{"step", nil, []string{"goal reached"}},
-			{"run", []string{"out of reach from here: packets is [RC SEND_FIRST"}, []string{"goal reached"}},
-			{"poll_cq cq0", nil, []string{"goal reached"}},
-			{"poll_cq cq1", nil, []string{"goal reached"}},
-		}},
+		{"the next packet dropped, a duplicate stepped", "wire", 9, seq(
+			quiet(notMet, "fault drop opcode=send_middle nth=2", "fault duplicate opcode=send_first count=1"), quiet(notMet, goBackN...),
+			quiet(notMet, "step", "step"),
+			[]turn{{"run", []string{"out of reach from here: packets is [RC SEND_FIRST"}, notMet}}, quiet(notMet, "poll_cq cq0", "poll_cq cq1"))},
 		// A second drop in the step cannot be taken back.
-		{"two packets dropped", "wire", 9, []turn{
-			{"fault drop opcode=send_middle count=2", nil, []string{"goal reached"}},
-			{"fill mr0 \"gobackn\" offset=1024", nil, []string{"goal reached"}},
-			{"post_recv qp1 mr=mr1 length=4096", nil, []string{"goal reached"}},
-			{"post_send qp0 mr=mr0 length=4096", []string{"this step's goal is out of reach from here: packets.drops is 2"}, []string{"goal reached"}},
-			{"run", nil, []string{"goal reached"}},
-			{"poll_cq cq0", nil, []string{"goal reached"}},
-			{"poll_cq cq1", nil, []string{"goal reached"}},
-		}},
-		{"a rule added, then cleared", "wire", 9, []turn{
-			{"fault drop opcode=send_middle count=1", nil, []string{"goal reached"}},
-			{"fault clear", nil, []string{"goal reached"}},
-			{"fill mr0 \"gobackn\" offset=1024", nil, []string{"goal reached"}},
-			{"post_recv qp1 mr=mr1 length=4096", nil, []string{"goal reached"}},
-			{"post_send qp0 mr=mr0 length=4096", nil, []string{"goal reached"}},
-			{"run", nil, []string{"goal reached"}},
-			{"poll_cq cq0", nil, []string{"goal reached"}},
-			{"poll_cq cq1", []string{"not yet: packets is [RC SEND_FIRST"}, []string{"goal reached"}},
-		}},
-		{"a second rule left to act later", "wire", 9, []turn{
-			{"fault drop opcode=send_middle nth=1", nil, []string{"goal reached"}},
-			{"fault drop opcode=send_first nth=5", nil, []string{"goal reached"}},
-			{"fill mr0 \"gobackn\" offset=1024", nil, []string{"goal reached"}},
-			{"post_recv qp1 mr=mr1 length=4096", nil, []string{"goal reached"}},
-			{"post_send qp0 mr=mr0 length=4096", nil, []string{"goal reached"}},
+		{"two packets dropped", "wire", 9, seq(
+			quiet(notMet, "fault drop opcode=send_middle count=2"), quiet(notMet, goBackN[:2]...),
+			[]turn{{goBackN[2], []string{"this step's goal is out of reach from here: packets.drops is 2"}, notMet}},
+			quiet(notMet, "run", "poll_cq cq0", "poll_cq cq1"))},
+		{"a rule added, then cleared", "wire", 9, seq(
+			quiet(notMet, "fault drop opcode=send_middle count=1", "fault clear"), quiet(notMet, goBackN...), quiet(notMet, "run", "poll_cq cq0"),
+			[]turn{{"poll_cq cq1", []string{"not yet: packets is [RC SEND_FIRST"}, notMet}})},
+		{"a second rule left to act later", "wire", 9, seq(
+			quiet(notMet, "fault drop opcode=send_middle nth=1", "fault drop opcode=send_first nth=5"), quiet(notMet, goBackN...),
 			// Once the step's packets are out, a rule still to act is one
 			// too many, said at once.
-			{"run", []string{"not yet: the fault rules are drop opcode=send_first nth=5"}, []string{"goal reached"}},
-			{"poll_cq cq0", nil, []string{"goal reached"}},
-			{"poll_cq cq1", nil, []string{"goal reached"}},
-			{"lesson goal", []string{"the fault rules are drop opcode=send_first nth=5; after this step they are none"}, nil},
-		}},
+			[]turn{{"run", []string{"not yet: the fault rules are drop opcode=send_first nth=5"}, notMet}},
+			quiet(notMet, "poll_cq cq0", "poll_cq cq1"),
+			[]turn{{"lesson goal", []string{"the fault rules are drop opcode=send_first nth=5; after this step they are none"}, nil}})},
 		// A unicast AH's hop limit is the route's whatever it is given.
 		{"an AH with another hop limit", "ud-pingpong", 9, []turn{
 			{"create_ah pd0 dgid=B sgid_index=1", nil, []string{"not yet", "goal reached"}},

@@ -25,6 +25,10 @@ type snapshot struct {
 	// still is set on the reference after a cell that neither posted
 	// work nor left or took a completion: nothing it did completed.
 	still bool
+	// fabric is set where the backend shows what its fabric holds (the
+	// simulator); onWire is how many packets are on it.
+	fabric bool
+	onWire int
 }
 
 // objSnap is one object of a snapshot.
@@ -170,6 +174,10 @@ func (s *snapshot) keepBytes() {
 // later, by fillUnpolled, once the judge knows how many to wait for.
 func takeSnapshot(env Env, gids *gidTables) *snapshot {
 	s := &snapshot{by: map[string]*objSnap{}, recs: env.RecordCount(), settings: env.Settings()}
+	if st, ok := env.Provider().(verbs.Stepper); ok {
+		s.fabric = true
+		s.onWire, _ = st.Pending()
+	}
 	_, s.insp = env.Provider().(verbs.Inspector)
 	handles := env.Handles()
 	names := map[any]string{}

@@ -5,6 +5,11 @@ import (
 	"testing"
 )
 
+// twoSides opens A and B, each with a PD and a CQ, then runs more.
+func twoSides(more ...string) []string {
+	return append([]string{"open_device A", "open_device B", "alloc_pd ctx0", "alloc_pd ctx1", "create_cq ctx0", "create_cq ctx1"}, more...)
+}
+
 // TestDestQPNOnAnotherDevice: dest_qpn= naming a QP of another device
 // than dgid= sends to gets a note; the right QP, or a number, none.
 func TestDestQPNOnAnotherDevice(t *testing.T) {
@@ -18,17 +23,9 @@ func TestDestQPNOnAnotherDevice(t *testing.T) {
 	}
 	for _, tc := range tests {
 		sh := newTestShell(t, 2, 1, true, nil)
-		for _, l := range []string{"open_device A", "open_device B", "alloc_pd ctx0", "alloc_pd ctx1", "create_cq ctx0", "create_cq ctx1",
-			"create_qp pd0 type=rc send_cq=cq0 recv_cq=cq0", "create_qp pd1 type=rc send_cq=cq1 recv_cq=cq1",
-			"modify_qp qp0 state=init pkey_index=0 port=1 access=0"} {
-			if out, err := sh.Exec(l); err != nil {
-				t.Fatalf("%s: %s%s", l, out, sh.FormatError(err))
-			}
-		}
-		out, err := sh.Exec(tc.line)
-		if err != nil {
-			t.Fatalf("%s: %s%s", tc.line, out, sh.FormatError(err))
-		}
+		mustExec(t, sh, twoSides("create_qp pd0 type=rc send_cq=cq0 recv_cq=cq0", "create_qp pd1 type=rc send_cq=cq1 recv_cq=cq1",
+			"modify_qp qp0 state=init pkey_index=0 port=1 access=0")...)
+		out := mustExec(t, sh, tc.line)
 		flat := strings.Join(strings.Fields(out), " ")
 		if tc.note == "" && strings.Contains(flat, "note: dest_qpn") || tc.note != "" && !strings.Contains(flat, tc.note) {
 			t.Errorf("%s said:\n%s\nwant note %q", tc.line, out, tc.note)
@@ -53,17 +50,9 @@ func TestRemoteQPNOnAnotherDevice(t *testing.T) {
 	}
 	for _, tc := range tests {
 		sh := newTestShell(t, 2, 1, true, nil)
-		for _, l := range []string{"open_device A", "open_device B", "alloc_pd ctx0", "alloc_pd ctx1", "create_cq ctx0", "create_cq ctx1",
-			"reg_mr pd0 length=64 access=local_write", "create_qp pd0 type=ud send_cq=cq0 recv_cq=cq0",
-			"create_qp pd1 type=ud send_cq=cq1 recv_cq=cq1", "connect qp0 qp1", "create_ah pd0 dgid=B sgid_index=1", "create_ah pd0 dgid=ff02::1 sgid_index=1"} {
-			if out, err := sh.Exec(l); err != nil {
-				t.Fatalf("%s: %s%s", l, out, sh.FormatError(err))
-			}
-		}
-		out, err := sh.Exec(tc.line)
-		if err != nil {
-			t.Fatalf("%s: %s%s", tc.line, out, sh.FormatError(err))
-		}
+		mustExec(t, sh, twoSides("reg_mr pd0 length=64 access=local_write", "create_qp pd0 type=ud send_cq=cq0 recv_cq=cq0",
+			"create_qp pd1 type=ud send_cq=cq1 recv_cq=cq1", "connect qp0 qp1", "create_ah pd0 dgid=B sgid_index=1", "create_ah pd0 dgid=ff02::1 sgid_index=1")...)
+		out := mustExec(t, sh, tc.line)
 		flat := strings.Join(strings.Fields(out), " ")
 		if !strings.Contains(flat, tc.label) || tc.note == "" && strings.Contains(flat, "note: remote_qpn") || tc.note != "" && !strings.Contains(flat, tc.note) {
 			t.Errorf("%s said:\n%s\nwant label %q, note %q", tc.line, out, tc.label, tc.note)
