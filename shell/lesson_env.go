@@ -179,23 +179,34 @@ func (e lessonEnv) RecordPackets(on bool) bool { return e.s.recordPackets(on) }
 
 func (e lessonEnv) Expand(line string) []string {
 	body, bang := splitBang(line)
-	toks, err := tokenize(body)
-	if err != nil || len(toks) < 3 || !strings.EqualFold(toks[0].text, "repeat") || !strings.Contains(body, "{i") {
+	out, ok := repeatBodies(body, maxRepeat)
+	if !ok || !strings.Contains(body, "{i") {
 		return []string{line}
 	}
+	if bang {
+		for i := range out {
+			out[i] = "! " + out[i]
+		}
+	}
+	return out
+}
+
+// repeatBodies returns the commands repeat N CMD runs, {i} counted out; it
+// reports false for another line, or for more than max.
+func repeatBodies(line string, max uint64) ([]string, bool) {
+	toks, err := tokenize(line)
+	if err != nil || len(toks) < 3 || !strings.EqualFold(toks[0].text, "repeat") {
+		return nil, false
+	}
 	n, err := parseUint(toks[1].text, 31)
-	if err != nil || n > maxRepeat {
-		return []string{line}
+	if err != nil || n > max {
+		return nil, false
 	}
 	out := make([]string, 0, n)
 	for i := 0; i < int(n); i++ {
-		l := substituteIndex(body[toks[2].start:], i)
-		if bang {
-			l = "! " + l
-		}
-		out = append(out, l)
+		out = append(out, substituteIndex(line[toks[2].start:], i))
 	}
-	return out
+	return out, true
 }
 
 func (e lessonEnv) Unroll(line string) []string {
@@ -217,37 +228,25 @@ func (s *Shell) unroll(line string, depth int) ([]string, bool) {
 	if err != nil || len(toks) == 0 || depth > 3 {
 		return nil, false
 	}
-	switch name := strings.ToLower(toks[0].text); {
-	case name == "repeat" && len(toks) >= 3:
-		n, err := parseUint(toks[1].text, 31)
-		if err != nil || n > maxUnrolled {
+	parts, ok := repeatBodies(line, maxUnrolled)
+	if !ok && strings.EqualFold(toks[0].text, "do") && len(toks) >= 2 {
+		if parts, err = splitSemicolons(line[toks[1].start:]); err != nil {
 			return nil, false
 		}
-		var out []string
-		for i := 0; i < int(n); i++ {
-			part, ok := s.unroll(substituteIndex(line[toks[2].start:], i), depth+1)
-			if !ok || len(out)+len(part) > maxUnrolled {
-				return nil, false
-			}
-			out = append(out, part...)
-		}
-		return out, true
-	case name == "do" && len(toks) >= 2:
-		parts, err := splitSemicolons(line[toks[1].start:])
-		if err != nil {
-			return nil, false
-		}
-		var out []string
-		for _, p := range parts {
-			part, ok := s.unroll(p, depth+1)
-			if !ok || len(out)+len(part) > maxUnrolled {
-				return nil, false
-			}
-			out = append(out, part...)
-		}
-		return out, true
+		ok = true
 	}
-	return []string{strings.TrimSpace(line)}, true
+	if !ok {
+		return []string{strings.TrimSpace(line)}, true
+	}
+	var out []string
+	for _, p := range parts {
+		part, ok := s.unroll(p, depth+1)
+		if !ok || len(out)+len(part) > maxUnrolled {
+			return nil, false
+		}
+		out = append(out, part...)
+	}
+	return out, true
 }
 
 func (e lessonEnv) Info(handle string) (lessons.ObjectInfo, bool) {
