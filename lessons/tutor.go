@@ -507,7 +507,7 @@ func (t *Tutor) Observe() string {
 		if !t.said[d.Text] {
 			t.said[d.Text] = true
 			b.WriteString(t.wrapPrefixed("» this step's goal is out of reach from here: ", d.Text))
-			b.WriteString("» lesson reset rebuilds the session with the lesson's own commands up to this step; lesson skip does the step for you\n")
+			b.WriteString(t.wrapPrefixed("» ", "lesson reset rebuilds the session with the lesson's own commands up to this step; lesson skip does the step for you"))
 		}
 	case last.Err != nil && asksForHelp[lastCall(last).Cmd]:
 		// explain or help of a word it does not know: the shell said so,
