@@ -174,10 +174,7 @@ func (s *snapshot) keepBytes() {
 // later, by fillUnpolled, once the judge knows how many to wait for.
 func takeSnapshot(env Env, gids *gidTables) *snapshot {
 	s := &snapshot{by: map[string]*objSnap{}, recs: env.RecordCount(), settings: env.Settings()}
-	if st, ok := env.Provider().(verbs.Stepper); ok {
-		s.fabric = true
-		s.onWire, _ = st.Pending()
-	}
+	s.fabric, s.onWire = fabricOf(env)
 	_, s.insp = env.Provider().(verbs.Inspector)
 	handles := env.Handles()
 	names := map[any]string{}
@@ -294,6 +291,17 @@ func takeSnapshot(env Env, gids *gidTables) *snapshot {
 		}
 	}
 	return s
+}
+
+// fabricOf reports whether env's backend shows what its fabric holds (the
+// simulator), and how many packets are on it.
+func fabricOf(env Env) (bool, int) {
+	st, ok := env.Provider().(verbs.Stepper)
+	if !ok {
+		return false, 0
+	}
+	n, _ := st.Pending()
+	return true, n
 }
 
 // qpAt finds the QP numbered qpn on device dev (any device when dev < 0).
